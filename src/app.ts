@@ -1,0 +1,60 @@
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
+import { createDb } from "./db/client";
+import type { AppEnv } from "./env";
+import { AppError } from "./errors";
+import { drfMessage } from "./lib/messages";
+import { basicAuth } from "./middleware/auth";
+import { jsonBody, limitBody } from "./middleware/json-body";
+import { requestId } from "./middleware/request-id";
+import { admin } from "./routes/admin";
+import { counterpartiesRouter } from "./routes/counterparties";
+import { invoicesRouter } from "./routes/invoices";
+import { allowedMethods } from "./routes/methods";
+import { paymentsRouter } from "./routes/payments";
+import { mountSystemRoutes } from "./routes/system";
+
+z.config({ customError: drfMessage });
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>({ strict: false });
+
+  app.use("*", requestId);
+  app.use("*", async (c, next) => {
+    c.set("db", createDb(c.env.DB));
+    return next();
+  });
+  app.use("*", limitBody, jsonBody);
+  for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);
+
+  app.route("/admin", admin);
+  app.route("/v1/counterparties", counterpartiesRouter);
+  app.route("/v1/invoices", invoicesRouter);
+  app.route("/v2/payments", paymentsRouter);
+  mountSystemRoutes(app);
+
+  app.notFound((c) => {
+    const allow = allowedMethods(app.routes, new URL(c.req.url).pathname);
+    if (allow.length > 0) {
+      c.header("Allow", allow.join(", "));
+      return c.json({ detail: `Method "${c.req.method}" not allowed.` }, 405);
+    }
+    return c.json({ detail: "Not found." }, 404);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof AppError) {
+      for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
+      return c.json(error.body(), error.status);
+    }
+    if (error instanceof HTTPException && error.status < 500) {
+      return c.json({ detail: error.message || "Bad request." }, error.status);
+    }
+    console.error(
+      JSON.stringify({ type: "error", request_id: c.get("requestId"), error: String(error), stack: (error as Error)?.stack }),
+    );
+    return c.json({ detail: "A server error occurred." }, 500);
+  });
+
+  return app;
+}

@@ -1,0 +1,24 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+
+export const COUNTERPARTY_TYPES = ["buyer", "supplier"] as const;
+export type CounterpartyType = (typeof COUNTERPARTY_TYPES)[number];
+
+export const counterparties = sqliteTable(
+  "counterparties",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    internalId: text("internal_id").notNull(),
+    type: text("type", { enum: COUNTERPARTY_TYPES }).notNull(),
+    name: text("name").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // The clash rule (409) and the `type` filter.
+    uniqueIndex("counterparties_internal_id_uq").on(t.accountId, t.type, t.internalId),
+    index("counterparties_internal_id_idx").on(t.accountId, t.internalId),
+    index("counterparties_created_idx").on(t.accountId, t.createdAt, t.id),
+  ],
+);

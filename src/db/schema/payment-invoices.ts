@@ -1,0 +1,20 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { invoices } from "./invoices";
+import { payments } from "./payments";
+
+export const paymentInvoices = sqliteTable(
+  "payment_invoices",
+  {
+    paymentId: text("payment_id").notNull().references(() => payments.id),
+    invoiceId: text("invoice_id").notNull().references(() => invoices.id),
+    // 1 while the payment is not canceled or failed: the invoice is claimed by it.
+    active: integer("active").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.paymentId, t.invoiceId] }),
+    // An invoice belongs to at most one payment that is not canceled or failed, even under races.
+    uniqueIndex("payment_invoices_claim_uq").on(t.invoiceId).where(sql`active = 1`),
+    index("payment_invoices_invoice_idx").on(t.invoiceId),
+  ],
+);

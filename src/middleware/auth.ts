@@ -1,0 +1,49 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env";
+import { AppError, forbidden } from "../errors";
+import { constantTimeEqual } from "../lib/crypto";
+import { authenticate } from "../services/api-users";
+
+const CHALLENGE = { "WWW-Authenticate": 'Basic realm="payments"' };
+
+function unauthorized(detail: string): AppError {
+  return new AppError("unauthorized", detail, undefined, CHALLENGE);
+}
+
+/** Reads `Basic base64(username:password)`; null for anything malformed. */
+export function parseBasic(header: string | undefined): { username: string; password: string } | null {
+  const match = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!match) return null;
+  let decoded: string;
+  try {
+    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(match[1]!), (ch) => ch.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return null;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+/** API users: HTTP Basic with a generated password. */
+export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const header = c.req.header("authorization");
+  if (!header) throw unauthorized("Authentication credentials were not provided.");
+  const credentials = parseBasic(header);
+  if (!credentials) throw unauthorized("Invalid basic header.");
+  const caller = await authenticate(c.get("db"), credentials.username, credentials.password);
+  if (!caller) throw unauthorized("Invalid username/password.");
+  c.set("caller", caller);
+  return next();
+};
+
+/** Operators: `Bearer ADMIN_TOKEN`. Without a configured token the admin API is off. */
+export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = c.env.ADMIN_TOKEN;
+  if (!token) throw forbidden("The admin API is disabled: ADMIN_TOKEN is not set.");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
+  if (!match || !constantTimeEqual(match[1]!, token)) {
+    throw new AppError("unauthorized", "Invalid or missing admin token.", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
+  }
+  return next();
+};

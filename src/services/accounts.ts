@@ -1,0 +1,38 @@
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { accounts } from "../db/schema";
+import { notFound } from "../errors";
+import { newId } from "../lib/ids";
+import type { PageRequest } from "../lib/pagination";
+import { keyOrder, listPage } from "./list-page";
+
+export type Account = typeof accounts.$inferSelect;
+
+export async function createAccount(db: Db, name: string): Promise<Account> {
+  const account = { id: newId("acct"), name, createdAt: Date.now() };
+  await db.insert(accounts).values(account);
+  return account;
+}
+
+export async function getAccount(db: Db, id: string): Promise<Account> {
+  const account = await db.select().from(accounts).where(eq(accounts.id, id)).get();
+  if (!account) throw notFound();
+  return account;
+}
+
+/** Operators see every account: this list is the admin API's, not a tenant's. */
+export function listAccounts(db: Db, request: PageRequest) {
+  return listPage(
+    {
+      sort: accounts.createdAt,
+      id: accounts.id,
+      key: (row: Account) => [row.createdAt, row.id],
+      count: async () => (await db.select({ n: sql<number>`count(*)` }).from(accounts).get())?.n ?? 0,
+      rows: (extra, direction, limit, offset) => {
+        const order = keyOrder(direction, accounts.createdAt, accounts.id);
+        return db.select().from(accounts).where(extra).orderBy(...order).limit(limit).offset(offset);
+      },
+    },
+    request,
+  );
+}

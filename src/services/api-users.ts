@@ -1,0 +1,59 @@
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { apiUsers, type Role } from "../db/schema";
+import { invalidField, notFound } from "../errors";
+import { constantTimeEqual, newSecret, sha256Hex } from "../lib/crypto";
+import { getAccount } from "./accounts";
+
+export type ApiUser = typeof apiUsers.$inferSelect;
+
+/** An API user as a request sees it after authentication. */
+export interface Caller {
+  username: string;
+  accountId: string;
+  role: Role;
+  /** Kept for the webhook rule that a subscription's credentials differ from the caller's own. */
+  password: string;
+}
+
+/** Makes a user with a generated password; the clear password is returned here only. */
+export async function createApiUser(db: Db, accountId: string, username: string, role: Role) {
+  await getAccount(db, accountId);
+  const password = newSecret();
+  const user = { username, accountId, role, passwordHash: await sha256Hex(password), createdAt: Date.now() };
+  const inserted = await db.insert(apiUsers).values(user).onConflictDoNothing().returning({ username: apiUsers.username });
+  if (inserted.length === 0) throw invalidField("username", "A user with that username already exists.");
+  return { user, password };
+}
+
+export async function rotateApiUserPassword(db: Db, accountId: string, username: string) {
+  const password = newSecret();
+  const updated = await db
+    .update(apiUsers)
+    .set({ passwordHash: await sha256Hex(password) })
+    .where(and(eq(apiUsers.accountId, accountId), eq(apiUsers.username, username)))
+    .returning();
+  const user = updated[0];
+  if (!user) throw notFound();
+  return { user, password };
+}
+
+export async function deleteApiUser(db: Db, accountId: string, username: string): Promise<void> {
+  const deleted = await db
+    .delete(apiUsers)
+    .where(and(eq(apiUsers.accountId, accountId), eq(apiUsers.username, username)))
+    .returning({ username: apiUsers.username });
+  if (deleted.length === 0) throw notFound();
+}
+
+// Compared against when the username is unknown, so both paths hash and compare.
+const NO_USER_HASH = "0".repeat(64);
+
+/** Checks Basic credentials; null for an unknown user or a wrong password alike. */
+export async function authenticate(db: Db, username: string, password: string): Promise<Caller | null> {
+  const user = username.length <= 150 ? await db.select().from(apiUsers).where(eq(apiUsers.username, username)).get() : undefined;
+  const hash = await sha256Hex(password);
+  const matches = constantTimeEqual(hash, user?.passwordHash ?? NO_USER_HASH);
+  if (!user || !matches) return null;
+  return { username: user.username, accountId: user.accountId, role: user.role, password };
+}

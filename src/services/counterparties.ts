@@ -1,0 +1,104 @@
+import { and, eq, inArray, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { isUniqueViolation } from "../db/errors";
+import { counterparties, type CounterpartyType } from "../db/schema";
+import { conflict, notFound } from "../errors";
+import { newId } from "../lib/ids";
+import type { PageRequest } from "../lib/pagination";
+import { countOne, storedCount } from "./list-counts";
+import { countWhere, keyOrder, listPage } from "./list-page";
+import { inAccount } from "./scope";
+
+export type Counterparty = typeof counterparties.$inferSelect;
+
+export interface CounterpartyFilters {
+  type?: CounterpartyType[];
+  internal_id?: string[];
+}
+
+const CLASH = "A counterparty with this internal_id and type already exists.";
+
+export async function createCounterparty(
+  db: Db,
+  accountId: string,
+  input: { internal_id: string; type: CounterpartyType; name: string },
+): Promise<Counterparty> {
+  const now = Date.now();
+  const row: Counterparty = {
+    id: newId("cpty"),
+    accountId,
+    internalId: input.internal_id,
+    type: input.type,
+    name: input.name,
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await db.batch([db.insert(counterparties).values(row), countOne(db, accountId, "counterparties")]);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(CLASH);
+    throw error;
+  }
+  return row;
+}
+
+export async function getCounterparty(db: Db, accountId: string, id: string): Promise<Counterparty> {
+  const row = await db
+    .select()
+    .from(counterparties)
+    .where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function updateCounterparty(
+  db: Db,
+  accountId: string,
+  id: string,
+  input: { name?: string; internal_id?: string },
+): Promise<Counterparty> {
+  const changes: Partial<Counterparty> = { updatedAt: Date.now() };
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.internal_id !== undefined) changes.internalId = input.internal_id;
+  try {
+    const [row] = await db
+      .update(counterparties)
+      .set(changes)
+      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)))
+      .returning();
+    if (!row) throw notFound();
+    return row;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(CLASH);
+    throw error;
+  }
+}
+
+export function listCounterparties(db: Db, accountId: string, filters: CounterpartyFilters, request: PageRequest) {
+  const conditions: SQL[] = [inAccount(counterparties, accountId)];
+  if (filters.type) conditions.push(inArray(counterparties.type, filters.type));
+  if (filters.internal_id) conditions.push(inArray(counterparties.internalId, filters.internal_id));
+  const where = and(...conditions)!;
+  const filtered = conditions.length > 1;
+  return listPage(
+    {
+      sort: counterparties.createdAt,
+      id: counterparties.id,
+      key: (row: Counterparty) => [row.createdAt, row.id],
+      count: async () =>
+        filtered
+          ? countWhere(db, counterparties, where)
+          : storedCount(db, accountId, "counterparties"),
+      rows: (extra, direction, limit, offset) =>
+        db
+          .select()
+          .from(counterparties)
+          .where(and(where, extra))
+          .orderBy(...keyOrder(direction, counterparties.createdAt, counterparties.id))
+          .limit(limit)
+          .offset(offset),
+    },
+    request,
+  );
+}

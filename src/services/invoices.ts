@@ -1,0 +1,87 @@
+import { and, eq, inArray, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { invoices } from "../db/schema";
+import { invalid, notFound, type FieldErrors } from "../errors";
+import { newId } from "../lib/ids";
+import type { PageRequest } from "../lib/pagination";
+import type { Instant } from "../lib/time";
+import { getCounterparty } from "./counterparties";
+import { countOne, storedCount } from "./list-counts";
+import { countWhere, keyOrder, listPage } from "./list-page";
+import { inAccount } from "./scope";
+import { timeConditions } from "./time-filters";
+
+export type Invoice = typeof invoices.$inferSelect;
+
+export interface InvoiceInput {
+  invoice_number: string;
+  buyer_id: string;
+  supplier_id: string;
+  amount_cents: number;
+  currency: string;
+}
+
+export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Instant | string[] | undefined>;
+
+export async function createInvoice(db: Db, accountId: string, input: InvoiceInput): Promise<Invoice> {
+  const errors: FieldErrors = {};
+  await checkParty(db, accountId, input.buyer_id, "buyer", "buyer_id", errors);
+  await checkParty(db, accountId, input.supplier_id, "supplier", "supplier_id", errors);
+  if (Object.keys(errors).length > 0) throw invalid(errors);
+  const now = Date.now();
+  const row: Invoice = {
+    id: newId("inv"),
+    accountId,
+    invoiceNumber: input.invoice_number,
+    buyerId: input.buyer_id,
+    supplierId: input.supplier_id,
+    amountCents: input.amount_cents,
+    currency: input.currency,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.batch([db.insert(invoices).values(row), countOne(db, accountId, "invoices")]);
+  return row;
+}
+
+async function checkParty(db: Db, accountId: string, id: string, type: "buyer" | "supplier", field: string, errors: FieldErrors) {
+  const party = await getCounterparty(db, accountId, id).catch(() => null);
+  if (!party) errors[field] = [`Invalid pk "${id}" - object does not exist.`];
+  else if (party.type !== type) errors[field] = [`Counterparty ${id} is not a ${type}.`];
+}
+
+export async function getInvoice(db: Db, accountId: string, id: string): Promise<Invoice> {
+  const row = await db.select().from(invoices).where(and(inAccount(invoices, accountId), eq(invoices.id, id))).get();
+  if (!row) throw notFound();
+  return row;
+}
+
+export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters, request: PageRequest) {
+  const conditions: SQL[] = [
+    inAccount(invoices, accountId),
+    ...timeConditions(invoices.createdAt, "created", filters as Record<string, Instant | undefined>),
+  ];
+  if (filters.invoice_number) conditions.push(inArray(invoices.invoiceNumber, filters.invoice_number));
+  const where = and(...conditions)!;
+  const filtered = conditions.length > 1;
+  return listPage(
+    {
+      sort: invoices.createdAt,
+      id: invoices.id,
+      key: (row: Invoice) => [row.createdAt, row.id],
+      count: async () =>
+        filtered
+          ? countWhere(db, invoices, where)
+          : storedCount(db, accountId, "invoices"),
+      rows: (extra, direction, limit, offset) =>
+        db
+          .select()
+          .from(invoices)
+          .where(and(where, extra))
+          .orderBy(...keyOrder(direction, invoices.createdAt, invoices.id))
+          .limit(limit)
+          .offset(offset),
+    },
+    request,
+  );
+}

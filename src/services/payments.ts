@@ -1,0 +1,346 @@
+import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { isUniqueViolation } from "../db/errors";
+import { guardedInsert } from "../db/guarded-insert";
+import {
+  invoices,
+  paymentEvents,
+  paymentInvoices,
+  payments,
+  type PaymentMethod,
+  type PaymentStatus,
+} from "../db/schema";
+import { AppError, conflict, invalid, invalidField, notFound, type FieldErrors } from "../errors";
+import { newId, newToken } from "../lib/ids";
+import type { PageRequest } from "../lib/pagination";
+import type { Instant } from "../lib/time";
+import { getCounterparty } from "./counterparties";
+import { countOneIf, storedCount } from "./list-counts";
+import { countWhere, keyOrder, listPage } from "./list-page";
+import { canMove, releasesInvoices } from "./payment-status";
+import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
+import { inAccount } from "./scope";
+import { timeConditions } from "./time-filters";
+
+export interface CreatePaymentInput {
+  originating_counterparty_id: string;
+  receiving_counterparty_id: string;
+  invoice_ids: string[];
+  payment_method: PaymentMethod;
+}
+
+export interface PaymentEventInput {
+  event_code: string;
+  description: string;
+  status?: PaymentStatus;
+  instrument_number?: string | null;
+  refund_reason?: string | null;
+}
+
+/**
+ * Extra statements for a payment write's own batch (the webhook outbox). They run only when the
+ * write itself applied: `guard` holds exactly then.
+ */
+export type OutboxWriter = (db: Db, accountId: string, detail: PaymentView, guard: SQL) => Promise<BatchStatement[]>;
+type BatchStatement = Parameters<Db["batch"]>[0][number];
+
+const noOutbox: OutboxWriter = async () => [];
+const MAX_ATTEMPTS = 40;
+
+export async function createPayment(
+  db: Db,
+  accountId: string,
+  input: CreatePaymentInput,
+  outbox: OutboxWriter = noOutbox,
+): Promise<PaymentView> {
+  const chosen = await checkPaymentInput(db, accountId, input);
+  const amount = chosen.reduce((sum, invoice) => sum + invoice.amountCents, 0);
+  const id = newId("pmt");
+
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    await refuseClaimedInvoices(db, input.invoice_ids);
+    const stamp = await nextStamp(db, accountId);
+    const payment: PaymentRow = {
+      id,
+      accountId,
+      originatingCounterpartyId: input.originating_counterparty_id,
+      receivingCounterpartyId: input.receiving_counterparty_id,
+      amountCents: amount,
+      currency: chosen[0]!.currency,
+      paymentMethod: input.payment_method,
+      status: "pending",
+      instrumentNumber: null,
+      refundReason: null,
+      version: 1,
+      writeToken: newToken(),
+      createdAt: stamp,
+      updatedAt: stamp,
+    };
+    const event: EventRow = {
+      id: newId("pev"),
+      paymentId: id,
+      seq: 1,
+      eventCode: "PU00",
+      status: "pending",
+      description: "Payment created",
+      createdAt: stamp,
+    };
+    const detail = paymentView(payment, chosen, [event]);
+    const applied = writtenBy(payment);
+    const statements: BatchStatement[] = [
+      guardedInsert(db, payments, payment, stampIsNewest(accountId, stamp)),
+      ...chosen.map((invoice) => guardedInsert(db, paymentInvoices, { paymentId: id, invoiceId: invoice.id, active: 1 }, applied)),
+      guardedInsert(db, paymentEvents, event, applied),
+      countOneIf(db, accountId, "payments", applied),
+      ...(await outbox(db, accountId, detail, applied)),
+    ];
+    try {
+      const [inserted] = await db.batch(statements as [BatchStatement, ...BatchStatement[]]);
+      if (changes(inserted) === 1) return detail;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      // Another payment claimed an invoice between the check and the batch; the next round says which.
+    }
+    await backoff(attempt);
+  }
+  throw busy();
+}
+
+/** Validates the counterparties and invoices of a new payment; returns the invoices, in request order. */
+async function checkPaymentInput(db: Db, accountId: string, input: CreatePaymentInput): Promise<(PaymentInvoiceRow & { currency: string })[]> {
+  const errors: FieldErrors = {};
+  const [buyer, supplier] = await Promise.all([
+    getCounterparty(db, accountId, input.originating_counterparty_id).catch(() => null),
+    getCounterparty(db, accountId, input.receiving_counterparty_id).catch(() => null),
+  ]);
+  if (!buyer) errors.originating_counterparty_id = [`Invalid pk "${input.originating_counterparty_id}" - object does not exist.`];
+  else if (buyer.type !== "buyer") errors.originating_counterparty_id = ["The originating counterparty must be a buyer."];
+  if (!supplier) errors.receiving_counterparty_id = [`Invalid pk "${input.receiving_counterparty_id}" - object does not exist.`];
+  else if (supplier.type !== "supplier") errors.receiving_counterparty_id = ["The receiving counterparty must be a supplier."];
+
+  if (new Set(input.invoice_ids).size !== input.invoice_ids.length) {
+    errors.invoice_ids = ["Each invoice may appear only once."];
+    throw invalid(errors);
+  }
+  const found = await db
+    .select()
+    .from(invoices)
+    .where(and(inAccount(invoices, accountId), inArray(invoices.id, input.invoice_ids)));
+  const byId = new Map(found.map((invoice) => [invoice.id, invoice]));
+  const invoiceErrors: string[] = [];
+  for (const invoiceId of input.invoice_ids) {
+    const invoice = byId.get(invoiceId);
+    if (!invoice) invoiceErrors.push(`Invalid pk "${invoiceId}" - object does not exist.`);
+    else if (invoice.buyerId !== input.originating_counterparty_id || invoice.supplierId !== input.receiving_counterparty_id) {
+      invoiceErrors.push(`Invoice ${invoiceId} is not between the payment's buyer and supplier.`);
+    }
+  }
+  if (invoiceErrors.length === 0 && new Set(found.map((invoice) => invoice.currency)).size > 1) {
+    invoiceErrors.push("All invoices of a payment must have the same currency.");
+  }
+  if (invoiceErrors.length > 0) errors.invoice_ids = invoiceErrors;
+  if (Object.keys(errors).length > 0) throw invalid(errors);
+  return input.invoice_ids.map((invoiceId) => byId.get(invoiceId)!);
+}
+
+async function refuseClaimedInvoices(db: Db, invoiceIds: string[]): Promise<void> {
+  const claimed = await db
+    .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
+    .from(paymentInvoices)
+    .where(and(inArray(paymentInvoices.invoiceId, invoiceIds), eq(paymentInvoices.active, 1)))
+    .get();
+  if (claimed) throw conflict(`Invoice ${claimed.invoiceId} already belongs to payment ${claimed.paymentId}.`);
+}
+
+export async function recordPaymentEvent(
+  db: Db,
+  accountId: string,
+  paymentId: string,
+  input: PaymentEventInput,
+  outbox: OutboxWriter = noOutbox,
+) {
+  checkEventInput(input);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const current = await loadPayment(db, accountId, paymentId);
+    const { payment } = current;
+    const status = input.status ?? payment.status;
+    if (input.status && !canMove(payment.status, input.status)) {
+      throw conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
+    }
+    const stamp = await nextStamp(db, accountId);
+    const next: PaymentRow = {
+      ...payment,
+      status,
+      instrumentNumber: input.instrument_number !== undefined ? input.instrument_number : payment.instrumentNumber,
+      refundReason: status === "refunded" ? (input.refund_reason ?? null) : payment.refundReason,
+      version: payment.version + 1,
+      writeToken: newToken(),
+      updatedAt: stamp,
+    };
+    const event: EventRow = {
+      id: newId("pev"),
+      paymentId,
+      seq: next.version,
+      eventCode: input.event_code,
+      status,
+      description: input.description,
+      createdAt: stamp,
+    };
+    const detail = paymentView(next, current.invoices, [...current.events, event]);
+    const applied = writtenBy(next);
+    const statements: BatchStatement[] = [
+      db
+        .update(payments)
+        .set({
+          status: next.status,
+          instrumentNumber: next.instrumentNumber,
+          refundReason: next.refundReason,
+          version: next.version,
+          writeToken: next.writeToken,
+          updatedAt: next.updatedAt,
+        })
+        .where(and(inAccount(payments, accountId), eq(payments.id, paymentId), eq(payments.writeToken, payment.writeToken), stampIsNewest(accountId, stamp))),
+      guardedInsert(db, paymentEvents, event, applied),
+      ...(releasesInvoices(status) && !releasesInvoices(payment.status)
+        ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, paymentId), applied))]
+        : []),
+      ...(await outbox(db, accountId, detail, applied)),
+    ];
+    const [updated] = await db.batch(statements as [BatchStatement, ...BatchStatement[]]);
+    if (changes(updated) === 1) return eventView(event);
+    await backoff(attempt);
+  }
+  throw busy();
+}
+
+function checkEventInput(input: PaymentEventInput): void {
+  if (input.status === "refunded" && !input.refund_reason) {
+    throw invalidField("refund_reason", "This field is required when status is refunded.");
+  }
+  if (input.status !== "refunded" && input.refund_reason != null) {
+    throw invalidField("refund_reason", "A refund reason is only accepted with status refunded.");
+  }
+}
+
+/** A timestamp later than every `updated` of the account, so `updated__gt` polling misses nothing. */
+async function nextStamp(db: Db, accountId: string): Promise<number> {
+  const row = await db
+    .select({ latest: sql<number | null>`max(${payments.updatedAt})` })
+    .from(payments)
+    .where(inAccount(payments, accountId))
+    .get();
+  return Math.max(Date.now(), (row?.latest ?? 0) + 1);
+}
+
+/** Holds inside a batch while no other write of the account took `stamp` or a later one. */
+function stampIsNewest(accountId: string, stamp: number): SQL {
+  return sql`(select coalesce(max(p.updated_at), 0) from ${payments} p where p.account_id = ${accountId}) < ${stamp}`;
+}
+
+/** Holds inside a batch once this write's row is in place. */
+function writtenBy(payment: PaymentRow): SQL {
+  return sql`exists (select 1 from ${payments} p where p.id = ${payment.id} and p.write_token = ${payment.writeToken})`;
+}
+
+function changes(result: unknown): number {
+  return (result as D1Result | undefined)?.meta?.changes ?? 0;
+}
+
+function busy(): AppError {
+  return new AppError("busy", "The payment is being changed by other requests; retry shortly.", undefined, { "Retry-After": "1" });
+}
+
+async function backoff(attempt: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
+}
+
+async function loadPayment(db: Db, accountId: string, paymentId: string) {
+  const [found, invoiceRows, events] = await db.batch([
+    db.select().from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
+    db
+      .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, amountCents: invoices.amountCents })
+      .from(paymentInvoices)
+      .innerJoin(invoices, eq(invoices.id, paymentInvoices.invoiceId))
+      .where(and(eq(paymentInvoices.paymentId, paymentId), inAccount(invoices, accountId)))
+      .orderBy(asc(invoices.createdAt), asc(invoices.id)),
+    db
+      .select()
+      .from(paymentEvents)
+      .innerJoin(payments, eq(payments.id, paymentEvents.paymentId))
+      .where(and(eq(paymentEvents.paymentId, paymentId), inAccount(payments, accountId)))
+      .orderBy(asc(paymentEvents.seq)),
+  ]);
+  const payment = found[0];
+  if (!payment) throw notFound();
+  return { payment, invoices: invoiceRows, events: events.map((row) => row.payment_events) };
+}
+
+export async function getPayment(db: Db, accountId: string, paymentId: string): Promise<PaymentView> {
+  const { payment, invoices: invoiceRows, events } = await loadPayment(db, accountId, paymentId);
+  return paymentView(payment, invoiceRows, events);
+}
+
+export interface PaymentFilters {
+  status?: PaymentStatus[];
+  originating_counterparty_id?: string[];
+  receiving_counterparty_id?: string[];
+  ordering?: "created" | "updated";
+  [time: string]: Instant | string[] | string | undefined;
+}
+
+export async function listPayments(db: Db, accountId: string, filters: PaymentFilters, request: PageRequest) {
+  const times = filters as Record<string, Instant | undefined>;
+  const conditions: SQL[] = [
+    inAccount(payments, accountId),
+    ...timeConditions(payments.createdAt, "created", times),
+    ...timeConditions(payments.updatedAt, "updated", times),
+  ];
+  if (filters.status) conditions.push(inArray(payments.status, filters.status));
+  if (filters.originating_counterparty_id) conditions.push(inArray(payments.originatingCounterpartyId, filters.originating_counterparty_id));
+  if (filters.receiving_counterparty_id) conditions.push(inArray(payments.receivingCounterpartyId, filters.receiving_counterparty_id));
+  const where = and(...conditions)!;
+  const filtered = conditions.length > 1;
+  const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
+  const page = await listPage(
+    {
+      sort,
+      id: payments.id,
+      key: (row: PaymentRow) => [filters.ordering === "updated" ? row.updatedAt : row.createdAt, row.id],
+      count: () => (filtered ? countWhere(db, payments, where) : storedCount(db, accountId, "payments")),
+      rows: (extra, direction, limit, offset) =>
+        db.select().from(payments).where(and(where, extra)).orderBy(...keyOrder(direction, sort, payments.id)).limit(limit).offset(offset),
+    },
+    request,
+  );
+  if (!page) return null;
+  return { ...page, results: await withDetails(db, page.rows) };
+}
+
+/** Payment rows to details, reading the page's invoices and events in one round trip. */
+async function withDetails(db: Db, rows: PaymentRow[]): Promise<PaymentView[]> {
+  if (rows.length === 0) return [];
+  // One bound parameter for the whole page: D1 allows 100 per statement, a page holds up to 1000.
+  const ids = sql`(select value from json_each(${JSON.stringify(rows.map((row) => row.id))}))`;
+  const [invoiceRows, events] = await db.batch([
+    db
+      .select({ paymentId: paymentInvoices.paymentId, id: invoices.id, invoiceNumber: invoices.invoiceNumber, amountCents: invoices.amountCents })
+      .from(paymentInvoices)
+      .innerJoin(invoices, eq(invoices.id, paymentInvoices.invoiceId))
+      .where(sql`${paymentInvoices.paymentId} in ${ids}`)
+      .orderBy(asc(invoices.createdAt), asc(invoices.id)),
+    db.select().from(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ids}`).orderBy(asc(paymentEvents.seq)),
+  ]);
+  const invoicesOf = groupBy(invoiceRows, (row) => row.paymentId);
+  const eventsOf = groupBy(events, (row) => row.paymentId);
+  return rows.map((row) => paymentView(row, invoicesOf.get(row.id) ?? [], eventsOf.get(row.id) ?? []));
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const list = out.get(key(item));
+    if (list) list.push(item);
+    else out.set(key(item), [item]);
+  }
+  return out;
+}

@@ -1,0 +1,97 @@
+import { env, SELF } from "cloudflare:test";
+
+export const BASE = "https://payments.test";
+export const ADMIN = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
+
+export interface User {
+  username: string;
+  password: string;
+  accountId: string;
+  headers: Record<string, string>;
+}
+
+let counter = 0;
+/** A unique suffix per call, so tests never share rows. */
+export function unique(label = "x"): string {
+  counter += 1;
+  return `${label}-${Date.now().toString(36)}-${counter}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+export function basic(username: string, password: string): string {
+  return `Basic ${btoa(`${username}:${password}`)}`;
+}
+
+/** A request to the Worker; a plain object body is sent as JSON. */
+export async function call(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: BodyInit | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await SELF.fetch(`${BASE}${path}`, { method, headers, body });
+  const text = await response.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = text;
+  }
+  return { status: response.status, headers: response.headers, json };
+}
+
+export async function makeAccount(name = unique("account")): Promise<{ id: string; name: string }> {
+  const res = await call("POST", "/admin/accounts/", { body: { name }, headers: ADMIN });
+  if (res.status !== 201) throw new Error(`account: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
+export async function makeUser(accountId: string, role: "client" | "processor" = "client"): Promise<User> {
+  const username = unique(role);
+  const res = await call("POST", `/admin/accounts/${accountId}/api-users/`, { body: { username, role }, headers: ADMIN });
+  if (res.status !== 201) throw new Error(`user: ${res.status} ${JSON.stringify(res.json)}`);
+  return { username, password: res.json.password, accountId, headers: { authorization: basic(username, res.json.password) } };
+}
+
+/** An account with a client and a processor. */
+export async function makeTenant() {
+  const account = await makeAccount();
+  const [client, processor] = await Promise.all([makeUser(account.id, "client"), makeUser(account.id, "processor")]);
+  return { account, client, processor };
+}
+
+export async function makeCounterparty(user: User, type: "buyer" | "supplier", fields: Record<string, unknown> = {}) {
+  const res = await call("POST", "/v1/counterparties/", {
+    body: { internal_id: unique(type), type, name: `${type} ${unique()}`, ...fields },
+    headers: user.headers,
+  });
+  if (res.status !== 201) throw new Error(`counterparty: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
+export async function makeInvoice(user: User, buyerId: string, supplierId: string, fields: Record<string, unknown> = {}) {
+  const res = await call("POST", "/v1/invoices/", {
+    body: { invoice_number: unique("INV"), buyer_id: buyerId, supplier_id: supplierId, amount_cents: 1250, ...fields },
+    headers: user.headers,
+  });
+  if (res.status !== 201) throw new Error(`invoice: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}
+
+/** A tenant with a buyer, a supplier, and a fresh pending payment over one invoice. */
+export async function makePayment(user: User, parties?: { buyer: any; supplier: any }, method = "ach") {
+  const buyer = parties?.buyer ?? (await makeCounterparty(user, "buyer"));
+  const supplier = parties?.supplier ?? (await makeCounterparty(user, "supplier"));
+  const invoice = await makeInvoice(user, buyer.id, supplier.id);
+  const res = await call("POST", "/v2/payments/", {
+    body: {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [invoice.id],
+      payment_method: method,
+    },
+    headers: user.headers,
+  });
+  if (res.status !== 201) throw new Error(`payment: ${res.status} ${JSON.stringify(res.json)}`);
+  return { payment: res.json, buyer, supplier, invoice };
+}
