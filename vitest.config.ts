@@ -22,7 +22,7 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],
       // The Worker logs a JSON line per request; show logs only for failing tests.
-      silent: "passed-only",
+      silent: "passed-only" as const,
     },
   };
 });
