@@ -95,3 +95,19 @@ export async function makePayment(user: User, parties?: { buyer: any; supplier: 
   if (res.status !== 201) throw new Error(`payment: ${res.status} ${JSON.stringify(res.json)}`);
   return { payment: res.json, buyer, supplier, invoice };
 }
+
+/** Inserts an invoice with a chosen `created`, for boundary tests (the API stamps the clock). */
+export async function insertInvoiceAt(accountId: string, buyerId: string, supplierId: string, createdIso: string, invoiceNumber = unique("INV")) {
+  const { env } = await import("cloudflare:test");
+  const id = `inv_${crypto.randomUUID().replace(/-/g, "").slice(0, 22)}`;
+  const ms = Date.parse(createdIso);
+  await env.DB.batch([
+    env.DB.prepare(
+      "insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at) values (?, ?, ?, ?, ?, 100, 'USD', ?, ?)",
+    ).bind(id, accountId, invoiceNumber, buyerId, supplierId, ms, ms),
+    env.DB.prepare("insert into list_counts values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
+  ]);
+  return id;
+}
+
+export const ids = (res: { json: { results: { id: string }[] } }) => res.json.results.map((row) => row.id);

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { decodeCursor, encodeCursor, pageLinks, readPageRequest, readPageSize } from "../../src/lib/pagination";
+
+const query = (text: string) => new URLSearchParams(text);
+
+describe("readPageRequest", () => {
+  it.each([
+    ["", { kind: "offset", page: 1, size: 100 }],
+    ["page=3", { kind: "offset", page: 3, size: 100 }],
+    ["page=2&page_size=5", { kind: "offset", page: 2, size: 5 }],
+  ])("reads %j", (text, expected) => {
+    expect(readPageRequest(query(text))).toEqual(expected);
+  });
+
+  it.each(["page=0", "page=-1", "page=abc", "page=1.5", "page=", "page=last", "page=99999999999"])("refuses %s", (text) => {
+    expect(readPageRequest(query(text))).toBe("Invalid page.");
+  });
+
+  it("refuses a cursor it did not make", () => {
+    expect(readPageRequest(query("cursor=bm9wZQ"))).toBe("Invalid cursor.");
+    expect(readPageRequest(query("cursor=%%%"))).toBe("Invalid cursor.");
+  });
+});
+
+describe("readPageSize", () => {
+  it.each([
+    [null, 100],
+    ["1", 1],
+    ["1000", 1000],
+    ["1001", 1000],
+    ["999999", 1000],
+    ["0", 100],
+    ["-5", 100],
+    ["ten", 100],
+  ])("%j gives %d", (text, size) => {
+    expect(readPageSize(text)).toBe(size);
+  });
+});
+
+describe("cursors", () => {
+  it("round-trip", () => {
+    const cursor = { page: 7, dir: "before" as const, key: [1763720130123, "inv_abc"] as [number, string] };
+    expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
+  });
+
+  it("are URL-safe", () => {
+    expect(encodeCursor({ page: 2, dir: "after", key: [1, "x".repeat(40)] })).toMatch(/^[A-Za-z0-9_-]+$/);
+  });
+});
+
+describe("pageLinks", () => {
+  const url = new URL("https://api.test/v1/invoices/?invoice_number=a&invoice_number=b&page=2&page_size=10");
+  const edges = { first: [1, "inv_first"] as [number, string], last: [2, "inv_last"] as [number, string] };
+
+  it("keeps the filters and moves by cursor", () => {
+    const links = pageLinks(url, 2, edges, true, true);
+    const next = new URL(links.next!);
+    expect(next.searchParams.getAll("invoice_number")).toEqual(["a", "b"]);
+    expect(next.searchParams.get("page_size")).toBe("10");
+    expect(next.searchParams.get("page")).toBeNull();
+    expect(decodeCursor(next.searchParams.get("cursor")!)).toEqual({ page: 3, dir: "after", key: [2, "inv_last"] });
+    // Page 1 is the plain URL, as DRF links it.
+    expect(new URL(links.previous!).searchParams.get("cursor")).toBeNull();
+  });
+
+  it("is null at the ends", () => {
+    expect(pageLinks(url, 1, edges, false, false)).toEqual({ next: null, previous: null });
+  });
+
+  it("links back by cursor past page 2", () => {
+    const previous = new URL(pageLinks(url, 5, edges, false, true).previous!);
+    expect(decodeCursor(previous.searchParams.get("cursor")!)).toEqual({ page: 4, dir: "before", key: [1, "inv_first"] });
+  });
+});
