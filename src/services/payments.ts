@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, exists, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { guardedInsert } from "../db/guarded-insert";
@@ -255,24 +255,26 @@ async function backoff(attempt: number): Promise<void> {
 }
 
 async function loadPayment(db: Db, accountId: string, paymentId: string) {
+  const ofPayment = and(inAccount(payments, accountId), eq(payments.id, paymentId));
+  const scopedPayment = db.select({ id: payments.id }).from(payments).where(ofPayment);
   const [found, invoiceRows, events] = await db.batch([
-    db.select().from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
+    db.select().from(payments).where(ofPayment),
     db
       .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, amountCents: invoices.amountCents })
       .from(paymentInvoices)
       .innerJoin(invoices, eq(invoices.id, paymentInvoices.invoiceId))
       .where(and(eq(paymentInvoices.paymentId, paymentId), inAccount(invoices, accountId)))
       .orderBy(asc(invoices.createdAt), asc(invoices.id)),
+    // No join here: drizzle maps D1 batch rows by column name, and both tables have id and status.
     db
       .select()
       .from(paymentEvents)
-      .innerJoin(payments, eq(payments.id, paymentEvents.paymentId))
-      .where(and(eq(paymentEvents.paymentId, paymentId), inAccount(payments, accountId)))
+      .where(and(eq(paymentEvents.paymentId, paymentId), exists(scopedPayment)))
       .orderBy(asc(paymentEvents.seq)),
   ]);
   const payment = found[0];
   if (!payment) throw notFound();
-  return { payment, invoices: invoiceRows, events: events.map((row) => row.payment_events) };
+  return { payment, invoices: invoiceRows, events };
 }
 
 export async function getPayment(db: Db, accountId: string, paymentId: string): Promise<PaymentView> {
