@@ -1,0 +1,216 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../src/index";
+import { ADMIN, BASE, call, makeCounterparty, makeTenant } from "./helpers/api";
+
+describe("request bodies", () => {
+  it("answers 400 for malformed JSON", async () => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/counterparties/", { body: '{"internal_id": "x",', headers: client.headers });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ detail: expect.stringMatching(/^JSON parse error/) });
+  });
+
+  it.each([
+    ["[1, 2]", "list"],
+    ['"text"', "str"],
+    ["42", "int"],
+    ["null", "NoneType"],
+  ])("answers 400 for JSON that is not an object: %s", async (body, type) => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/counterparties/", { body, headers: client.headers });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ non_field_errors: [`Invalid data. Expected a dictionary, but got ${type}.`] });
+  });
+
+  it.each(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"])("answers 415 for %s", async (type) => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/counterparties/", { body: "internal_id=x", headers: { ...client.headers, "content-type": type } });
+    expect(res.status).toBe(415);
+    expect(res.json).toEqual({ detail: expect.stringContaining("Unsupported media type") });
+  });
+
+  it("takes application/json with a charset", async () => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/counterparties/", {
+      body: { internal_id: "c1", type: "buyer", name: "n" },
+      headers: { ...client.headers, "content-type": "application/json; charset=utf-8" },
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it("reads an empty body as an empty object", async () => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/counterparties/", { headers: client.headers });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.json).sort()).toEqual(["internal_id", "name", "type"]);
+  });
+
+  it("answers 413 for a body over 1 MiB, and writes nothing", async () => {
+    const { client } = await makeTenant();
+    const name = "x".repeat(1024 * 1024);
+    const res = await call("POST", "/v1/counterparties/", { body: { internal_id: "big", type: "buyer", name }, headers: client.headers });
+    expect(res.status).toBe(413);
+    expect(res.json).toEqual({ detail: expect.any(String) });
+    const list = await call("GET", "/v1/counterparties/", { headers: client.headers });
+    expect(list.json.count).toBe(0);
+  });
+
+  it("ignores unknown fields, as DRF does", async () => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/counterparties/", { body: { internal_id: "u", type: "buyer", name: "n", id: "cpty_mine", extra: 1 }, headers: client.headers });
+    expect(res.status).toBe(201);
+    expect(res.json.id).not.toBe("cpty_mine");
+    expect(res.json.extra).toBeUndefined();
+  });
+});
+
+describe("routing", () => {
+  it("answers 405 with Allow for a method a path does not take", async () => {
+    const { client } = await makeTenant();
+    const cp = await makeCounterparty(client, "buyer");
+    const list = await call("DELETE", "/v1/counterparties/", { headers: client.headers });
+    expect(list.status).toBe(405);
+    expect(list.headers.get("allow")).toBe("GET, HEAD, OPTIONS, POST");
+    expect(list.json).toEqual({ detail: 'Method "DELETE" not allowed.' });
+    const detail = await call("PUT", `/v1/counterparties/${cp.id}`, { body: {}, headers: client.headers });
+    expect(detail.status).toBe(405);
+    expect(detail.headers.get("allow")).toBe("GET, HEAD, OPTIONS, PATCH");
+  });
+
+  it("answers 404 in the error shape for an unknown path", async () => {
+    const { client } = await makeTenant();
+    const res = await call("GET", "/v1/nothing-here/", { headers: client.headers });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ detail: "Not found." });
+  });
+
+  it("serves each path with and without its trailing slash, without redirects", async () => {
+    const { client } = await makeTenant();
+    for (const path of ["/v1/counterparties", "/v1/counterparties/", "/v1/invoices", "/v2/payments/", "/healthz/", "/healthz"]) {
+      const res = await call("GET", path, { headers: client.headers });
+      expect(res.status, path).toBe(200);
+    }
+  });
+});
+
+describe("x-request-id", () => {
+  it("keeps a sane caller id and makes one otherwise", async () => {
+    const kept = await call("GET", "/healthz", { headers: { "x-request-id": "abc-123.XYZ_9" } });
+    expect(kept.headers.get("x-request-id")).toBe("abc-123.XYZ_9");
+    const replaced = await call("GET", "/healthz", { headers: { "x-request-id": "bad id <script>" } });
+    expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const made = await call("GET", "/healthz");
+    expect(made.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("is on errors too", async () => {
+    const res = await call("GET", "/v2/payments/");
+    expect(res.status).toBe(401);
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+});
+
+describe("service endpoints", () => {
+  it("answers /healthz without auth", async () => {
+    const res = await call("GET", "/healthz");
+    expect(res).toMatchObject({ status: 200, json: { status: "ok" } });
+  });
+
+  it("describes every route in /openapi.json (OpenAPI 3.1)", async () => {
+    const res = await call("GET", "/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.json.openapi).toBe("3.1.0");
+    const paths = Object.keys(res.json.paths);
+    for (const path of ["/v1/counterparties", "/v1/counterparties/{id}", "/v1/invoices", "/v1/invoices/{id}", "/v2/payments", "/v2/payments/{id}", "/v2/payments/{id}/events", "/admin/accounts", "/admin/accounts/{account_id}/api-users"]) {
+      expect(paths.some((p) => p.replace(/\/$/, "") === path), path).toBe(true);
+    }
+    const params = res.json.paths["/v2/payments"]?.get?.parameters ?? res.json.paths["/v2/payments/"]?.get?.parameters;
+    expect(params.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["status", "updated__gt", "ordering", "page", "page_size"]));
+  });
+
+  it("serves /docs", async () => {
+    const res = await call("GET", "/docs");
+    expect(res.status).toBe(200);
+    expect(res.json).toContain("/openapi.json");
+  });
+
+  it("turns the admin API off when ADMIN_TOKEN is missing or empty", async () => {
+    for (const token of [undefined, ""]) {
+      const response = await worker.fetch(new Request(`${BASE}/admin/accounts/`, { headers: ADMIN }), { ...env, ADMIN_TOKEN: token }, {
+        waitUntil() {},
+        passThroughOnException() {},
+        props: {},
+      } as unknown as ExecutionContext);
+      expect(response.status).toBe(403);
+      expect(await response.json()).toEqual({ detail: expect.stringContaining("disabled") });
+    }
+  });
+});
+
+describe("paging", () => {
+  async function fiveCounterparties() {
+    const { client } = await makeTenant();
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await makeCounterparty(client, "buyer"));
+    return { client, ids: made.map((c) => c.id) };
+  }
+  const path = (url: string) => url.slice(BASE.length);
+
+  it("follows next and previous links through the whole list", async () => {
+    const { client, ids } = await fiveCounterparties();
+    const first = await call("GET", "/v1/counterparties/?page_size=2&type=buyer", { headers: client.headers });
+    expect(first.json).toMatchObject({ count: 5, previous: null });
+    expect(first.json.next).toMatch(/^https:\/\/payments\.test\/v1\/counterparties\/\?/);
+    expect(new URL(first.json.next).searchParams.get("type")).toBe("buyer");
+    const second = await call("GET", path(first.json.next), { headers: client.headers });
+    const third = await call("GET", path(second.json.next), { headers: client.headers });
+    expect(third.json.next).toBeNull();
+    expect([...first.json.results, ...second.json.results, ...third.json.results].map((c: { id: string }) => c.id)).toEqual(ids);
+    expect(third.json.count).toBe(5);
+    const back = await call("GET", path(third.json.previous), { headers: client.headers });
+    expect(back.json.results).toEqual(second.json.results);
+    const backAgain = await call("GET", path(back.json.previous), { headers: client.headers });
+    expect(backAgain.json.results).toEqual(first.json.results);
+    expect(backAgain.json.previous).toBeNull();
+  });
+
+  it("serves page=N directly, with links", async () => {
+    const { client, ids } = await fiveCounterparties();
+    const page2 = await call("GET", "/v1/counterparties/?page_size=2&page=2", { headers: client.headers });
+    expect(page2.json.results.map((c: { id: string }) => c.id)).toEqual(ids.slice(2, 4));
+    expect(page2.json.previous).toBe(`${BASE}/v1/counterparties/?page_size=2`);
+    const page3 = await call("GET", path(page2.json.next), { headers: client.headers });
+    expect(page3.json.results.map((c: { id: string }) => c.id)).toEqual(ids.slice(4));
+  });
+
+  it.each([
+    ["page=4&page_size=2", "Invalid page."],
+    ["page=0", "Invalid page."],
+    ["page=-1", "Invalid page."],
+    ["page=abc", "Invalid page."],
+    ["cursor=garbage", "Invalid cursor."],
+  ])("answers 404 for %s", async (query, detail) => {
+    const { client } = await fiveCounterparties();
+    const res = await call("GET", `/v1/counterparties/?${query}`, { headers: client.headers });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({ detail });
+  });
+
+  it("never treats page 1 as past the end", async () => {
+    const { client } = await makeTenant();
+    const res = await call("GET", "/v1/counterparties/?page=1", { headers: client.headers });
+    expect(res.json).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+
+  it("clamps page_size to 1000 and reads a bad one as the default", async () => {
+    const { client } = await fiveCounterparties();
+    const big = await call("GET", "/v1/counterparties/?page_size=5000", { headers: client.headers });
+    expect(big.status).toBe(200);
+    expect(big.json.results).toHaveLength(5);
+    const bad = await call("GET", "/v1/counterparties/?page_size=lots", { headers: client.headers });
+    expect(bad.json.results).toHaveLength(5);
+    const one = await call("GET", "/v1/counterparties/?page_size=1", { headers: client.headers });
+    expect(one.json.results).toHaveLength(1);
+  });
+});
