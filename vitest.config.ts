@@ -1,6 +1,8 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
+declare const process: { env: Record<string, string | undefined> };
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
@@ -14,6 +16,8 @@ export default defineConfig(async () => {
             ADMIN_TOKEN: "test-admin-token",
             ENCRYPTION_KEY: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             ALLOW_LOCAL_WEBHOOK_URLS: "false",
+            // Size of the deep-paging test; the figure uses 200000.
+            PAGING_ROWS: process.env.PAGING_ROWS ?? "20000",
           },
         },
       }),
