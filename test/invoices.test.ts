@@ -39,6 +39,7 @@ describe("invoices", () => {
     [{ amount_cents: -5 }, "amount_cents"],
     [{ amount_cents: 12.5 }, "amount_cents"],
     [{ amount_cents: "100" }, "amount_cents"],
+    [{ amount_cents: 10_000_000_000_001 }, "amount_cents"],
     [{ currency: "usd" }, "currency"],
     [{ currency: "ABC" }, "currency"],
     [{ currency: "DOLLARS" }, "currency"],

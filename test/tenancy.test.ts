@@ -18,6 +18,7 @@ describe("tenancy", () => {
       `/v1/counterparties/${theirs.supplier.id}`,
       `/v1/invoices/${theirs.invoice.id}/`,
       `/v2/payments/${theirs.payment.id}/`,
+      `/v2/payments/pmt_${"x".repeat(500)}/`,
     ]) {
       const res = await call("GET", path, { headers: a.client.headers });
       expect(res.status, path).toBe(404);

@@ -65,4 +65,4 @@ export function envelope<Row, View>(c: Context<AppEnv>, page: Page<Row> | null, 
 }
 
 export const IdParam = (example: string) =>
-  z.object({ id: z.string().max(64).openapi({ param: { name: "id", in: "path" }, example }) });
+  z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example }) });

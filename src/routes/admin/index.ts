@@ -8,8 +8,8 @@ import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, 
 const security = [{ adminToken: [] }];
 const tags = ["admin"];
 const adminErrors = { ...errorResponses, 403: jsonResponse(ErrorSchema, "The admin API is disabled") };
-const AccountParam = z.object({ account_id: z.string().max(64).openapi({ param: { name: "account_id", in: "path" } }) });
-const UserParams = AccountParam.extend({ username: z.string().max(150).openapi({ param: { name: "username", in: "path" } }) });
+const AccountParam = z.object({ account_id: z.string().openapi({ param: { name: "account_id", in: "path" } }) });
+const UserParams = AccountParam.extend({ username: z.string().openapi({ param: { name: "username", in: "path" } }) });
 
 export const admin = createRouter();
 admin.use("*", adminAuth);
