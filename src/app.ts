@@ -13,6 +13,7 @@ import { invoicesRouter } from "./routes/invoices";
 import { allowedMethods } from "./routes/methods";
 import { paymentsRouter } from "./routes/payments";
 import { mountSystemRoutes } from "./routes/system";
+import { webhooksRouter } from "./routes/webhooks";
 
 z.config({ customError: drfMessage });
 
@@ -30,6 +31,7 @@ export function createApp() {
   app.route("/admin", admin);
   app.route("/v1/counterparties", counterpartiesRouter);
   app.route("/v1/invoices", invoicesRouter);
+  app.route("/v1/webhooks", webhooksRouter);
   app.route("/v2/payments", paymentsRouter);
   mountSystemRoutes(app);
 

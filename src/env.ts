@@ -4,7 +4,7 @@ import type { Caller } from "./services/api-users";
 /** The Worker's bindings, as declared in wrangler.toml and its secrets. */
 export interface Env {
   DB: D1Database;
-  DELIVERIES: Queue<unknown>;
+  DELIVERIES: Queue<import("./webhooks/message").DeliveryMessage>;
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;

@@ -1,8 +1,18 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
+import { consumeDeadLetters, consumeDeliveries } from "./webhooks/consumer";
+import type { DeliveryMessage } from "./webhooks/message";
+import { sweepOutbox } from "./webhooks/sweeper";
 
 const app = createApp();
 
 export default {
   fetch: app.fetch,
-} satisfies ExportedHandler<Env>;
+  async queue(batch, env) {
+    if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
+    else await consumeDeliveries(batch, env);
+  },
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(sweepOutbox(env));
+  },
+} satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -39,12 +39,17 @@ export interface PaymentEventInput {
 
 /**
  * Extra statements for a payment write's own batch (the webhook outbox). They run only when the
- * write itself applied: `guard` holds exactly then.
+ * write itself applied: `guard` holds exactly then. `afterCommit` runs once the batch has committed.
  */
-export type OutboxWriter = (db: Db, accountId: string, detail: PaymentView, guard: SQL) => Promise<BatchStatement[]>;
-type BatchStatement = Parameters<Db["batch"]>[0][number];
+export type OutboxWriter = (
+  db: Db,
+  accountId: string,
+  detail: PaymentView,
+  guard: SQL,
+) => Promise<{ statements: BatchStatement[]; afterCommit: () => Promise<void> }>;
+export type BatchStatement = Parameters<Db["batch"]>[0][number];
 
-const noOutbox: OutboxWriter = async () => [];
+const noOutbox: OutboxWriter = async () => ({ statements: [], afterCommit: async () => {} });
 const MAX_ATTEMPTS = 40;
 
 export async function createPayment(
@@ -87,16 +92,20 @@ export async function createPayment(
     };
     const detail = paymentView(payment, chosen, [event]);
     const applied = writtenBy(payment);
+    const outboxed = await outbox(db, accountId, detail, applied);
     const statements: BatchStatement[] = [
       guardedInsert(db, payments, payment, stampIsNewest(accountId, stamp)),
       ...chosen.map((invoice) => guardedInsert(db, paymentInvoices, { paymentId: id, invoiceId: invoice.id, active: 1 }, applied)),
       guardedInsert(db, paymentEvents, event, applied),
       countOneIf(db, accountId, "payments", applied),
-      ...(await outbox(db, accountId, detail, applied)),
+      ...outboxed.statements,
     ];
     try {
       const [inserted] = await db.batch(statements as [BatchStatement, ...BatchStatement[]]);
-      if (changes(inserted) === 1) return detail;
+      if (changes(inserted) === 1) {
+        await outboxed.afterCommit();
+        return detail;
+      }
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       // Another payment claimed an invoice between the check and the batch; the next round says which.
@@ -188,6 +197,7 @@ export async function recordPaymentEvent(
     };
     const detail = paymentView(next, current.invoices, [...current.events, event]);
     const applied = writtenBy(next);
+    const outboxed = await outbox(db, accountId, detail, applied);
     const statements: BatchStatement[] = [
       db
         .update(payments)
@@ -204,10 +214,13 @@ export async function recordPaymentEvent(
       ...(releasesInvoices(status) && !releasesInvoices(payment.status)
         ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, paymentId), applied))]
         : []),
-      ...(await outbox(db, accountId, detail, applied)),
+      ...outboxed.statements,
     ];
     const [updated] = await db.batch(statements as [BatchStatement, ...BatchStatement[]]);
-    if (changes(updated) === 1) return eventView(event);
+    if (changes(updated) === 1) {
+      await outboxed.afterCommit();
+      return eventView(event);
+    }
     await backoff(attempt);
   }
   throw busy();

@@ -6,3 +6,5 @@ export * from "./list-counts";
 export * from "./payment-events";
 export * from "./payment-invoices";
 export * from "./payments";
+export * from "./webhook-deliveries";
+export * from "./webhook-subscriptions";

@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { forbidden } from "../../errors";
 import { createPayment, getPayment, listPayments, recordPaymentEvent } from "../../services/payments";
+import { deliveryOutbox } from "../../webhooks/outbox";
 import {
   createRouter,
   envelope,
@@ -56,7 +57,7 @@ paymentsRouter.openapi(
       409: jsonResponse(ErrorSchema, "An invoice already belongs to a live payment"),
     },
   }),
-  async (c) => c.json(await createPayment(c.get("db"), c.get("caller").accountId, c.req.valid("json")), 201),
+  async (c) => c.json(await createPayment(c.get("db"), c.get("caller").accountId, c.req.valid("json"), deliveryOutbox(c.env)), 201),
 );
 
 paymentsRouter.openapi(
@@ -87,7 +88,8 @@ paymentsRouter.openapi(
     },
   }),
   async (c) => {
-    const event = await recordPaymentEvent(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, c.req.valid("json"));
+    const { accountId } = c.get("caller");
+    const event = await recordPaymentEvent(c.get("db"), accountId, c.req.valid("param").id, c.req.valid("json"), deliveryOutbox(c.env));
     return c.json(event, 201);
   },
 );

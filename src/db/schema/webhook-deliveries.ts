@@ -1,0 +1,49 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { webhookSubscriptions } from "./webhook-subscriptions";
+
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** The outbox: one row per subscription and payment change, written in the change's own batch. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    subscriptionId: text("subscription_id").notNull().references(() => webhookSubscriptions.id),
+    accountId: text("account_id").notNull(),
+    paymentId: text("payment_id").notNull(),
+    // The exact bytes every attempt sends, frozen when the change is made.
+    body: text("body").notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
+    attempts: integer("attempts").notNull(),
+    // When the next attempt is due; null once the delivery has ended.
+    nextAttemptAt: integer("next_attempt_at"),
+    // When the retry schedule started (the first attempt, or the last redelivery).
+    scheduleStartedAt: integer("schedule_started_at"),
+    // When a queue message for the next attempt was last handed over; null if never.
+    enqueuedAt: integer("enqueued_at"),
+    // A consumer working on it holds it until then, so two copies of a message never both send.
+    claimedUntil: integer("claimed_until"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("webhook_deliveries_log_idx").on(t.subscriptionId, t.createdAt, t.id),
+    index("webhook_deliveries_status_idx").on(t.subscriptionId, t.status, t.createdAt, t.id),
+    index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+  ],
+);
+
+export const webhookAttempts = sqliteTable(
+  "webhook_attempts",
+  {
+    deliveryId: text("delivery_id").notNull().references(() => webhookDeliveries.id),
+    number: integer("number").notNull(),
+    startedAt: integer("started_at").notNull(),
+    durationMs: integer("duration_ms").notNull(),
+    responseStatus: integer("response_status"),
+    error: text("error"),
+    responseExcerpt: text("response_excerpt"),
+  },
+  (t) => [primaryKey({ columns: [t.deliveryId, t.number] })],
+);

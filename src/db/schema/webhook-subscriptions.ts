@@ -1,0 +1,38 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { accounts } from "./accounts";
+
+export const WEBHOOK_CONTENT_TYPES = ["application/json", "application/x-www-form-urlencoded"] as const;
+export type WebhookContentType = (typeof WEBHOOK_CONTENT_TYPES)[number];
+
+export const webhookSubscriptions = sqliteTable(
+  "webhook_subscriptions",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull().references(() => accounts.id),
+    // The API username that made it (kept as text: the user may be deleted later).
+    user: text("user").notNull(),
+    event: text("event").notNull(),
+    url: text("url").notNull(),
+    contentType: text("content_type", { enum: WEBHOOK_CONTENT_TYPES }).notNull(),
+    // AES-GCM ciphertexts (lib/encryption): the subscriber's Basic credentials and signing secrets.
+    credentials: text("credentials").notNull(),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    invoiceIds: integer("invoice_ids", { mode: "boolean" }).notNull(),
+    paymentStatus: integer("payment_status", { mode: "boolean" }).notNull(),
+    paymentEvents: integer("payment_events", { mode: "boolean" }).notNull(),
+    refundReason: integer("refund_reason", { mode: "boolean" }).notNull(),
+    instrumentNumber: integer("instrument_number", { mode: "boolean" }).notNull(),
+    allPaymentDetails: integer("all_payment_details", { mode: "boolean" }).notNull(),
+    isActive: integer("is_active", { mode: "boolean" }).notNull(),
+    // Start of the current run of failed attempts with no success; null while healthy.
+    failingSince: integer("failing_since"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("webhook_subscriptions_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("webhook_subscriptions_active_idx").on(t.accountId, t.isActive),
+  ],
+);

@@ -1,0 +1,90 @@
+import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../db/schema";
+import { notFound } from "../errors";
+import type { PageRequest } from "../lib/pagination";
+import type { Instant } from "../lib/time";
+import { handOver } from "../webhooks/outbox";
+import type { DeliveryMessage } from "../webhooks/message";
+import { countWhere, keyOrder, listPage } from "./list-page";
+import { inAccount } from "./scope";
+import { timeConditions } from "./time-filters";
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type AttemptRow = typeof webhookAttempts.$inferSelect;
+
+async function requireSubscription(db: Db, accountId: string, subscriptionId: string): Promise<void> {
+  const found = await db
+    .select({ id: webhookSubscriptions.id })
+    .from(webhookSubscriptions)
+    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId)))
+    .get();
+  if (!found) throw notFound();
+}
+
+export type DeliveryFilters = { status?: DeliveryStatus[] } & Record<string, Instant | DeliveryStatus[] | undefined>;
+
+/** A subscription's delivery log, newest first. */
+export async function listDeliveries(db: Db, accountId: string, subscriptionId: string, filters: DeliveryFilters, request: PageRequest) {
+  await requireSubscription(db, accountId, subscriptionId);
+  const conditions: SQL[] = [
+    inAccount(webhookDeliveries, accountId),
+    eq(webhookDeliveries.subscriptionId, subscriptionId),
+    ...timeConditions(webhookDeliveries.createdAt, "created", filters as Record<string, Instant | undefined>),
+  ];
+  if (filters.status) conditions.push(inArray(webhookDeliveries.status, filters.status));
+  const where = and(...conditions)!;
+  const page = await listPage(
+    {
+      sort: webhookDeliveries.createdAt,
+      id: webhookDeliveries.id,
+      descending: true,
+      key: (row: DeliveryRow) => [row.createdAt, row.id],
+      count: () => countWhere(db, webhookDeliveries, where),
+      rows: (extra, direction, limit, offset) =>
+        db
+          .select()
+          .from(webhookDeliveries)
+          .where(and(where, extra))
+          .orderBy(...keyOrder(direction, webhookDeliveries.createdAt, webhookDeliveries.id))
+          .limit(limit)
+          .offset(offset),
+    },
+    request,
+  );
+  if (!page) return null;
+  return { ...page, results: await withAttempts(db, page.rows) };
+}
+
+async function withAttempts(db: Db, rows: DeliveryRow[]) {
+  if (rows.length === 0) return [];
+  const attempts = await db
+    .select()
+    .from(webhookAttempts)
+    .where(inArray(webhookAttempts.deliveryId, rows.map((row) => row.id)))
+    .orderBy(asc(webhookAttempts.number));
+  return rows.map((row) => ({ delivery: row, attempts: attempts.filter((a) => a.deliveryId === row.id) }));
+}
+
+export async function getDelivery(db: Db, accountId: string, subscriptionId: string, deliveryId: string) {
+  const delivery = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.id, deliveryId)))
+    .get();
+  if (!delivery) throw notFound();
+  const attempts = await db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number));
+  return { delivery, attempts };
+}
+
+/** A new attempt now, with the same delivery id and body, and a fresh retry schedule. */
+export async function redeliver(db: Db, queue: Queue<DeliveryMessage>, accountId: string, subscriptionId: string, deliveryId: string) {
+  await getDelivery(db, accountId, subscriptionId, deliveryId);
+  const now = Date.now();
+  await db
+    .update(webhookDeliveries)
+    .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, updatedAt: now })
+    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.id, deliveryId)));
+  await handOver(db, queue, [deliveryId]);
+  return getDelivery(db, accountId, subscriptionId, deliveryId);
+}

@@ -1,0 +1,214 @@
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
+import { invalid, notFound, type FieldErrors } from "../errors";
+import { constantTimeEqual } from "../lib/crypto";
+import { decrypt, encrypt } from "../lib/encryption";
+import type { PageRequest } from "../lib/pagination";
+import { refuseWebhookUrl } from "../lib/url-policy";
+import { newSigningSecret } from "../webhooks/signing";
+import type { Caller } from "./api-users";
+import { countWhere, keyOrder, listPage } from "./list-page";
+import { inAccount } from "./scope";
+
+export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+
+export interface SubscriptionInput {
+  event: "payment.changed";
+  url: string;
+  content_type: WebhookContentType;
+  username: string;
+  password: string;
+  invoice_ids: boolean;
+  payment_status: boolean;
+  payment_events: boolean;
+  refund_reason: boolean;
+  instrument_number: boolean;
+  all_payment_details: boolean;
+  is_active?: boolean;
+}
+
+export interface Keys {
+  encryptionKey: string | undefined;
+  allowLocalUrls: boolean;
+}
+
+/** A subscription with its secrets decrypted, for the record and for delivery. */
+export interface Subscription extends SubscriptionRow {
+  username: string;
+  password: string;
+  secretText: string;
+  previousSecretText: string | null;
+}
+
+const ROTATION_GRACE_MS = 24 * 3600 * 1000;
+
+function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): void {
+  const errors: FieldErrors = {};
+  if (input.url !== undefined) {
+    const reason = refuseWebhookUrl(input.url, keys.allowLocalUrls);
+    if (reason) errors.url = [reason];
+  }
+  if (input.username !== undefined && input.username === caller.username) {
+    errors.username = ["Use credentials of your own choosing, not your API username."];
+  }
+  if (input.password !== undefined && constantTimeEqual(input.password, caller.password)) {
+    errors.password = ["Use credentials of your own choosing, not your API password."];
+  }
+  if (Object.keys(errors).length > 0) throw invalid(errors);
+}
+
+function flagColumns(input: Partial<SubscriptionInput>) {
+  const out: Partial<SubscriptionRow> = {};
+  if (input.invoice_ids !== undefined) out.invoiceIds = input.invoice_ids;
+  if (input.payment_status !== undefined) out.paymentStatus = input.payment_status;
+  if (input.payment_events !== undefined) out.paymentEvents = input.payment_events;
+  if (input.refund_reason !== undefined) out.refundReason = input.refund_reason;
+  if (input.instrument_number !== undefined) out.instrumentNumber = input.instrument_number;
+  if (input.all_payment_details !== undefined) out.allPaymentDetails = input.all_payment_details;
+  if (input.is_active !== undefined) out.isActive = input.is_active;
+  if (input.url !== undefined) out.url = input.url;
+  if (input.content_type !== undefined) out.contentType = input.content_type;
+  if (input.event !== undefined) out.event = input.event;
+  return out;
+}
+
+export async function createSubscription(db: Db, caller: Caller, input: SubscriptionInput, keys: Keys): Promise<Subscription> {
+  check(input, caller, keys);
+  const now = Date.now();
+  const secretText = newSigningSecret();
+  const row: SubscriptionRow = {
+    id: crypto.randomUUID(),
+    accountId: caller.accountId,
+    user: caller.username,
+    event: input.event,
+    url: input.url,
+    contentType: input.content_type,
+    credentials: await encrypt(keys.encryptionKey, JSON.stringify([input.username, input.password])),
+    secret: await encrypt(keys.encryptionKey, secretText),
+    previousSecret: null,
+    previousSecretExpiresAt: null,
+    invoiceIds: input.invoice_ids,
+    paymentStatus: input.payment_status,
+    paymentEvents: input.payment_events,
+    refundReason: input.refund_reason,
+    instrumentNumber: input.instrument_number,
+    allPaymentDetails: input.all_payment_details,
+    isActive: input.is_active ?? true,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await db.insert(webhookSubscriptions).values(row);
+  return { ...row, username: input.username, password: input.password, secretText, previousSecretText: null };
+}
+
+export async function getSubscription(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription> {
+  const row = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id)))
+    .get();
+  if (!row) throw notFound();
+  return reveal(row, keys.encryptionKey);
+}
+
+export async function reveal(row: SubscriptionRow, encryptionKey: string | undefined, now = Date.now()): Promise<Subscription> {
+  const [username, password] = JSON.parse(await decrypt(encryptionKey, row.credentials)) as [string, string];
+  const previousValid = row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now;
+  return {
+    ...row,
+    username,
+    password,
+    secretText: await decrypt(encryptionKey, row.secret),
+    previousSecretText: previousValid ? await decrypt(encryptionKey, row.previousSecret!) : null,
+  };
+}
+
+/** PATCH (partial) and PUT (whole: the route's schema makes every field present). */
+export async function updateSubscription(
+  db: Db,
+  caller: Caller,
+  id: string,
+  input: Partial<SubscriptionInput>,
+  keys: Keys,
+): Promise<Subscription> {
+  const current = await getSubscription(db, caller.accountId, id, keys);
+  check(input, caller, keys);
+  const changes: Partial<SubscriptionRow> = { ...flagColumns(input), updatedAt: Date.now() };
+  if (input.username !== undefined || input.password !== undefined) {
+    const username = input.username ?? current.username;
+    const password = input.password ?? current.password;
+    changes.credentials = await encrypt(keys.encryptionKey, JSON.stringify([username, password]));
+  }
+  if (input.is_active === true) changes.failingSince = null;
+  const [row] = await db
+    .update(webhookSubscriptions)
+    .set(changes)
+    .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
+    .returning();
+  if (!row) throw notFound();
+  return reveal(row, keys.encryptionKey);
+}
+
+export async function rotateSubscriptionSecret(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription> {
+  const current = await getSubscription(db, accountId, id, keys);
+  const now = Date.now();
+  const [row] = await db
+    .update(webhookSubscriptions)
+    .set({
+      secret: await encrypt(keys.encryptionKey, newSigningSecret()),
+      previousSecret: current.secret,
+      previousSecretExpiresAt: now + ROTATION_GRACE_MS,
+      updatedAt: now,
+    })
+    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id)))
+    .returning();
+  if (!row) throw notFound();
+  return reveal(row, keys.encryptionKey, now);
+}
+
+/** Deletes the subscription with its delivery log; pending deliveries are dropped with it. */
+export async function deleteSubscription(db: Db, accountId: string, id: string): Promise<void> {
+  const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
+  const found = await db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(scoped).get();
+  if (!found) throw notFound();
+  const deliveries = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, id));
+  await db.batch([
+    db.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveries)),
+    db.delete(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, id)),
+    db.delete(webhookSubscriptions).where(scoped),
+  ]);
+}
+
+export async function listSubscriptions(db: Db, accountId: string, request: PageRequest, keys: Pick<Keys, "encryptionKey">) {
+  const where = inAccount(webhookSubscriptions, accountId);
+  const page = await listPage(
+    {
+      sort: webhookSubscriptions.createdAt,
+      id: webhookSubscriptions.id,
+      key: (row: SubscriptionRow) => [row.createdAt, row.id],
+      count: () => countWhere(db, webhookSubscriptions, where),
+      rows: (extra, direction, limit, offset) =>
+        db
+          .select()
+          .from(webhookSubscriptions)
+          .where(and(where, extra))
+          .orderBy(...keyOrder(direction, webhookSubscriptions.createdAt, webhookSubscriptions.id))
+          .limit(limit)
+          .offset(offset),
+    },
+    request,
+  );
+  if (!page) return null;
+  return { ...page, results: await Promise.all(page.rows.map((row) => reveal(row, keys.encryptionKey))) };
+}
+
+/** The account's active subscriptions at this moment, for a payment write's outbox rows. */
+export function activeSubscriptions(db: Db, accountId: string) {
+  return db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.isActive, true)));
+}
+

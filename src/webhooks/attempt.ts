@@ -1,0 +1,76 @@
+import type { WebhookContentType } from "../db/schema";
+import { signatureHeaders } from "./signing";
+
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+const EXCERPT_CHARS = 500;
+export const USER_AGENT = "payments-webhooks/0.1.0";
+
+export interface AttemptRequest {
+  url: string;
+  body: string;
+  contentType: WebhookContentType;
+  deliveryId: string;
+  subscriptionId: string;
+  username: string;
+  password: string;
+  /** Current secret first, then a rotated one still within its 24 hours. */
+  secrets: string[];
+}
+
+export interface AttemptResult {
+  startedAt: number;
+  durationMs: number;
+  responseStatus: number | null;
+  error: string | null;
+  excerpt: string | null;
+  retryAfter: string | null;
+}
+
+/** One signed POST with the 15 s limit. Never throws: a failure is in the result. */
+export async function attemptDelivery(request: AttemptRequest, fetcher: typeof fetch = fetch): Promise<AttemptResult> {
+  const startedAt = Date.now();
+  const timestamp = Math.floor(startedAt / 1000);
+  const started = performance.now();
+  try {
+    const headers = {
+      authorization: `Basic ${btoa(`${request.username}:${request.password}`)}`,
+      "content-type": request.contentType,
+      "hook-subscription": request.subscriptionId,
+      "hook-delivery": request.deliveryId,
+      "hook-event": "payment.changed",
+      "user-agent": USER_AGENT,
+      ...(await signatureHeaders(request.secrets, request.deliveryId, timestamp, request.body)),
+    };
+    const response = await fetcher(request.url, {
+      method: "POST",
+      headers,
+      body: request.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+    });
+    const text = await response.text().catch(() => "");
+    return {
+      startedAt,
+      durationMs: elapsed(started, startedAt),
+      responseStatus: response.status,
+      error: response.ok ? null : `HTTP ${response.status}`,
+      excerpt: text.slice(0, EXCERPT_CHARS),
+      retryAfter: response.headers.get("retry-after"),
+    };
+  } catch (error) {
+    const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
+    return {
+      startedAt,
+      durationMs: elapsed(started, startedAt),
+      responseStatus: null,
+      error: timedOut ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Network error: ${String((error as Error)?.message ?? error)}`,
+      excerpt: null,
+      retryAfter: null,
+    };
+  }
+}
+
+/** Workers freeze performance.now() between I/O; Date.now() moves on I/O; take the larger. */
+function elapsed(started: number, startedAt: number): number {
+  return Math.max(Math.round(performance.now() - started), Date.now() - startedAt);
+}

@@ -1,0 +1,45 @@
+import type { PaymentView } from "../services/payment-view";
+import type { WebhookContentType } from "../db/schema";
+
+export interface ExpansionFlags {
+  invoiceIds: boolean;
+  paymentStatus: boolean;
+  paymentEvents: boolean;
+  refundReason: boolean;
+  instrumentNumber: boolean;
+  allPaymentDetails: boolean;
+}
+
+/** The delivery body of section 7 for one subscription's flags. */
+export function payloadFor(payment: PaymentView, flags: ExpansionFlags): Record<string, unknown> {
+  const body: Record<string, unknown> = { object_type: "payment", object_id: payment.id, event: "payment.changed" };
+  if (flags.allPaymentDetails) {
+    body.object = payment;
+    return body;
+  }
+  if (flags.invoiceIds) body.invoice_ids = payment.invoices.map((invoice) => invoice.id);
+  if (flags.paymentStatus) body.payment_status = payment.status;
+  if (flags.paymentEvents) body.payment_events = payment.events;
+  if (flags.refundReason) body.refund_reason = payment.refund_reason;
+  if (flags.instrumentNumber) body.instrument_number = payment.instrument_number;
+  return body;
+}
+
+/**
+ * The exact bytes to send. Form bodies: each top-level key a field, arrays of strings repeat the
+ * key, objects and arrays of objects go as JSON text, null as an empty value.
+ */
+export function encodeBody(payload: Record<string, unknown>, contentType: WebhookContentType): string {
+  if (contentType === "application/json") return JSON.stringify(payload);
+  const form = new URLSearchParams();
+  for (const [key, value] of Object.entries(payload)) {
+    if (Array.isArray(value) && value.every((item) => typeof item === "string")) {
+      for (const item of value) form.append(key, item);
+    } else if (value !== null && typeof value === "object") {
+      form.append(key, JSON.stringify(value));
+    } else {
+      form.append(key, value === null || value === undefined ? "" : String(value));
+    }
+  }
+  return form.toString();
+}
