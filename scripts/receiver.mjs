@@ -1,0 +1,89 @@
+// A small webhook receiver (plain Node): checks the Basic credentials, `hook-hmac` and the
+// Standard Webhooks signature of every delivery, prints it, and answers 200 (or scripted statuses).
+//
+//   WEBHOOK_SECRET=whsec_… WEBHOOK_USERNAME=hook-user WEBHOOK_PASSWORD=hook-pass npm run receiver
+//
+// The tests use the same receiver: POST /_config/<path> sets the secret, credentials and a list of
+// statuses to answer for deliveries to <path>; GET /_received/<path> lists what arrived there.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import { pathToFileURL } from "node:url";
+import { Webhook } from "standardwebhooks";
+
+const equal = (a, b) => {
+  const left = Buffer.from(String(a));
+  const right = Buffer.from(String(b));
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+/** What a receiver should check of one delivery; every field true means it is genuine. */
+export function verifyDelivery({ headers, body, secret, username, password }) {
+  const keyBytes = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const basic = equal(headers.authorization ?? "", `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`);
+  const hmac = equal(headers["hook-hmac"] ?? "", createHmac("sha256", keyBytes).update(body).digest("base64"));
+  let standard = false;
+  try {
+    new Webhook(secret).verify(body, {
+      "webhook-id": headers["webhook-id"],
+      "webhook-timestamp": headers["webhook-timestamp"],
+      "webhook-signature": headers["webhook-signature"],
+    });
+    standard = true;
+  } catch {
+    standard = false;
+  }
+  return { basic, hmac, standard };
+}
+
+export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, quiet = false } = {}) {
+  const configs = new Map();
+  const received = new Map();
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const url = new URL(req.url, "http://receiver");
+      const reply = (status, payload) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(payload));
+      };
+      if (url.pathname.startsWith("/_config/") && req.method === "POST") {
+        configs.set(url.pathname.slice("/_config".length), JSON.parse(body));
+        return reply(200, { ok: true });
+      }
+      if (url.pathname.startsWith("/_received/") && req.method === "GET") {
+        return reply(200, received.get(url.pathname.slice("/_received".length)) ?? []);
+      }
+      if (req.method !== "POST") return reply(405, { detail: "POST deliveries here." });
+      const config = configs.get(url.pathname) ?? defaults;
+      const verified = config ? verifyDelivery({ headers: req.headers, body, ...config }) : null;
+      const entry = { path: url.pathname, headers: req.headers, body, verified, received_at: Date.now() };
+      const list = received.get(url.pathname) ?? [];
+      list.push(entry);
+      received.set(url.pathname, list);
+      const status = config?.responses?.shift() ?? (verified && !(verified.basic && verified.hmac && verified.standard) ? 401 : 200);
+      if (!quiet) {
+        const ok = verified ? Object.entries(verified).map(([k, v]) => `${k} ${v ? "ok" : "FAILED"}`).join(", ") : "not verified (no secret set)";
+        console.log(`${new Date().toISOString()} ${req.headers["hook-event"] ?? "?"} delivery ${req.headers["hook-delivery"] ?? "?"} -> ${status} (${ok})`);
+        console.log(`  ${req.headers["content-type"]}: ${body.length > 400 ? `${body.slice(0, 400)}…` : body}`);
+      }
+      reply(status, { received: true });
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve({ url: `http://${host}:${address.port}`, close: () => new Promise((done) => server.close(done)), received, configs });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { WEBHOOK_SECRET, WEBHOOK_USERNAME = "", WEBHOOK_PASSWORD = "", RECEIVER_PORT = "9999" } = process.env;
+  const defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
+  const receiver = await startReceiver({ port: Number(RECEIVER_PORT), defaults });
+  console.log(`Receiving webhooks at ${receiver.url}/hooks`);
+  if (!defaults) console.log("Set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD to verify deliveries.");
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => receiver.close().then(() => process.exit(0)));
+}

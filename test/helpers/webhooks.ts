@@ -1,0 +1,54 @@
+import { inject } from "vitest";
+import { call, unique, type User } from "./api";
+
+export const receiverUrl = () => inject("receiverUrl");
+
+export interface Box {
+  path: string;
+  url: string;
+}
+
+/** A fresh path on the receiver, with what it verifies against and the statuses it answers. */
+export async function mailbox(config: { secret: string; username: string; password: string; responses?: number[] }, path = `/hooks/${unique("box")}`): Promise<Box> {
+  const res = await fetch(`${receiverUrl()}/_config${path}`, { method: "POST", body: JSON.stringify(config) });
+  if (!res.ok) throw new Error(`receiver config: ${res.status}`);
+  return { path, url: `${receiverUrl()}${path}` };
+}
+
+export interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  verified: { basic: boolean; hmac: boolean; standard: boolean } | null;
+  received_at: number;
+}
+
+export async function receivedAt(box: Box): Promise<Received[]> {
+  const res = await fetch(`${receiverUrl()}/_received${box.path}`);
+  return res.json();
+}
+
+export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value)) {
+    if (Date.now() > deadline) throw new Error(`waitFor timed out; last value: ${JSON.stringify(value).slice(0, 500)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = await read();
+  }
+  return value;
+}
+
+export const HOOK_USER = { username: "hook-user", password: "hook-pass-123" };
+
+/** Subscribes `user` to a new receiver mailbox; returns the record and the mailbox. */
+export async function subscribeToReceiver(user: User, fields: Record<string, unknown> = {}, responses?: number[]) {
+  const path = `/hooks/${unique("box")}`;
+  const res = await call("POST", "/v1/webhooks/", {
+    body: { event: "payment.changed", url: `${receiverUrl()}${path}`, content_type: "application/json", ...HOOK_USER, ...fields },
+    headers: user.headers,
+  });
+  if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
+  const box = await mailbox({ secret: res.json.secret, ...HOOK_USER, responses }, path);
+  return { subscription: res.json, box };
+}
