@@ -1,0 +1,196 @@
+import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import worker from "../../src/index";
+import { BASE, call, makePayment, makeTenant } from "../helpers/api";
+import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** A subscription on the receiver and one pending delivery row for it, already "handed over" so the sweeper leaves it alone. */
+async function pendingDelivery(responses?: number[], fields: Record<string, unknown> = {}, rowOverrides: Record<string, unknown> = {}) {
+  const { client } = await makeTenant();
+  const { subscription, box } = await subscribeToReceiver(client, fields, responses);
+  const id = crypto.randomUUID();
+  const now = Date.now();
+  const row = { next_attempt_at: now, enqueued_at: now, status: "pending", attempts: 0, ...rowOverrides };
+  await env.DB.prepare(
+    `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+     values (?, ?, ?, 'pmt_test', ?, ?, ?, ?, null, ?, null, ?, ?)`,
+  )
+    .bind(id, subscription.id, client.accountId, JSON.stringify({ object_type: "payment", object_id: "pmt_test", event: "payment.changed" }), row.status, row.attempts, row.next_attempt_at, row.enqueued_at, now, now)
+    .run();
+  return { client, subscription, box, id };
+}
+
+/**
+ * Runs the Worker's queue handler on one message. getQueueResult says which messages were acked
+ * or retried; the delay each retry asked for is read off a spy on `retry`.
+ */
+async function consume(deliveryId: string, queue = "payments-deliveries", bindings: Partial<typeof env> = {}) {
+  const batch = createMessageBatch<{ delivery_id: string }>(queue, [{ id: `msg-${deliveryId}`, timestamp: new Date(), attempts: 1, body: { delivery_id: deliveryId } }]);
+  const retry = vi.spyOn(batch.messages[0]!, "retry");
+  const ctx = createExecutionContext();
+  await worker.queue(batch, { ...env, ...bindings }, ctx);
+  const result = await getQueueResult(batch, ctx);
+  const delays = retry.mock.calls.map(([options]) => options?.delaySeconds);
+  return { ...result, retryMessages: result.retryMessages.map((m, i) => ({ ...m, delaySeconds: delays[i] })) };
+}
+
+const deliveryRow = (id: string) => env.DB.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
+const attemptRows = (id: string) => env.DB.prepare("select * from webhook_attempts where delivery_id = ? order by number").bind(id).all<Record<string, any>>().then((r) => r.results);
+const subscriptionRow = (id: string) => env.DB.prepare("select * from webhook_subscriptions where id = ?").bind(id).first<Record<string, any>>();
+
+describe("the delivery consumer", () => {
+  it("acks a delivery the receiver takes, and records the attempt", async () => {
+    const { id, box } = await pendingDelivery([200]);
+    const result = await consume(id);
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect(result.retryMessages).toEqual([]);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, next_attempt_at: null });
+    const [attempt] = await attemptRows(id);
+    expect(attempt).toMatchObject({ number: 1, response_status: 200, error: null });
+    expect(attempt!.duration_ms).toBeGreaterThanOrEqual(0);
+    const [got] = await receivedAt(box);
+    expect(got!.headers).toMatchObject({ "hook-delivery": id, "webhook-id": id, "hook-event": "payment.changed", "content-type": "application/json" });
+    expect(got!.headers["user-agent"]).toMatch(/^payments-webhooks\//);
+    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
+  });
+
+  it("retries a 500 with the first scheduled delay (5 s, jittered)", async () => {
+    const { id } = await pendingDelivery([500]);
+    const before = Date.now();
+    const result = await consume(id);
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages).toHaveLength(1);
+    expect(result.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
+    expect(result.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(6);
+    const row = (await deliveryRow(id))!;
+    expect(row).toMatchObject({ status: "pending", attempts: 1 });
+    expect(row.next_attempt_at - before).toBeGreaterThanOrEqual(4_500);
+    expect((await attemptRows(id))[0]).toMatchObject({ response_status: 500, error: "HTTP 500" });
+  });
+
+  it("retries a network error", async () => {
+    const { id } = await pendingDelivery();
+    await env.DB.prepare("update webhook_subscriptions set url = 'http://127.0.0.1:1/closed' where id = (select subscription_id from webhook_deliveries where id = ?)").bind(id).run();
+    const result = await consume(id);
+    expect(result.retryMessages).toHaveLength(1);
+    expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/^Network error/) });
+  });
+
+  it("retries a timeout", async () => {
+    const { id } = await pendingDelivery();
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(new DOMException("The operation timed out.", "TimeoutError"));
+    const result = await consume(id);
+    expect(result.retryMessages).toHaveLength(1);
+    expect(result.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
+    expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: "Timed out after 15 s" });
+  });
+
+  it("honours Retry-After on a 429", async () => {
+    const { id } = await pendingDelivery();
+    vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("slow down", { status: 429, headers: { "retry-after": "120" } }));
+    const result = await consume(id);
+    expect(result.retryMessages).toEqual([{ msgId: `msg-${id}`, delaySeconds: 120 }]);
+  });
+
+  it("ends the delivery and deactivates the subscription on 410", async () => {
+    const { id, subscription } = await pendingDelivery([410]);
+    const result = await consume(id);
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect((await deliveryRow(id))!.status).toBe("failed");
+    expect((await subscriptionRow(subscription.id))!.is_active).toBe(0);
+  });
+
+  it("never sends a succeeded delivery again", async () => {
+    const { id, box } = await pendingDelivery([200, 200]);
+    await consume(id);
+    const again = await consume(id);
+    expect(again.explicitAcks).toEqual([`msg-${id}`]);
+    expect(await receivedAt(box)).toHaveLength(1);
+    expect(await attemptRows(id)).toHaveLength(1);
+  });
+
+  it("sends one attempt when two copies of a message arrive together", async () => {
+    const { id, box } = await pendingDelivery([200, 200]);
+    await Promise.all([consume(id), consume(id)]);
+    expect(await receivedAt(box)).toHaveLength(1);
+  });
+
+  it("chains a wait longer than the queue's maximum delay without sending", async () => {
+    const { id, box } = await pendingDelivery([200], {}, { next_attempt_at: Date.now() + 30 * 3600 * 1000 });
+    const result = await consume(id);
+    expect(result.retryMessages).toEqual([{ msgId: `msg-${id}`, delaySeconds: 12 * 3600 }]);
+    expect(await receivedAt(box)).toHaveLength(0);
+  });
+
+  it("re-checks the URL policy before each delivery", async () => {
+    const { id, box } = await pendingDelivery([200]);
+    const result = await consume(id, "payments-deliveries", { ALLOW_LOCAL_WEBHOOK_URLS: "false" });
+    expect(result.retryMessages).toHaveLength(1);
+    expect((await attemptRows(id))[0]!.error).toMatch(/^URL refused/);
+    expect(await receivedAt(box)).toHaveLength(0);
+  });
+
+  it("gives up on a delivery past 3 days of retries and keeps it as failed", async () => {
+    const { id } = await pendingDelivery([500], {}, { attempts: 10 });
+    await env.DB.prepare("update webhook_deliveries set schedule_started_at = ? where id = ?").bind(Date.now() - 71 * 3600 * 1000, id).run();
+    const result = await consume(id);
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect((await deliveryRow(id))).toMatchObject({ status: "failed", attempts: 11, next_attempt_at: null });
+  });
+
+  it("deactivates a subscription whose deliveries have all failed for 5 days", async () => {
+    const { id, subscription } = await pendingDelivery([500]);
+    await env.DB.prepare("update webhook_subscriptions set failing_since = ? where id = ?").bind(Date.now() - 5 * 24 * 3600 * 1000 - 1000, subscription.id).run();
+    await consume(id);
+    expect((await subscriptionRow(subscription.id))!.is_active).toBe(0);
+  });
+
+  it("marks a dead-lettered delivery failed", async () => {
+    const { id } = await pendingDelivery([500]);
+    const result = await consume(id, "payments-deliveries-dlq");
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect((await deliveryRow(id))!.status).toBe("failed");
+  });
+});
+
+describe("the outbox", () => {
+  it("loses nothing when the queue send fails after the commit: the sweeper sends it, once", async () => {
+    const { client, processor } = await makeTenant();
+    const { box } = await subscribeToReceiver(client, { payment_status: true });
+    const { payment } = await makePayment(client);
+    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+
+    const brokenQueue = { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) };
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(
+      new Request(`${BASE}/v2/payments/${payment.id}/events/`, {
+        method: "POST",
+        headers: { ...processor.headers, "content-type": "application/json" },
+        body: JSON.stringify({ event_code: "PU10", description: "Sent", status: "in-progress" }),
+      }),
+      { ...env, DELIVERIES: brokenQueue as unknown as Queue },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(201);
+    const pending = await env.DB.prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'").bind(payment.id).all<{ id: string; enqueued_at: number | null }>();
+    expect(pending.results).toHaveLength(1);
+    expect(pending.results[0]!.enqueued_at).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await receivedAt(box)).toHaveLength(1);
+
+    const sweep = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, sweep);
+    await waitOnExecutionContext(sweep);
+    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    expect(JSON.parse(got[1]!.body).payment_status).toBe("in-progress");
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await receivedAt(box)).toHaveLength(2);
+    const log = await call("GET", `/v1/webhooks/${(await call("GET", "/v1/webhooks/", { headers: client.headers })).json.results[0].id}/deliveries/?status=succeeded`, { headers: client.headers });
+    expect(log.json.count).toBe(2);
+  }, 30_000);
+});

@@ -1,0 +1,162 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { BASE, call, makeTenant, type User } from "../helpers/api";
+import { HOOK_USER, receiverUrl } from "../helpers/webhooks";
+
+const valid = () => ({ event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", ...HOOK_USER });
+const create = (user: User, body: Record<string, unknown>) => call("POST", "/v1/webhooks/", { body, headers: user.headers });
+
+/** A request with other Worker bindings than the test default. */
+async function withEnv(overrides: Partial<typeof env>, method: string, path: string, user: User, body?: unknown) {
+  const response = await worker.fetch(
+    new Request(`${BASE}${path}`, { method, headers: { ...user.headers, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined }),
+    { ...env, ...overrides },
+    { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext,
+  );
+  return { status: response.status, json: (await response.json()) as any };
+}
+
+describe("webhook subscriptions", () => {
+  it("creates one and echoes every field, with a generated secret", async () => {
+    const { client } = await makeTenant();
+    const res = await create(client, { ...valid(), payment_status: true });
+    expect(res.status).toBe(201);
+    expect(res.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/),
+      user: client.username,
+      event: "payment.changed",
+      url: "https://hooks.example.com/payments",
+      content_type: "application/json",
+      username: HOOK_USER.username,
+      password: HOOK_USER.password,
+      invoice_ids: false,
+      payment_status: true,
+      payment_events: false,
+      refund_reason: false,
+      instrument_number: false,
+      all_payment_details: false,
+      is_active: true,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      subscription: `${BASE}/v1/webhooks/${res.json.id}/`,
+      created_at: expect.stringMatching(/\.\d{3}Z$/),
+      updated_at: res.json.created_at,
+    });
+    expect((await call("GET", `/v1/webhooks/${res.json.id}/`, { headers: client.headers })).json).toEqual(res.json);
+    const list = await call("GET", "/v1/webhooks/", { headers: client.headers });
+    expect(list.json).toMatchObject({ count: 1, next: null, previous: null, results: [res.json] });
+  });
+
+  it("stores credentials and the secret encrypted", async () => {
+    const { client } = await makeTenant();
+    const res = await create(client, valid());
+    const row = await env.DB.prepare("select * from webhook_subscriptions where id = ?").bind(res.json.id).first<Record<string, unknown>>();
+    const stored = JSON.stringify(row);
+    expect(stored).not.toContain(HOOK_USER.password);
+    expect(stored).not.toContain(HOOK_USER.username);
+    expect(stored).not.toContain(res.json.secret.slice(6));
+    expect(row!.secret).toMatch(/^v1\./);
+  });
+
+  it.each([
+    [{ event: "payment.created" }, "event"],
+    [{ url: `https://hooks.example.com/${"x".repeat(170)}` }, "url"],
+    [{ url: "not a url" }, "url"],
+    [{ content_type: "text/xml" }, "content_type"],
+    [{ username: "" }, "username"],
+    [{ password: "p".repeat(191) }, "password"],
+    [{ invoice_ids: "yes" }, "invoice_ids"],
+    [{ url: undefined }, "url"],
+  ])("refuses %j naming the field", async (override, field) => {
+    const { client } = await makeTenant();
+    const res = await create(client, { ...valid(), ...override });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.json)).toEqual([field]);
+  });
+
+  it("refuses the caller's own username or password as the subscriber's credentials", async () => {
+    const { client } = await makeTenant();
+    const mine = await create(client, { ...valid(), username: client.username, password: client.password });
+    expect(mine.status).toBe(400);
+    expect(Object.keys(mine.json).sort()).toEqual(["password", "username"]);
+  });
+
+  it("applies the URL policy when local URLs are not allowed", async () => {
+    const { client } = await makeTenant();
+    for (const url of ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/x", "https://a:b@hooks.example.com/x"]) {
+      const res = await withEnv({ ALLOW_LOCAL_WEBHOOK_URLS: "false" }, "POST", "/v1/webhooks/", client, { ...valid(), url });
+      expect(res.status, url).toBe(400);
+      expect(Object.keys(res.json)).toEqual(["url"]);
+    }
+    const ok = await withEnv({ ALLOW_LOCAL_WEBHOOK_URLS: "false" }, "POST", "/v1/webhooks/", client, valid());
+    expect(ok.status).toBe(201);
+    const local = await create(client, { ...valid(), url: `${receiverUrl()}/hooks/x` });
+    expect(local.status).toBe(201);
+  });
+
+  it("patches part and puts the whole", async () => {
+    const { client } = await makeTenant();
+    const made = (await create(client, { ...valid(), payment_status: true })).json;
+    const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, { body: { invoice_ids: true, is_active: false, password: "new-pass" }, headers: client.headers });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toMatchObject({ invoice_ids: true, payment_status: true, is_active: false, password: "new-pass", username: HOOK_USER.username, secret: made.secret });
+    const put = await call("PUT", `/v1/webhooks/${made.id}`, { body: { ...valid(), url: "https://other.example.com/h" }, headers: client.headers });
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({ url: "https://other.example.com/h", invoice_ids: false, payment_status: false, is_active: false, password: HOOK_USER.password });
+    const partialPut = await call("PUT", `/v1/webhooks/${made.id}/`, { body: { invoice_ids: true }, headers: client.headers });
+    expect(partialPut.status).toBe(400);
+    expect(Object.keys(partialPut.json).sort()).toEqual(["content_type", "event", "password", "url", "username"]);
+    const badPatch = await call("PATCH", `/v1/webhooks/${made.id}/`, { body: { username: client.username }, headers: client.headers });
+    expect(badPatch.status).toBe(400);
+  });
+
+  it("rotates the secret", async () => {
+    const { client } = await makeTenant();
+    const made = (await create(client, valid())).json;
+    const rotated = await call("POST", `/v1/webhooks/${made.id}/rotate-secret/`, { headers: client.headers });
+    expect(rotated.status).toBe(200);
+    expect(rotated.json.secret).toMatch(/^whsec_/);
+    expect(rotated.json.secret).not.toBe(made.secret);
+    const row = await env.DB.prepare("select previous_secret_expires_at as until from webhook_subscriptions where id = ?").bind(made.id).first<{ until: number }>();
+    expect(row!.until - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
+  });
+
+  it("deletes with 204, and the record is gone", async () => {
+    const { client } = await makeTenant();
+    const made = (await create(client, valid())).json;
+    expect((await call("DELETE", `/v1/webhooks/${made.id}/`, { headers: client.headers })).status).toBe(204);
+    expect((await call("GET", `/v1/webhooks/${made.id}/`, { headers: client.headers })).status).toBe(404);
+  });
+
+  it("answers 404 for another account's subscription and its deliveries on every path", async () => {
+    const a = await makeTenant();
+    const b = await makeTenant();
+    const theirs = (await create(b.client, valid())).json;
+    const fake = "00000000-0000-4000-8000-000000000000";
+    for (const [method, path, body] of [
+      ["GET", `/v1/webhooks/${theirs.id}/`],
+      ["PATCH", `/v1/webhooks/${theirs.id}/`, { is_active: false }],
+      ["PUT", `/v1/webhooks/${theirs.id}/`, valid()],
+      ["DELETE", `/v1/webhooks/${theirs.id}/`],
+      ["POST", `/v1/webhooks/${theirs.id}/rotate-secret/`],
+      ["GET", `/v1/webhooks/${theirs.id}/deliveries/`],
+      ["GET", `/v1/webhooks/${theirs.id}/deliveries/${fake}/`],
+      ["POST", `/v1/webhooks/${theirs.id}/deliveries/${fake}/redeliver/`],
+    ] as const) {
+      const res = await call(method, path, { body, headers: a.client.headers });
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+    expect((await call("GET", "/v1/webhooks/", { headers: a.client.headers })).json.count).toBe(0);
+    const still = await call("GET", `/v1/webhooks/${theirs.id}/`, { headers: b.client.headers });
+    expect(still.json).toEqual(theirs);
+  });
+
+  it("answers 500 'Service is not configured.' without a usable ENCRYPTION_KEY", async () => {
+    const { client } = await makeTenant();
+    for (const key of [undefined, "", "not-base64!!", btoa("too short")]) {
+      const res = await withEnv({ ENCRYPTION_KEY: key }, "POST", "/v1/webhooks/", client, valid());
+      expect(res.status).toBe(500);
+      expect(res.json).toEqual({ detail: "Service is not configured." });
+    }
+  });
+});
