@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, makePayment, makeTenant } from "../helpers/api";
+import { env } from "cloudflare:test";
+import { Webhook } from "standardwebhooks";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 describe("deliveries end to end, through the queue to a real receiver on 127.0.0.1", () => {
@@ -34,4 +36,104 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
       expect(log.json.results.every((d: { status: string }) => d.status === "succeeded")).toBe(true);
     }
   }, 30_000);
+
+  it("retries a receiver that answers 500 then 200: one succeeded delivery, two attempts, one hook-delivery id", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client, { invoice_ids: true }, [500, 200]);
+    await makePayment(client);
+    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2, 20_000);
+    expect(got[0]!.headers["hook-delivery"]).toBe(got[1]!.headers["hook-delivery"]);
+    expect(got[0]!.body).toBe(got[1]!.body);
+    expect(got[1]!.received_at - got[0]!.received_at).toBeGreaterThanOrEqual(4_000);
+    expect(got.every((r) => r.verified?.basic && r.verified.hmac && r.verified.standard)).toBe(true);
+    const deliveryId = got[0]!.headers["hook-delivery"];
+    const detail = await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
+      (res) => res.json.status === "succeeded",
+    );
+    expect(detail.json).toMatchObject({ id: deliveryId, status: "succeeded", next_attempt_at: null, body: got[0]!.body });
+    expect(detail.json.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 500], [2, 200]]);
+  }, 30_000);
+
+  it("redelivers with the same delivery id and body", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
+    await makePayment(client);
+    const [first] = await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    const deliveryId = first!.headers["hook-delivery"];
+    await waitFor(() => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }), (r) => r.json.status === "succeeded");
+    const res = await call("POST", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/redeliver/`, { headers: client.headers });
+    expect(res.status).toBe(202);
+    expect(res.json.id).toBe(deliveryId);
+    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    expect(got[1]!.headers["hook-delivery"]).toBe(deliveryId);
+    expect(got[1]!.body).toBe(first!.body);
+    const detail = await waitFor(() => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }), (r) => r.json.attempts.length === 2);
+    expect(detail.json.status).toBe("succeeded");
+  }, 30_000);
+
+  it("sends form bodies with every expansion", async () => {
+    const { client, processor } = await makeTenant();
+    const { box } = await subscribeToReceiver(client, {
+      content_type: "application/x-www-form-urlencoded",
+      invoice_ids: true,
+      payment_status: true,
+      payment_events: true,
+      refund_reason: true,
+      instrument_number: true,
+    });
+    const { payment, invoice } = await makePayment(client);
+    await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "printed", instrument_number: "100234" }, headers: processor.headers });
+    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    const bodies = got.map((r) => new URLSearchParams(r.body));
+    const later = bodies.find((form) => form.get("instrument_number") === "100234")!;
+    expect(got[0]!.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    expect(later.get("object_id")).toBe(payment.id);
+    expect(later.getAll("invoice_ids")).toEqual([invoice.id]);
+    expect(later.get("payment_status")).toBe("pending");
+    expect(later.get("refund_reason")).toBe("");
+    expect(JSON.parse(later.get("payment_events")!).map((e: { event_code: string }) => e.event_code)).toEqual(["PU00", "PU05"]);
+    expect(got.every((r) => r.verified?.standard && r.verified.hmac)).toBe(true);
+  }, 30_000);
+
+  it("signs with the old and the new secret for a day after a rotation", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
+    const rotated = await call("POST", `/v1/webhooks/${subscription.id}/rotate-secret/`, { headers: client.headers });
+    await makePayment(client);
+    const [got] = await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    const headers = { "webhook-id": got!.headers["webhook-id"]!, "webhook-timestamp": got!.headers["webhook-timestamp"]!, "webhook-signature": got!.headers["webhook-signature"]! };
+    expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
+    expect(() => new Webhook(subscription.secret).verify(got!.body, headers)).not.toThrow();
+    expect(() => new Webhook(rotated.json.secret).verify(got!.body, headers)).not.toThrow();
+  }, 30_000);
+
+  it("freezes the body when the change is made", async () => {
+    const { client, processor } = await makeTenant();
+    const { box } = await subscribeToReceiver(client, { all_payment_details: true }, [500, 200]);
+    const { payment } = await makePayment(client);
+    await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
+    const got = await waitFor(() => receivedAt(box), (all) => all.length === 3, 20_000);
+    const firstDelivery = got.filter((r) => r.headers["hook-delivery"] === got[0]!.headers["hook-delivery"]);
+    expect(firstDelivery).toHaveLength(2);
+    expect(JSON.parse(firstDelivery[1]!.body).object).toMatchObject({ status: "pending", events: [expect.objectContaining({ event_code: "PU00" })] });
+    expect(firstDelivery[1]!.body).toBe(firstDelivery[0]!.body);
+  }, 30_000);
+
+  it("drops pending deliveries when the subscription is deleted, and skips inactive subscriptions", async () => {
+    const { client } = await makeTenant();
+    const failing = await subscribeToReceiver(client, {}, Array(10).fill(500));
+    const paused = await subscribeToReceiver(client, { is_active: false });
+    await makePayment(client);
+    await waitFor(() => receivedAt(failing.box), (all) => all.length >= 1);
+    const count = (id: string) => env.DB.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(id).first<{ n: number }>();
+    expect((await count(failing.subscription.id))!.n).toBe(1);
+    expect((await count(paused.subscription.id))!.n).toBe(0);
+    expect((await call("DELETE", `/v1/webhooks/${failing.subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    expect((await count(failing.subscription.id))!.n).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    expect(await receivedAt(failing.box)).toHaveLength(1);
+  }, 30_000);
 });
+
