@@ -8,7 +8,7 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  async queue(batch, env) {
+  async queue(batch, env, _ctx) {
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
     else await consumeDeliveries(batch, env);
   },

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, ids, makeCounterparty, makeInvoice, makePayment, makeTenant, type User } from "./helpers/api";
+import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, type User } from "./helpers/api";
 
 async function parties() {
   const tenant = await makeTenant();
@@ -109,6 +109,19 @@ describe("creating a payment", () => {
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
     const list = await call("GET", "/v2/payments/", { headers: client.headers });
     expect(list.json.count).toBe(1);
+  });
+
+  it("takes 100 invoices in one payment (D1 allows 100 bound parameters a statement)", async () => {
+    const { client, account, buyer, supplier } = await parties();
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) ids.push(await insertInvoiceAt(account.id, buyer.id, supplier.id, new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString()));
+    const res = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: ids, payment_method: "wire" });
+    expect(res.status).toBe(201);
+    expect(res.json.invoices).toHaveLength(100);
+    expect(res.json.amount_cents).toBe(100 * 100);
+    const tooMany = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [...ids, "inv_x"], payment_method: "wire" });
+    expect(tooMany.status).toBe(400);
+    expect(Object.keys(tooMany.json)).toEqual(["invoice_ids"]);
   });
 
   it("writes nothing when it is refused", async () => {
@@ -324,6 +337,19 @@ describe("polling GET /v2/payments/", () => {
     const names: Record<string, string> = { [f.a.id]: "a", [f.b.id]: "b", [f.c.id]: "c" };
     expect(ids(res).map((id) => names[id])).toEqual(expected);
     expect(res.json.count).toBe(expected.length);
+  });
+
+  it("takes the longest repeated filters allowed, together", async () => {
+    const f = await fixture();
+    const many = (name: string, real: string) => [...Array.from({ length: 49 }, (_, i) => `${name}=x${i}`), `${name}=${real}`].join("&");
+    const query = [many("status", "pending"), many("originating_counterparty_id", f.buyer.id), many("receiving_counterparty_id", f.supplier.id)].join("&");
+    const res = await list(f.client, query);
+    expect(res.status).toBe(400); // x0.. are not statuses
+    const valid = [Array.from({ length: 50 }, () => "status=pending").join("&"), many("originating_counterparty_id", f.buyer.id), many("receiving_counterparty_id", f.supplier.id)].join("&");
+    expect(ids(await list(f.client, valid))).toEqual([f.c.id]);
+    const tooMany = await list(f.client, Array.from({ length: 51 }, (_, i) => `originating_counterparty_id=x${i}`).join("&"));
+    expect(tooMany.status).toBe(400);
+    expect(Object.keys(tooMany.json)).toEqual(["originating_counterparty_id"]);
   });
 
   it.each([

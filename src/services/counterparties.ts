@@ -1,5 +1,6 @@
-import { and, eq, inArray, type SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/in-list";
 import { isUniqueViolation } from "../db/errors";
 import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
@@ -77,8 +78,8 @@ export async function updateCounterparty(
 
 export function listCounterparties(db: Db, accountId: string, filters: CounterpartyFilters, request: PageRequest) {
   const conditions: SQL[] = [inAccount(counterparties, accountId)];
-  if (filters.type) conditions.push(inArray(counterparties.type, filters.type));
-  if (filters.internal_id) conditions.push(inArray(counterparties.internalId, filters.internal_id));
+  if (filters.type) conditions.push(inList(counterparties.type, filters.type));
+  if (filters.internal_id) conditions.push(inList(counterparties.internalId, filters.internal_id));
   const where = and(...conditions)!;
   const filtered = conditions.length > 1;
   return listPage(

@@ -1,5 +1,6 @@
-import { and, eq, inArray, type SQL } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/in-list";
 import { invoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
@@ -61,7 +62,7 @@ export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters,
     inAccount(invoices, accountId),
     ...timeConditions(invoices.createdAt, "created", filters as Record<string, Instant | undefined>),
   ];
-  if (filters.invoice_number) conditions.push(inArray(invoices.invoiceNumber, filters.invoice_number));
+  if (filters.invoice_number) conditions.push(inList(invoices.invoiceNumber, filters.invoice_number));
   const where = and(...conditions)!;
   const filtered = conditions.length > 1;
   return listPage(

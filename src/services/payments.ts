@@ -1,5 +1,6 @@
-import { and, asc, eq, exists, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, exists, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/in-list";
 import { isUniqueViolation } from "../db/errors";
 import { guardedInsert } from "../db/guarded-insert";
 import {
@@ -134,7 +135,7 @@ async function checkPaymentInput(db: Db, accountId: string, input: CreatePayment
   const found = await db
     .select()
     .from(invoices)
-    .where(and(inAccount(invoices, accountId), inArray(invoices.id, input.invoice_ids)));
+    .where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids)));
   const byId = new Map(found.map((invoice) => [invoice.id, invoice]));
   const invoiceErrors: string[] = [];
   for (const invoiceId of input.invoice_ids) {
@@ -156,7 +157,7 @@ async function refuseClaimedInvoices(db: Db, invoiceIds: string[]): Promise<void
   const claimed = await db
     .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
     .from(paymentInvoices)
-    .where(and(inArray(paymentInvoices.invoiceId, invoiceIds), eq(paymentInvoices.active, 1)))
+    .where(and(inList(paymentInvoices.invoiceId, invoiceIds), eq(paymentInvoices.active, 1)))
     .get();
   if (claimed) throw conflict(`Invoice ${claimed.invoiceId} already belongs to payment ${claimed.paymentId}.`);
 }
@@ -310,9 +311,9 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
     ...timeConditions(payments.createdAt, "created", times),
     ...timeConditions(payments.updatedAt, "updated", times),
   ];
-  if (filters.status) conditions.push(inArray(payments.status, filters.status));
-  if (filters.originating_counterparty_id) conditions.push(inArray(payments.originatingCounterpartyId, filters.originating_counterparty_id));
-  if (filters.receiving_counterparty_id) conditions.push(inArray(payments.receivingCounterpartyId, filters.receiving_counterparty_id));
+  if (filters.status) conditions.push(inList(payments.status, filters.status));
+  if (filters.originating_counterparty_id) conditions.push(inList(payments.originatingCounterpartyId, filters.originating_counterparty_id));
+  if (filters.receiving_counterparty_id) conditions.push(inList(payments.receivingCounterpartyId, filters.receiving_counterparty_id));
   const where = and(...conditions)!;
   const filtered = conditions.length > 1;
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
@@ -334,16 +335,15 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
 /** Payment rows to details, reading the page's invoices and events in one round trip. */
 async function withDetails(db: Db, rows: PaymentRow[]): Promise<PaymentView[]> {
   if (rows.length === 0) return [];
-  // One bound parameter for the whole page: D1 allows 100 per statement, a page holds up to 1000.
-  const ids = sql`(select value from json_each(${JSON.stringify(rows.map((row) => row.id))}))`;
+  const ids = rows.map((row) => row.id);
   const [invoiceRows, events] = await db.batch([
     db
       .select({ paymentId: paymentInvoices.paymentId, id: invoices.id, invoiceNumber: invoices.invoiceNumber, amountCents: invoices.amountCents })
       .from(paymentInvoices)
       .innerJoin(invoices, eq(invoices.id, paymentInvoices.invoiceId))
-      .where(sql`${paymentInvoices.paymentId} in ${ids}`)
+      .where(inList(paymentInvoices.paymentId, ids))
       .orderBy(asc(invoices.createdAt), asc(invoices.id)),
-    db.select().from(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ids}`).orderBy(asc(paymentEvents.seq)),
+    db.select().from(paymentEvents).where(inList(paymentEvents.paymentId, ids)).orderBy(asc(paymentEvents.seq)),
   ]);
   const invoicesOf = groupBy(invoiceRows, (row) => row.paymentId);
   const eventsOf = groupBy(events, (row) => row.paymentId);

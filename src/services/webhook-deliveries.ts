@@ -1,5 +1,6 @@
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/in-list";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../db/schema";
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
@@ -32,7 +33,7 @@ export async function listDeliveries(db: Db, accountId: string, subscriptionId: 
     eq(webhookDeliveries.subscriptionId, subscriptionId),
     ...timeConditions(webhookDeliveries.createdAt, "created", filters as Record<string, Instant | undefined>),
   ];
-  if (filters.status) conditions.push(inArray(webhookDeliveries.status, filters.status));
+  if (filters.status) conditions.push(inList(webhookDeliveries.status, filters.status));
   const where = and(...conditions)!;
   const page = await listPage(
     {
@@ -61,7 +62,7 @@ async function withAttempts(db: Db, rows: DeliveryRow[]) {
   const attempts = await db
     .select()
     .from(webhookAttempts)
-    .where(inArray(webhookAttempts.deliveryId, rows.map((row) => row.id)))
+    .where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)))
     .orderBy(asc(webhookAttempts.number));
   return rows.map((row) => ({ delivery: row, attempts: attempts.filter((a) => a.deliveryId === row.id) }));
 }

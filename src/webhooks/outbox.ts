@@ -1,5 +1,5 @@
-import { inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { inList } from "../db/in-list";
 import { guardedInsert } from "../db/guarded-insert";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
@@ -44,7 +44,7 @@ export async function handOver(db: Db, queue: Queue<DeliveryMessage>, ids: strin
   if (ids.length === 0) return;
   try {
     await enqueueDeliveries(queue, ids);
-    await db.update(webhookDeliveries).set({ enqueuedAt: Date.now() }).where(inArray(webhookDeliveries.id, ids));
+    await db.update(webhookDeliveries).set({ enqueuedAt: Date.now() }).where(inList(webhookDeliveries.id, ids));
   } catch (error) {
     console.error(JSON.stringify({ type: "enqueue_failed", delivery_ids: ids, error: String(error) }));
   }

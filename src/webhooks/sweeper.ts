@@ -1,5 +1,6 @@
-import { and, eq, inArray, isNull, lt, lte, or } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, or } from "drizzle-orm";
 import { createDb } from "../db/client";
+import { inList } from "../db/in-list";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { enqueueDeliveries, type DeliveryMessage } from "./message";
@@ -29,9 +30,7 @@ export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
   const ids = due.map((row) => row.id);
   if (ids.length === 0) return 0;
   await enqueueDeliveries(env.DELIVERIES as Queue<DeliveryMessage>, ids);
-  for (let start = 0; start < ids.length; start += 90) {
-    await db.update(webhookDeliveries).set({ enqueuedAt: now }).where(inArray(webhookDeliveries.id, ids.slice(start, start + 90)));
-  }
+  await db.update(webhookDeliveries).set({ enqueuedAt: now }).where(inList(webhookDeliveries.id, ids));
   console.log(JSON.stringify({ type: "outbox_sweep", resent: ids.length }));
   return ids.length;
 }

@@ -35,7 +35,7 @@ async function consume(deliveryId: string, queue = "payments-deliveries", bindin
   await worker.queue(batch, { ...env, ...bindings }, ctx);
   const result = await getQueueResult(batch, ctx);
   const delays = retry.mock.calls.map(([options]) => options?.delaySeconds);
-  return { ...result, retryMessages: result.retryMessages.map((m, i) => ({ ...m, delaySeconds: delays[i] })) };
+  return { ...result, retryMessages: result.retryMessages.map((m: { msgId: string }, i: number) => ({ ...m, delaySeconds: delays[i] })) };
 }
 
 const deliveryRow = (id: string) => env.DB.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
@@ -154,6 +154,34 @@ describe("the delivery consumer", () => {
     const result = await consume(id, "payments-deliveries-dlq");
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
     expect((await deliveryRow(id))!.status).toBe("failed");
+  });
+});
+
+describe("the delivery log", () => {
+  it("lists newest first, filters, and pages past 100 deliveries", async () => {
+    const { client, subscription } = await pendingDelivery();
+    const base = Date.UTC(2026, 5, 1);
+    const statements = Array.from({ length: 150 }, (_, i) =>
+      env.DB.prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+         values (?, ?, ?, 'pmt_x', '{}', ?, 0, null, null, null, null, ?, ?)`,
+      ).bind(crypto.randomUUID(), subscription.id, client.accountId, i % 3 === 0 ? "failed" : "succeeded", base + i * 1000, base + i * 1000),
+    );
+    await env.DB.batch(statements);
+    const path = `/v1/webhooks/${subscription.id}/deliveries/`;
+    const all = await call("GET", `${path}?page_size=1000`, { headers: client.headers });
+    expect(all.status).toBe(200);
+    expect(all.json.count).toBe(151);
+    const created = all.json.results.map((d: { created: string }) => Date.parse(d.created));
+    expect(created).toEqual([...created].sort((a, b) => b - a));
+    const failed = await call("GET", `${path}?status=failed&page_size=1000`, { headers: client.headers });
+    expect(failed.json.count).toBe(50);
+    const early = await call("GET", `${path}?created__lt=${new Date(base + 10_000).toISOString()}`, { headers: client.headers });
+    expect(early.json.count).toBe(10);
+    const first = await call("GET", `${path}?page_size=60`, { headers: client.headers });
+    const second = await call("GET", first.json.next.slice(BASE.length), { headers: client.headers });
+    expect(second.json.results[0].created < first.json.results[59].created).toBe(true);
+    expect((await call("GET", `${path}?status=sent`, { headers: client.headers })).json).toEqual({ status: ["Select a valid choice. sent is not one of the available choices."] });
   });
 });
 
