@@ -23,28 +23,44 @@ const subscription = await fetch(`${BASE}/v1/webhooks/`, {
 if (!subscription.secret) throw new Error(`subscribe failed: ${JSON.stringify(subscription)}`);
 receiver.configs.set(path, { secret: subscription.secret, username: "bench", password: "bench-pass" });
 
+// Fresh payments (20 events each), so bodies stay the size a real payment's are.
+const BUYER = "cpty_demoBuyerAcme00000001";
+const SUPPLIER = "cpty_demoSupplierNorthwind1";
+const payments = [];
+for (let i = 0; i < Math.ceil(EVENTS / 20); i++) {
+  const invoice = await fetch(`${BASE}/v1/invoices/`, {
+    method: "POST",
+    headers: client,
+    body: JSON.stringify({ invoice_number: `BENCH-${Date.now()}-${i}`, buyer_id: BUYER, supplier_id: SUPPLIER, amount_cents: 100 }),
+  }).then((r) => r.json());
+  const payment = await fetch(`${BASE}/v2/payments/`, {
+    method: "POST",
+    headers: client,
+    body: JSON.stringify({ originating_counterparty_id: BUYER, receiving_counterparty_id: SUPPLIER, invoice_ids: [invoice.id], payment_method: "ach" }),
+  }).then((r) => r.json());
+  payments.push(payment.id);
+}
+await new Promise((resolve) => setTimeout(resolve, 2000)); // let the creations' deliveries land first
+
 const sentAt = new Map();
-const latencies = [];
-let unverified = 0;
+const arrivals = [];
+const done = () => arrivals.filter((entry) => sentAt.has(entry.eventId)).length >= EVENTS;
 const arrived = new Promise((resolve) => {
   const timer = setInterval(() => {
     for (const entry of receiver.received.get(path)?.splice(0) ?? []) {
-      if (!(entry.verified?.basic && entry.verified.hmac && entry.verified.standard)) unverified++;
-      const events = JSON.parse(entry.body).payment_events;
-      const sent = sentAt.get(events.at(-1).id);
-      if (sent !== undefined) latencies.push(entry.received_at - sent);
+      const verified = entry.verified?.basic && entry.verified.hmac && entry.verified.standard;
+      arrivals.push({ eventId: JSON.parse(entry.body).payment_events.at(-1).id, receivedAt: entry.received_at, verified });
     }
-    if (latencies.length >= EVENTS) {
+    if (done()) {
       clearInterval(timer);
       resolve();
     }
   }, 5);
 });
 
-const payment = "pmt_demoPaymentSettled0001";
 for (let i = 0; i < EVENTS; i++) {
   const started = Date.now();
-  const res = await fetch(`${BASE}/v2/payments/${payment}/events/`, {
+  const res = await fetch(`${BASE}/v2/payments/${payments[i % payments.length]}/events/`, {
     method: "POST",
     headers: processor,
     body: JSON.stringify({ event_code: "BENCH", description: `bench ${i}` }),
@@ -62,7 +78,9 @@ const retried = log.results.filter((delivery) => delivery.attempts.length !== 1)
 await fetch(`${BASE}/v1/webhooks/${subscription.id}/`, { method: "DELETE", headers: client });
 await receiver.close();
 
-latencies.sort((a, b) => a - b);
+const matched = arrivals.filter((entry) => sentAt.has(entry.eventId));
+const unverified = matched.filter((entry) => !entry.verified).length;
+const latencies = matched.map((entry) => entry.receivedAt - sentAt.get(entry.eventId)).sort((a, b) => a - b);
 const pct = (p) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
 console.log(JSON.stringify({ deliveries: byStatus, not_exactly_one_attempt: retried.slice(0, 3) }));
 console.log(JSON.stringify({ events: EVENTS, delivered: latencies.length, unverified, p50_ms: pct(50), p90_ms: pct(90), p99_ms: pct(99), max_ms: latencies.at(-1) }));
