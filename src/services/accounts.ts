@@ -4,7 +4,7 @@ import { accounts } from "../db/schema";
 import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { keyOrder, listPage } from "./list-page";
+import { countWhere, listPage, rowsOf } from "./list-page";
 
 export type Account = typeof accounts.$inferSelect;
 
@@ -22,16 +22,14 @@ export async function getAccount(db: Db, id: string): Promise<Account> {
 
 /** Operators see every account: this list is the admin API's, not a tenant's. */
 export function listAccounts(db: Db, request: PageRequest) {
+  const everyAccount = sql`1 = 1`;
   return listPage(
     {
       sort: accounts.createdAt,
       id: accounts.id,
       key: (row: Account) => [row.createdAt, row.id],
-      count: async () => (await db.select({ n: sql<number>`count(*)` }).from(accounts).get())?.n ?? 0,
-      rows: (extra, direction, limit, offset) => {
-        const order = keyOrder(direction, accounts.createdAt, accounts.id);
-        return db.select().from(accounts).where(extra).orderBy(...order).limit(limit).offset(offset);
-      },
+      count: () => countWhere(db, accounts, everyAccount),
+      rows: rowsOf(db, accounts, everyAccount, accounts.createdAt, accounts.id),
     },
     request,
   );

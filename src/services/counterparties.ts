@@ -7,7 +7,7 @@ import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import { countOne, storedCount } from "./list-counts";
-import { countWhere, keyOrder, listPage } from "./list-page";
+import { countWhere, listPage, rowsOf } from "./list-page";
 import { inAccount } from "./scope";
 
 export type Counterparty = typeof counterparties.$inferSelect;
@@ -91,14 +91,7 @@ export function listCounterparties(db: Db, accountId: string, filters: Counterpa
         filtered
           ? countWhere(db, counterparties, where)
           : storedCount(db, accountId, "counterparties"),
-      rows: (extra, direction, limit, offset) =>
-        db
-          .select()
-          .from(counterparties)
-          .where(and(where, extra))
-          .orderBy(...keyOrder(direction, counterparties.createdAt, counterparties.id))
-          .limit(limit)
-          .offset(offset),
+      rows: rowsOf(db, counterparties, where, counterparties.createdAt, counterparties.id),
     },
     request,
   );

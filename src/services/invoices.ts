@@ -8,7 +8,7 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countOne, storedCount } from "./list-counts";
-import { countWhere, keyOrder, listPage } from "./list-page";
+import { countWhere, listPage, rowsOf } from "./list-page";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -74,14 +74,7 @@ export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters,
         filtered
           ? countWhere(db, invoices, where)
           : storedCount(db, accountId, "invoices"),
-      rows: (extra, direction, limit, offset) =>
-        db
-          .select()
-          .from(invoices)
-          .where(and(where, extra))
-          .orderBy(...keyOrder(direction, invoices.createdAt, invoices.id))
-          .limit(limit)
-          .offset(offset),
+      rows: rowsOf(db, invoices, where, invoices.createdAt, invoices.id),
     },
     request,
   );

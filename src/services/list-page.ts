@@ -1,4 +1,4 @@
-import { asc, count, desc, sql, type Column, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, sql, type Column, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import type { PageRequest } from "../lib/pagination";
@@ -85,4 +85,16 @@ export function keyOrder(direction: Direction, sort: Column, id: Column): SQL[] 
 export async function countWhere(db: Db, table: SQLiteTable, where: SQL): Promise<number> {
   const row = await db.select({ n: count() }).from(table).where(where).get();
   return row?.n ?? 0;
+}
+
+/** The `rows` reader of a list over one table: its filters, then keyset and order on (sort, id). */
+export function rowsOf<T extends SQLiteTable>(db: Db, table: T, where: SQL, sort: Column, id: Column) {
+  return (extra: SQL | undefined, direction: Direction, limit: number, offset: number) =>
+    db
+      .select()
+      .from(table as SQLiteTable)
+      .where(and(where, extra))
+      .orderBy(...keyOrder(direction, sort, id))
+      .limit(limit)
+      .offset(offset) as unknown as Promise<T["$inferSelect"][]>;
 }

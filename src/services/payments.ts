@@ -17,7 +17,7 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countOneIf, storedCount } from "./list-counts";
-import { countWhere, keyOrder, listPage } from "./list-page";
+import { countWhere, listPage, rowsOf } from "./list-page";
 import { canMove, releasesInvoices } from "./payment-status";
 import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
 import { inAccount } from "./scope";
@@ -323,8 +323,7 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
       id: payments.id,
       key: (row: PaymentRow) => [filters.ordering === "updated" ? row.updatedAt : row.createdAt, row.id],
       count: () => (filtered ? countWhere(db, payments, where) : storedCount(db, accountId, "payments")),
-      rows: (extra, direction, limit, offset) =>
-        db.select().from(payments).where(and(where, extra)).orderBy(...keyOrder(direction, sort, payments.id)).limit(limit).offset(offset),
+      rows: rowsOf(db, payments, where, sort, payments.id),
     },
     request,
   );

@@ -7,7 +7,7 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { handOver } from "../webhooks/outbox";
 import type { DeliveryMessage } from "../webhooks/message";
-import { countWhere, keyOrder, listPage } from "./list-page";
+import { countWhere, listPage, rowsOf } from "./list-page";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -42,14 +42,7 @@ export async function listDeliveries(db: Db, accountId: string, subscriptionId: 
       descending: true,
       key: (row: DeliveryRow) => [row.createdAt, row.id],
       count: () => countWhere(db, webhookDeliveries, where),
-      rows: (extra, direction, limit, offset) =>
-        db
-          .select()
-          .from(webhookDeliveries)
-          .where(and(where, extra))
-          .orderBy(...keyOrder(direction, webhookDeliveries.createdAt, webhookDeliveries.id))
-          .limit(limit)
-          .offset(offset),
+      rows: rowsOf(db, webhookDeliveries, where, webhookDeliveries.createdAt, webhookDeliveries.id),
     },
     request,
   );

@@ -8,7 +8,7 @@ import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { newSigningSecret } from "../webhooks/signing";
 import type { Caller } from "./api-users";
-import { countWhere, keyOrder, listPage } from "./list-page";
+import { countWhere, listPage, rowsOf } from "./list-page";
 import { inAccount } from "./scope";
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
@@ -189,14 +189,7 @@ export async function listSubscriptions(db: Db, accountId: string, request: Page
       id: webhookSubscriptions.id,
       key: (row: SubscriptionRow) => [row.createdAt, row.id],
       count: () => countWhere(db, webhookSubscriptions, where),
-      rows: (extra, direction, limit, offset) =>
-        db
-          .select()
-          .from(webhookSubscriptions)
-          .where(and(where, extra))
-          .orderBy(...keyOrder(direction, webhookSubscriptions.createdAt, webhookSubscriptions.id))
-          .limit(limit)
-          .offset(offset),
+      rows: rowsOf(db, webhookSubscriptions, where, webhookSubscriptions.createdAt, webhookSubscriptions.id),
     },
     request,
   );

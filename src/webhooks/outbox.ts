@@ -34,7 +34,7 @@ export function deliveryOutbox(env: Pick<Env, "DELIVERIES">): OutboxWriter {
     }));
     return {
       statements: rows.map((row) => guardedInsert(db, webhookDeliveries, row, guard)),
-      afterCommit: () => handOver(db, env.DELIVERIES as Queue<DeliveryMessage>, rows.map((row) => row.id)),
+      afterCommit: () => handOver(db, env.DELIVERIES, rows.map((row) => row.id)),
     };
   };
 }
