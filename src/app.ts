@@ -39,6 +39,7 @@ export function createApp() {
     const allow = allowedMethods(app.routes, new URL(c.req.url).pathname);
     if (allow.length > 0) {
       c.header("Allow", allow.join(", "));
+      if (c.req.method === "OPTIONS") return c.body(null, 204);
       return c.json({ detail: `Method "${c.req.method}" not allowed.` }, 405);
     }
     return c.json({ detail: "Not found." }, 404);

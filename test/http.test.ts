@@ -78,6 +78,13 @@ describe("routing", () => {
     expect(detail.headers.get("allow")).toBe("GET, HEAD, OPTIONS, PATCH");
   });
 
+  it("answers OPTIONS with the allowed methods", async () => {
+    const { client } = await makeTenant();
+    const res = await call("OPTIONS", "/v2/payments/", { headers: client.headers });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("allow")).toBe("GET, HEAD, OPTIONS, POST");
+  });
+
   it("answers 404 in the error shape for an unknown path", async () => {
     const { client } = await makeTenant();
     const res = await call("GET", "/v1/nothing-here/", { headers: client.headers });
