@@ -44,7 +44,7 @@ const subscriptionRow = (id: string) => env.DB.prepare("select * from webhook_su
 
 describe("the delivery consumer", () => {
   it("acks a delivery the receiver takes, and records the attempt", async () => {
-    const { id, box } = await pendingDelivery([200]);
+    const { id, box, subscription } = await pendingDelivery([200]);
     const result = await consume(id);
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
     expect(result.retryMessages).toEqual([]);
@@ -53,7 +53,14 @@ describe("the delivery consumer", () => {
     expect(attempt).toMatchObject({ number: 1, response_status: 200, error: null });
     expect(attempt!.duration_ms).toBeGreaterThanOrEqual(0);
     const [got] = await receivedAt(box);
-    expect(got!.headers).toMatchObject({ "hook-delivery": id, "webhook-id": id, "hook-event": "payment.changed", "content-type": "application/json" });
+    expect(got!.headers).toMatchObject({
+      "hook-subscription": subscription.id,
+      "hook-delivery": id,
+      "webhook-id": id,
+      "hook-event": "payment.changed",
+      "content-type": "application/json",
+    });
+    expect(Math.abs(Number(got!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(60);
     expect(got!.headers["user-agent"]).toMatch(/^payments-webhooks\//);
     expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
   });
