@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, ids, makeCounterparty, makeTenant, unique } from "./helpers/api";
+import { call, ids, makeCounterparty, makeTenant } from "./helpers/api";
 
 describe("counterparties", () => {
   it("creates one and shows it", async () => {
@@ -113,9 +113,5 @@ describe("counterparties", () => {
       expect(res.json).toEqual({ type: ["Select a valid choice. foo is not one of the available choices."] });
       expect((await list(client, "type=buyer&type=foo")).json).toEqual({ type: ["Select a valid choice. foo is not one of the available choices."] });
     });
-  });
-
-  it("needs a unique internal id per test run", () => {
-    expect(unique()).not.toBe(unique());
   });
 });

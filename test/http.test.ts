@@ -1,6 +1,4 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../src/index";
 import { ADMIN, BASE, call, makeCounterparty, makeTenant } from "./helpers/api";
 
 describe("request bodies", () => {
@@ -144,13 +142,9 @@ describe("service endpoints", () => {
 
   it("turns the admin API off when ADMIN_TOKEN is missing or empty", async () => {
     for (const token of [undefined, ""]) {
-      const response = await worker.fetch(new Request(`${BASE}/admin/accounts/`, { headers: ADMIN }), { ...env, ADMIN_TOKEN: token }, {
-        waitUntil() {},
-        passThroughOnException() {},
-        props: {},
-      } as unknown as ExecutionContext);
-      expect(response.status).toBe(403);
-      expect(await response.json()).toEqual({ detail: expect.stringContaining("disabled") });
+      const res = await call("GET", "/admin/accounts/", { headers: ADMIN, bindings: { ADMIN_TOKEN: token } });
+      expect(res.status).toBe(403);
+      expect(res.json).toEqual({ detail: expect.stringContaining("disabled") });
     }
   });
 });

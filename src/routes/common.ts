@@ -54,14 +54,13 @@ export function pageRequest(c: Context<AppEnv>): PageRequest {
   return request;
 }
 
-/** The list envelope with absolute links that keep the request's filters. */
-export function envelope<Row, View>(c: Context<AppEnv>, page: Page<Row> | null, view: (row: Row, index: number) => View) {
-  if (!page) throw notFound("Invalid page.");
+/** The list envelope with absolute links that keep the request's filters; `results` are the page's rows as shown. */
+export function envelope<Row, View>(c: Context<AppEnv>, page: Page<Row>, results: View[]) {
   const rows = page.rows;
   const edges =
     rows.length > 0 ? { first: page.key(rows[0]!), last: page.key(rows[rows.length - 1]!) } : null;
   const links = pageLinks(new URL(c.req.url), page.page, edges, page.hasNext, page.hasPrevious);
-  return { count: page.count, ...links, results: rows.map(view) };
+  return { count: page.count, ...links, results };
 }
 
 export const IdParam = (example: string) =>

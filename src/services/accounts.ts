@@ -4,7 +4,7 @@ import { accounts } from "../db/schema";
 import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { countWhere, listPage, rowsOf } from "./list-page";
+import { countWhere, listTable } from "./list-page";
 
 export type Account = typeof accounts.$inferSelect;
 
@@ -23,14 +23,10 @@ export async function getAccount(db: Db, id: string): Promise<Account> {
 /** Operators see every account: this list is the admin API's, not a tenant's. */
 export function listAccounts(db: Db, request: PageRequest) {
   const everyAccount = sql`1 = 1`;
-  return listPage(
-    {
-      sort: accounts.createdAt,
-      id: accounts.id,
-      key: (row: Account) => [row.createdAt, row.id],
-      count: () => countWhere(db, accounts, everyAccount),
-      rows: rowsOf(db, accounts, everyAccount, accounts.createdAt, accounts.id),
-    },
-    request,
-  );
+  return listTable(db, accounts, {
+    where: everyAccount,
+    sort: accounts.createdAt,
+    id: accounts.id,
+    count: () => countWhere(db, accounts, everyAccount),
+  }, request);
 }

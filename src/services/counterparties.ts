@@ -7,7 +7,7 @@ import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import { countOne, storedCount } from "./list-counts";
-import { countWhere, listPage, rowsOf } from "./list-page";
+import { countWhere, listTable } from "./list-page";
 import { inAccount } from "./scope";
 
 export type Counterparty = typeof counterparties.$inferSelect;
@@ -82,17 +82,10 @@ export function listCounterparties(db: Db, accountId: string, filters: Counterpa
   if (filters.internal_id) conditions.push(inList(counterparties.internalId, filters.internal_id));
   const where = and(...conditions)!;
   const filtered = conditions.length > 1;
-  return listPage(
-    {
-      sort: counterparties.createdAt,
-      id: counterparties.id,
-      key: (row: Counterparty) => [row.createdAt, row.id],
-      count: async () =>
-        filtered
-          ? countWhere(db, counterparties, where)
-          : storedCount(db, accountId, "counterparties"),
-      rows: rowsOf(db, counterparties, where, counterparties.createdAt, counterparties.id),
-    },
-    request,
-  );
+  return listTable(db, counterparties, {
+    where,
+    sort: counterparties.createdAt,
+    id: counterparties.id,
+    count: () => (filtered ? countWhere(db, counterparties, where) : storedCount(db, accountId, "counterparties")),
+  }, request);
 }

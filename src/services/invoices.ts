@@ -8,7 +8,7 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countOne, storedCount } from "./list-counts";
-import { countWhere, listPage, rowsOf } from "./list-page";
+import { countWhere, listTable } from "./list-page";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -65,17 +65,10 @@ export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters,
   if (filters.invoice_number) conditions.push(inList(invoices.invoiceNumber, filters.invoice_number));
   const where = and(...conditions)!;
   const filtered = conditions.length > 1;
-  return listPage(
-    {
-      sort: invoices.createdAt,
-      id: invoices.id,
-      key: (row: Invoice) => [row.createdAt, row.id],
-      count: async () =>
-        filtered
-          ? countWhere(db, invoices, where)
-          : storedCount(db, accountId, "invoices"),
-      rows: rowsOf(db, invoices, where, invoices.createdAt, invoices.id),
-    },
-    request,
-  );
+  return listTable(db, invoices, {
+    where,
+    sort: invoices.createdAt,
+    id: invoices.id,
+    count: () => (filtered ? countWhere(db, invoices, where) : storedCount(db, accountId, "invoices")),
+  }, request);
 }

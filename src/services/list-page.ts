@@ -1,6 +1,8 @@
 import { and, asc, count, desc, sql, type Column, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { getTableColumns } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 
 export type Direction = "asc" | "desc";
@@ -29,9 +31,9 @@ export interface Page<Row> {
 
 /**
  * One page of a list. Offset for `page=N`; keyset (a range on the sort index) for cursors, so a
- * cursor page reads about `size` rows at any depth. Returns null for a page past the end.
+ * cursor page reads about `size` rows at any depth. A page past the end is 404 `Invalid page.`.
  */
-export async function listPage<Row>(source: ListSource<Row>, request: PageRequest): Promise<Page<Row> | null> {
+export async function listPage<Row>(source: ListSource<Row>, request: PageRequest): Promise<Page<Row>> {
   const size = request.size;
   const forward: Direction = source.descending ? "desc" : "asc";
   const backward: Direction = source.descending ? "asc" : "desc";
@@ -41,7 +43,7 @@ export async function listPage<Row>(source: ListSource<Row>, request: PageReques
       source.rows(undefined, forward, size + 1, (request.page - 1) * size),
       source.count(),
     ]);
-    if (rows.length === 0 && request.page > 1) return null;
+    if (rows.length === 0 && request.page > 1) throw notFound("Invalid page.");
     return {
       count,
       rows: rows.slice(0, size),
@@ -87,14 +89,36 @@ export async function countWhere(db: Db, table: SQLiteTable, where: SQL): Promis
   return row?.n ?? 0;
 }
 
-/** The `rows` reader of a list over one table: its filters, then keyset and order on (sort, id). */
-export function rowsOf<T extends SQLiteTable>(db: Db, table: T, where: SQL, sort: Column, id: Column) {
-  return (extra: SQL | undefined, direction: Direction, limit: number, offset: number) =>
-    db
-      .select()
-      .from(table as SQLiteTable)
-      .where(and(where, extra))
-      .orderBy(...keyOrder(direction, sort, id))
-      .limit(limit)
-      .offset(offset) as unknown as Promise<T["$inferSelect"][]>;
+export interface TableList {
+  /** The list's filters, tenant scope included. */
+  where: SQL;
+  /** An integer-ms column of the table, and its id column as the tie-breaker. */
+  sort: Column;
+  id: Column;
+  count: () => Promise<number>;
+  descending?: boolean;
+}
+
+/** A page of one table's rows, ordered and keyed by (sort, id). */
+export function listTable<T extends SQLiteTable>(db: Db, table: T, list: TableList, request: PageRequest) {
+  type Row = T["$inferSelect"];
+  const columns = Object.entries(getTableColumns(table));
+  const field = (column: Column) => columns.find(([, candidate]) => candidate === column)![0];
+  const sortField = field(list.sort);
+  const idField = field(list.id);
+  return listPage<Row>(
+    {
+      ...list,
+      key: (row) => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!],
+      rows: (extra, direction, limit, offset) =>
+        db
+          .select()
+          .from(table as SQLiteTable)
+          .where(and(list.where, extra))
+          .orderBy(...keyOrder(direction, list.sort, list.id))
+          .limit(limit)
+          .offset(offset) as unknown as Promise<Row[]>,
+    },
+    request,
+  );
 }

@@ -12,12 +12,13 @@ import {
   type PaymentStatus,
 } from "../db/schema";
 import { AppError, conflict, invalid, invalidField, notFound, type FieldErrors } from "../errors";
+import { groupBy } from "../lib/group-by";
 import { newId, newToken } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countOneIf, storedCount } from "./list-counts";
-import { countWhere, listPage, rowsOf } from "./list-page";
+import { countWhere, listTable } from "./list-page";
 import { canMove, releasesInvoices } from "./payment-status";
 import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
 import { inAccount } from "./scope";
@@ -64,8 +65,7 @@ export async function createPayment(
   const id = newId("pmt");
 
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    await refuseClaimedInvoices(db, input.invoice_ids);
-    const stamp = await nextStamp(db, accountId);
+    const [, stamp] = await Promise.all([refuseClaimedInvoices(db, input.invoice_ids), nextStamp(db, accountId)]);
     const payment: PaymentRow = {
       id,
       accountId,
@@ -171,13 +171,12 @@ export async function recordPaymentEvent(
 ) {
   checkEventInput(input);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const current = await loadPayment(db, accountId, paymentId);
+    const [current, stamp] = await Promise.all([loadPayment(db, accountId, paymentId), nextStamp(db, accountId)]);
     const { payment } = current;
     const status = input.status ?? payment.status;
     if (input.status && !canMove(payment.status, input.status)) {
       throw conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
     }
-    const stamp = await nextStamp(db, accountId);
     const next: PaymentRow = {
       ...payment,
       status,
@@ -317,17 +316,12 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
   const where = and(...conditions)!;
   const filtered = conditions.length > 1;
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
-  const page = await listPage(
-    {
-      sort,
-      id: payments.id,
-      key: (row: PaymentRow) => [filters.ordering === "updated" ? row.updatedAt : row.createdAt, row.id],
-      count: () => (filtered ? countWhere(db, payments, where) : storedCount(db, accountId, "payments")),
-      rows: rowsOf(db, payments, where, sort, payments.id),
-    },
-    request,
-  );
-  if (!page) return null;
+  const page = await listTable(db, payments, {
+    where,
+    sort: sort,
+    id: payments.id,
+    count: () => (filtered ? countWhere(db, payments, where) : storedCount(db, accountId, "payments")),
+  }, request);
   return { ...page, results: await withDetails(db, page.rows) };
 }
 
@@ -347,14 +341,4 @@ async function withDetails(db: Db, rows: PaymentRow[]): Promise<PaymentView[]> {
   const invoicesOf = groupBy(invoiceRows, (row) => row.paymentId);
   const eventsOf = groupBy(events, (row) => row.paymentId);
   return rows.map((row) => paymentView(row, invoicesOf.get(row.id) ?? [], eventsOf.get(row.id) ?? []));
-}
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const item of items) {
-    const list = out.get(key(item));
-    if (list) list.push(item);
-    else out.set(key(item), [item]);
-  }
-  return out;
 }

@@ -1,13 +1,14 @@
 import { and, asc, eq, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/in-list";
+import { groupBy } from "../lib/group-by";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../db/schema";
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { handOver } from "../webhooks/outbox";
 import type { DeliveryMessage } from "../webhooks/message";
-import { countWhere, listPage, rowsOf } from "./list-page";
+import { countWhere, listTable } from "./list-page";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -35,18 +36,13 @@ export async function listDeliveries(db: Db, accountId: string, subscriptionId: 
   ];
   if (filters.status) conditions.push(inList(webhookDeliveries.status, filters.status));
   const where = and(...conditions)!;
-  const page = await listPage(
-    {
-      sort: webhookDeliveries.createdAt,
-      id: webhookDeliveries.id,
-      descending: true,
-      key: (row: DeliveryRow) => [row.createdAt, row.id],
-      count: () => countWhere(db, webhookDeliveries, where),
-      rows: rowsOf(db, webhookDeliveries, where, webhookDeliveries.createdAt, webhookDeliveries.id),
-    },
-    request,
-  );
-  if (!page) return null;
+  const page = await listTable(db, webhookDeliveries, {
+    where,
+    sort: webhookDeliveries.createdAt,
+    id: webhookDeliveries.id,
+    descending: true,
+    count: () => countWhere(db, webhookDeliveries, where),
+  }, request);
   return { ...page, results: await withAttempts(db, page.rows) };
 }
 
@@ -57,28 +53,33 @@ async function withAttempts(db: Db, rows: DeliveryRow[]) {
     .from(webhookAttempts)
     .where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)))
     .orderBy(asc(webhookAttempts.number));
-  return rows.map((row) => ({ delivery: row, attempts: attempts.filter((a) => a.deliveryId === row.id) }));
+  const attemptsOf = groupBy(attempts, (attempt) => attempt.deliveryId);
+  return rows.map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
 }
 
 export async function getDelivery(db: Db, accountId: string, subscriptionId: string, deliveryId: string) {
-  const delivery = await db
-    .select()
-    .from(webhookDeliveries)
-    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.id, deliveryId)))
-    .get();
+  const [found, attempts] = await db.batch([
+    db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
+    db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number)),
+  ]);
+  const delivery = found[0];
   if (!delivery) throw notFound();
-  const attempts = await db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number));
   return { delivery, attempts };
 }
 
 /** A new attempt now, with the same delivery id and body, and a fresh retry schedule. */
 export async function redeliver(db: Db, queue: Queue<DeliveryMessage>, accountId: string, subscriptionId: string, deliveryId: string) {
-  await getDelivery(db, accountId, subscriptionId, deliveryId);
   const now = Date.now();
-  await db
+  const updated = await db
     .update(webhookDeliveries)
     .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, updatedAt: now })
-    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.id, deliveryId)));
+    .where(ofDelivery(accountId, subscriptionId, deliveryId))
+    .returning({ id: webhookDeliveries.id });
+  if (updated.length === 0) throw notFound();
   await handOver(db, queue, [deliveryId]);
   return getDelivery(db, accountId, subscriptionId, deliveryId);
+}
+
+function ofDelivery(accountId: string, subscriptionId: string, deliveryId: string) {
+  return and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.id, deliveryId));
 }

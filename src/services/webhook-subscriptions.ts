@@ -8,7 +8,7 @@ import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { newSigningSecret } from "../webhooks/signing";
 import type { Caller } from "./api-users";
-import { countWhere, listPage, rowsOf } from "./list-page";
+import { countWhere, listTable } from "./list-page";
 import { inAccount } from "./scope";
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
@@ -183,17 +183,12 @@ export async function deleteSubscription(db: Db, accountId: string, id: string):
 
 export async function listSubscriptions(db: Db, accountId: string, request: PageRequest, keys: Pick<Keys, "encryptionKey">) {
   const where = inAccount(webhookSubscriptions, accountId);
-  const page = await listPage(
-    {
-      sort: webhookSubscriptions.createdAt,
-      id: webhookSubscriptions.id,
-      key: (row: SubscriptionRow) => [row.createdAt, row.id],
-      count: () => countWhere(db, webhookSubscriptions, where),
-      rows: rowsOf(db, webhookSubscriptions, where, webhookSubscriptions.createdAt, webhookSubscriptions.id),
-    },
-    request,
-  );
-  if (!page) return null;
+  const page = await listTable(db, webhookSubscriptions, {
+    where,
+    sort: webhookSubscriptions.createdAt,
+    id: webhookSubscriptions.id,
+    count: () => countWhere(db, webhookSubscriptions, where),
+  }, request);
   return { ...page, results: await Promise.all(page.rows.map((row) => reveal(row, keys.encryptionKey))) };
 }
 

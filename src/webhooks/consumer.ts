@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, or } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import type { Env } from "../env";
@@ -9,6 +9,8 @@ import type { DeliveryMessage } from "./message";
 import { nextRetryDelay, parseRetryAfter, queueDelay } from "./retry-schedule";
 
 const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 45_000;
+/** A message that arrives this close to its attempt's due time is taken as on time. */
+const EARLY_SLACK_MS = 1000;
 const DEACTIVATE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
@@ -36,24 +38,31 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
 /** Makes the attempt that is due for one delivery, records it, and says what to do with the message. */
 export async function processDelivery(db: Db, env: Env, deliveryId: string, fetcher: typeof fetch = fetch): Promise<Outcome> {
   const now = Date.now();
-  const delivery = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId)).get();
-  if (!delivery || delivery.status !== "pending") return { kind: "ack" }; // dropped, or already ended: never sent twice
-  if (delivery.nextAttemptAt !== null && delivery.nextAttemptAt > now + 1000) {
-    // Early: a wait longer than the queue's maximum delay is reached in several hops.
-    return { kind: "retry", delaySeconds: queueDelay((delivery.nextAttemptAt - now) / 1000) };
-  }
-  const claimed = await db
+  // Claim the delivery if it is pending, due and not held by another copy of this message.
+  const [delivery] = await db
     .update(webhookDeliveries)
     .set({ claimedUntil: now + CLAIM_MS })
     .where(
       and(
         eq(webhookDeliveries.id, deliveryId),
         eq(webhookDeliveries.status, "pending"),
+        lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
         or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
       ),
     )
-    .returning({ id: webhookDeliveries.id });
-  if (claimed.length === 0) return { kind: "ack" }; // another copy of this message is on it
+    .returning();
+  if (!delivery) {
+    const current = await db
+      .select({ status: webhookDeliveries.status, nextAttemptAt: webhookDeliveries.nextAttemptAt })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, deliveryId))
+      .get();
+    if (current?.status === "pending" && current.nextAttemptAt !== null && current.nextAttemptAt > now + EARLY_SLACK_MS) {
+      // Early: a wait longer than the queue's maximum delay is reached in several hops.
+      return { kind: "retry", delaySeconds: queueDelay((current.nextAttemptAt - now) / 1000) };
+    }
+    return { kind: "ack" }; // dropped, already ended (never sent twice), or another copy is on it
+  }
 
   const row = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, delivery.subscriptionId)).get();
   if (!row || !row.isActive) {

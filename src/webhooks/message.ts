@@ -5,10 +5,10 @@ export interface DeliveryMessage {
 
 const SEND_BATCH_LIMIT = 100;
 
-/** Hands deliveries to the queue, `delaySeconds` apart from now. */
-export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, ids: string[], delaySeconds = 0): Promise<void> {
+/** Hands deliveries to the queue, in batches of the most it takes at once. */
+export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, ids: string[]): Promise<void> {
   for (let start = 0; start < ids.length; start += SEND_BATCH_LIMIT) {
     const chunk = ids.slice(start, start + SEND_BATCH_LIMIT);
-    await queue.sendBatch(chunk.map((id) => ({ body: { delivery_id: id }, contentType: "json" as const, delaySeconds })));
+    await queue.sendBatch(chunk.map((id) => ({ body: { delivery_id: id }, contentType: "json" as const })));
   }
 }

@@ -1,9 +1,8 @@
 import { and, eq, isNull, lt, lte, or } from "drizzle-orm";
 import { createDb } from "../db/client";
-import { inList } from "../db/in-list";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
-import { enqueueDeliveries } from "./message";
+import { handOver } from "./outbox";
 
 /** A due delivery whose queue message should have run by now is taken as lost after this long. */
 export const LOST_AFTER_MS = 2 * 60 * 1000;
@@ -29,8 +28,7 @@ export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
     .limit(SWEEP_LIMIT);
   const ids = due.map((row) => row.id);
   if (ids.length === 0) return 0;
-  await enqueueDeliveries(env.DELIVERIES, ids);
-  await db.update(webhookDeliveries).set({ enqueuedAt: now }).where(inList(webhookDeliveries.id, ids));
+  await handOver(db, env.DELIVERIES, ids);
   console.log(JSON.stringify({ type: "outbox_sweep", resent: ids.length }));
   return ids.length;
 }

@@ -25,9 +25,13 @@ export function basic(username: string, password: string): string {
 /**
  * A request to the Worker's own `fetch`, in this Workers runtime, then waits for its
  * `waitUntil` work. (SELF.fetch got slower with every call in a file: 10x after a few hundred.)
- * A plain object body is sent as JSON.
+ * A plain object body is sent as JSON; `bindings` replace the Worker's bindings for this request.
  */
-export async function call(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}) {
+export async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; bindings?: Partial<typeof env> } = {},
+) {
   const headers: Record<string, string> = { ...options.headers };
   let body: BodyInit | undefined;
   if (options.body !== undefined) {
@@ -35,7 +39,7 @@ export async function call(method: string, path: string, options: { body?: unkno
     headers["content-type"] ??= "application/json";
   }
   const ctx = createExecutionContext();
-  const response = await worker.fetch(new Request(`${BASE}${path}`, { method, headers, body }), env, ctx);
+  const response = await worker.fetch(new Request(`${BASE}${path}`, { method, headers, body }), { ...env, ...options.bindings }, ctx);
   await waitOnExecutionContext(ctx);
   const text = await response.text();
   let json: any = null;

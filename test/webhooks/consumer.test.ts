@@ -200,18 +200,11 @@ describe("the outbox", () => {
     await waitFor(() => receivedAt(box), (got) => got.length === 1);
 
     const brokenQueue = { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) };
-    const ctx = createExecutionContext();
-    const response = await worker.fetch(
-      new Request(`${BASE}/v2/payments/${payment.id}/events/`, {
-        method: "POST",
-        headers: { ...processor.headers, "content-type": "application/json" },
-        body: JSON.stringify({ event_code: "PU10", description: "Sent", status: "in-progress" }),
-      }),
-      { ...env, DELIVERIES: brokenQueue as unknown as Queue },
-      ctx,
-    );
-    await waitOnExecutionContext(ctx);
-    expect(response.status).toBe(201);
+    const response = await call("POST", `/v2/payments/${payment.id}/events/`, {
+      body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+      headers: processor.headers,
+      bindings: { DELIVERIES: brokenQueue as unknown as Queue<{ delivery_id: string }> },
+    });
     const pending = await env.DB.prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'").bind(payment.id).all<{ id: string; enqueued_at: number | null }>();
     expect(pending.results).toHaveLength(1);
     expect(pending.results[0]!.enqueued_at).toBeNull();

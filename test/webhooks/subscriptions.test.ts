@@ -1,21 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/index";
 import { BASE, call, makeTenant, type User } from "../helpers/api";
 import { HOOK_USER, receiverUrl } from "../helpers/webhooks";
 
 const valid = () => ({ event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", ...HOOK_USER });
 const create = (user: User, body: Record<string, unknown>) => call("POST", "/v1/webhooks/", { body, headers: user.headers });
-
-/** A request with other Worker bindings than the test default. */
-async function withEnv(overrides: Partial<typeof env>, method: string, path: string, user: User, body?: unknown) {
-  const response = await worker.fetch(
-    new Request(`${BASE}${path}`, { method, headers: { ...user.headers, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined }),
-    { ...env, ...overrides },
-    { waitUntil() {}, passThroughOnException() {}, props: {} } as unknown as ExecutionContext,
-  );
-  return { status: response.status, json: (await response.json()) as any };
-}
 
 describe("webhook subscriptions", () => {
   it("creates one and echoes every field, with a generated secret", async () => {
@@ -84,11 +73,11 @@ describe("webhook subscriptions", () => {
   it("applies the URL policy when local URLs are not allowed", async () => {
     const { client } = await makeTenant();
     for (const url of ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/x", "https://a:b@hooks.example.com/x"]) {
-      const res = await withEnv({ ALLOW_LOCAL_WEBHOOK_URLS: "false" }, "POST", "/v1/webhooks/", client, { ...valid(), url });
+      const res = await call("POST", "/v1/webhooks/", { body: { ...valid(), url }, headers: client.headers, bindings: { ALLOW_LOCAL_WEBHOOK_URLS: "false" } });
       expect(res.status, url).toBe(400);
       expect(Object.keys(res.json)).toEqual(["url"]);
     }
-    const ok = await withEnv({ ALLOW_LOCAL_WEBHOOK_URLS: "false" }, "POST", "/v1/webhooks/", client, valid());
+    const ok = await call("POST", "/v1/webhooks/", { body: valid(), headers: client.headers, bindings: { ALLOW_LOCAL_WEBHOOK_URLS: "false" } });
     expect(ok.status).toBe(201);
     const local = await create(client, { ...valid(), url: `${receiverUrl()}/hooks/x` });
     expect(local.status).toBe(201);
@@ -154,7 +143,7 @@ describe("webhook subscriptions", () => {
   it("answers 500 'Service is not configured.' without a usable ENCRYPTION_KEY", async () => {
     const { client } = await makeTenant();
     for (const key of [undefined, "", "not-base64!!", btoa("too short")]) {
-      const res = await withEnv({ ENCRYPTION_KEY: key }, "POST", "/v1/webhooks/", client, valid());
+      const res = await call("POST", "/v1/webhooks/", { body: valid(), headers: client.headers, bindings: { ENCRYPTION_KEY: key } });
       expect(res.status).toBe(500);
       expect(res.json).toEqual({ detail: "Service is not configured." });
     }

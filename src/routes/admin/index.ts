@@ -34,7 +34,10 @@ admin.openapi(
     security,
     responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...adminErrors },
   }),
-  async (c) => c.json(envelope(c, await listAccounts(c.get("db"), pageRequest(c)), accountView), 200),
+  async (c) => {
+    const page = await listAccounts(c.get("db"), pageRequest(c));
+    return c.json(envelope(c, page, page.rows.map(accountView)), 200);
+  },
 );
 
 admin.openapi(

@@ -37,7 +37,7 @@ counterpartiesRouter.openapi(
   async (c) => {
     const { type, internal_id } = c.req.valid("query");
     const page = await listCounterparties(c.get("db"), c.get("caller").accountId, { type, internal_id }, pageRequest(c));
-    return c.json(envelope(c, page, counterpartyView), 200);
+    return c.json(envelope(c, page, page.rows.map(counterpartyView)), 200);
   },
 );
 

@@ -20,7 +20,7 @@ invoicesRouter.openapi(
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
     const page = await listInvoices(c.get("db"), c.get("caller").accountId, filters, pageRequest(c));
-    return c.json(envelope(c, page, invoiceView), 200);
+    return c.json(envelope(c, page, page.rows.map(invoiceView)), 200);
   },
 );
 

@@ -40,7 +40,7 @@ paymentsRouter.openapi(
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
     const page = await listPayments(c.get("db"), c.get("caller").accountId, filters, pageRequest(c));
-    return c.json(envelope(c, page, (_row, index) => page!.results[index]!), 200);
+    return c.json(envelope(c, page, page.results), 200);
   },
 );
 

@@ -62,7 +62,7 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const page = await listSubscriptions(c.get("db"), c.get("caller").accountId, pageRequest(c), keys(c));
-    return c.json(envelope(c, page, (_row, index) => subscriptionView(page!.results[index]!, origin(c))), 200);
+    return c.json(envelope(c, page, page.results.map((subscription) => subscriptionView(subscription, origin(c)))), 200);
   },
 );
 
@@ -141,7 +141,7 @@ webhooksRouter.openapi(
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
     const page = await listDeliveries(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, filters, pageRequest(c));
-    return c.json(envelope(c, page, (_row, index) => deliveryView(page!.results[index]!)), 200);
+    return c.json(envelope(c, page, page.results.map(deliveryView)), 200);
   },
 );
 
