@@ -23,59 +23,65 @@ const subscription = await fetch(`${BASE}/v1/webhooks/`, {
 if (!subscription.secret) throw new Error(`subscribe failed: ${JSON.stringify(subscription)}`);
 receiver.configs.set(path, { secret: subscription.secret, username: "bench", password: "bench-pass" });
 
-// Fresh payments (20 events each), so bodies stay the size a real payment's are.
-const BUYER = "cpty_demoBuyerAcme00000001";
-const SUPPLIER = "cpty_demoSupplierNorthwind1";
-const payments = [];
-for (let i = 0; i < Math.ceil(EVENTS / 20); i++) {
-  const invoice = await fetch(`${BASE}/v1/invoices/`, {
-    method: "POST",
-    headers: client,
-    body: JSON.stringify({ invoice_number: `BENCH-${Date.now()}-${i}`, buyer_id: BUYER, supplier_id: SUPPLIER, amount_cents: 100 }),
-  }).then((r) => r.json());
-  const payment = await fetch(`${BASE}/v2/payments/`, {
-    method: "POST",
-    headers: client,
-    body: JSON.stringify({ originating_counterparty_id: BUYER, receiving_counterparty_id: SUPPLIER, invoice_ids: [invoice.id], payment_method: "ach" }),
-  }).then((r) => r.json());
-  payments.push(payment.id);
-}
-await new Promise((resolve) => setTimeout(resolve, 2000)); // let the creations' deliveries land first
-
+// The subscription is deleted however the run ends: one left behind would keep taking deliveries
+// to a receiver that is gone, and slow every later run.
 const sentAt = new Map();
 const arrivals = [];
-const done = () => arrivals.filter((entry) => sentAt.has(entry.eventId)).length >= EVENTS;
-const arrived = new Promise((resolve) => {
-  const timer = setInterval(() => {
-    for (const entry of receiver.received.get(path)?.splice(0) ?? []) {
-      const verified = entry.verified?.basic && entry.verified.hmac && entry.verified.standard;
-      arrivals.push({ eventId: JSON.parse(entry.body).payment_events.at(-1).id, receivedAt: entry.received_at, verified });
-    }
-    if (done()) {
-      clearInterval(timer);
-      resolve();
-    }
-  }, 5);
-});
+let byStatus, retried;
+try {
+  // Fresh payments (20 events each), so bodies stay the size a real payment's are.
+  const BUYER = "cpty_demoBuyerAcme00000001";
+  const SUPPLIER = "cpty_demoSupplierNorthwind1";
+  const payments = [];
+  for (let i = 0; i < Math.ceil(EVENTS / 20); i++) {
+    const invoice = await fetch(`${BASE}/v1/invoices/`, {
+      method: "POST",
+      headers: client,
+      body: JSON.stringify({ invoice_number: `BENCH-${Date.now()}-${i}`, buyer_id: BUYER, supplier_id: SUPPLIER, amount_cents: 100 }),
+    }).then((r) => r.json());
+    const payment = await fetch(`${BASE}/v2/payments/`, {
+      method: "POST",
+      headers: client,
+      body: JSON.stringify({ originating_counterparty_id: BUYER, receiving_counterparty_id: SUPPLIER, invoice_ids: [invoice.id], payment_method: "ach" }),
+    }).then((r) => r.json());
+    payments.push(payment.id);
+  }
+  await new Promise((resolve) => setTimeout(resolve, 2000)); // let the creations' deliveries land first
 
-for (let i = 0; i < EVENTS; i++) {
-  const started = Date.now();
-  const res = await fetch(`${BASE}/v2/payments/${payments[i % payments.length]}/events/`, {
-    method: "POST",
-    headers: processor,
-    body: JSON.stringify({ event_code: "BENCH", description: `bench ${i}` }),
+  const done = () => arrivals.filter((entry) => sentAt.has(entry.eventId)).length >= EVENTS;
+  const arrived = new Promise((resolve) => {
+    const timer = setInterval(() => {
+      for (const entry of receiver.received.get(path)?.splice(0) ?? []) {
+        const verified = entry.verified?.basic && entry.verified.hmac && entry.verified.standard;
+        arrivals.push({ eventId: JSON.parse(entry.body).payment_events.at(-1).id, receivedAt: entry.received_at, verified });
+      }
+      if (done()) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 5);
   });
-  const event = await res.json();
-  if (res.status !== 201) throw new Error(`event ${i}: ${res.status} ${JSON.stringify(event)}`);
-  sentAt.set(event.id, started);
-  await new Promise((resolve) => setTimeout(resolve, 20));
+
+  for (let i = 0; i < EVENTS; i++) {
+    const started = Date.now();
+    const res = await fetch(`${BASE}/v2/payments/${payments[i % payments.length]}/events/`, {
+      method: "POST",
+      headers: processor,
+      body: JSON.stringify({ event_code: "BENCH", description: `bench ${i}` }),
+    });
+    const event = await res.json();
+    if (res.status !== 201) throw new Error(`event ${i}: ${res.status} ${JSON.stringify(event)}`);
+    sentAt.set(event.id, started);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await Promise.race([arrived, new Promise((resolve) => setTimeout(resolve, 60_000))]);
+  const log = await fetch(`${BASE}/v1/webhooks/${subscription.id}/deliveries/?page_size=1000`, { headers: client }).then((r) => r.json());
+  byStatus = {};
+  for (const delivery of log.results) byStatus[delivery.status] = (byStatus[delivery.status] ?? 0) + 1;
+  retried = log.results.filter((delivery) => delivery.attempts.length !== 1).map((d) => ({ id: d.id, status: d.status, attempts: d.attempts }));
+} finally {
+  await fetch(`${BASE}/v1/webhooks/${subscription.id}/`, { method: "DELETE", headers: client });
 }
-await Promise.race([arrived, new Promise((resolve) => setTimeout(resolve, 60_000))]);
-const log = await fetch(`${BASE}/v1/webhooks/${subscription.id}/deliveries/?page_size=1000`, { headers: client }).then((r) => r.json());
-const byStatus = {};
-for (const delivery of log.results) byStatus[delivery.status] = (byStatus[delivery.status] ?? 0) + 1;
-const retried = log.results.filter((delivery) => delivery.attempts.length !== 1).map((d) => ({ id: d.id, status: d.status, attempts: d.attempts }));
-await fetch(`${BASE}/v1/webhooks/${subscription.id}/`, { method: "DELETE", headers: client });
 await receiver.close();
 
 const matched = arrivals.filter((entry) => sentAt.has(entry.eventId));
