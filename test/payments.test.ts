@@ -215,6 +215,18 @@ describe("the status lifecycle through the API", () => {
     expect(Date.parse(detail.json.updated)).toBeGreaterThan(Date.parse(payment.updated));
   });
 
+  it("keeps refund_reason and instrument_number through a later event without status", async () => {
+    const { client, processor } = await parties();
+    const { payment } = await makePayment(client, undefined, "check");
+    for (const [status, extra] of [["in-progress", { instrument_number: "100234" }], ["settled", {}], ["refunded", { refund_reason: "Paid twice" }]] as const) {
+      expect((await event(processor, payment.id, { event_code: "PX", description: status, status, ...extra })).status).toBe(201);
+    }
+    expect((await event(processor, payment.id, { event_code: "PU90", description: "Customer notified" })).status).toBe(201);
+    const detail = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
+    expect(detail.json).toMatchObject({ status: "refunded", refund_reason: "Paid twice", instrument_number: "100234" });
+    expect(detail.json.events).toHaveLength(5);
+  });
+
   it.each([
     [{ description: "d" }, "event_code"],
     [{ event_code: "P" }, "description"],

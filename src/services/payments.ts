@@ -19,7 +19,8 @@ import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countOneIf, storedCount } from "./list-counts";
 import { countWhere, listTable } from "./list-page";
-import { canMove, releasesInvoices } from "./payment-status";
+import { applyEvent, type PaymentEventInput } from "./payment-lifecycle";
+import { releasesInvoices } from "./payment-status";
 import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
@@ -31,13 +32,6 @@ export interface CreatePaymentInput {
   payment_method: PaymentMethod;
 }
 
-export interface PaymentEventInput {
-  event_code: string;
-  description: string;
-  status?: PaymentStatus;
-  instrument_number?: string | null;
-  refund_reason?: string | null;
-}
 
 /**
  * Extra statements for a payment write's own batch (the webhook outbox). They run only when the
@@ -173,28 +167,7 @@ export async function recordPaymentEvent(
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const [current, stamp] = await Promise.all([loadPayment(db, accountId, paymentId), nextStamp(db, accountId)]);
     const { payment } = current;
-    const status = input.status ?? payment.status;
-    if (input.status && !canMove(payment.status, input.status)) {
-      throw conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
-    }
-    const next: PaymentRow = {
-      ...payment,
-      status,
-      instrumentNumber: input.instrument_number !== undefined ? input.instrument_number : payment.instrumentNumber,
-      refundReason: status === "refunded" ? (input.refund_reason ?? null) : payment.refundReason,
-      version: payment.version + 1,
-      writeToken: newToken(),
-      updatedAt: stamp,
-    };
-    const event: EventRow = {
-      id: newId("pev"),
-      paymentId,
-      seq: next.version,
-      eventCode: input.event_code,
-      status,
-      description: input.description,
-      createdAt: stamp,
-    };
+    const { next, event } = applyEvent(payment, input, { eventId: newId("pev"), writeToken: newToken(), at: stamp });
     const detail = paymentView(next, current.invoices, [...current.events, event]);
     const applied = writtenBy(next);
     const outboxed = await outbox(db, accountId, detail, applied);
@@ -211,7 +184,7 @@ export async function recordPaymentEvent(
         })
         .where(and(inAccount(payments, accountId), eq(payments.id, paymentId), eq(payments.writeToken, payment.writeToken), stampIsNewest(accountId, stamp))),
       guardedInsert(db, paymentEvents, event, applied),
-      ...(releasesInvoices(status) && !releasesInvoices(payment.status)
+      ...(releasesInvoices(next.status) && !releasesInvoices(payment.status)
         ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, paymentId), applied))]
         : []),
       ...outboxed.statements,
