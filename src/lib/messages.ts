@@ -9,6 +9,7 @@ export const drfMessage = (issue: z.core.$ZodRawIssue): string | undefined => {
     case "invalid_type":
       if (issue.input === undefined) return "This field is required.";
       if (issue.input === null) return "This field may not be null.";
+      if (issue.expected === "number" && isInteger(issue.inst)) return TYPE_MESSAGES.int;
       return TYPE_MESSAGES[issue.expected] ?? "Invalid value.";
     case "too_small":
       if (issue.origin === "string") {
@@ -21,6 +22,8 @@ export const drfMessage = (issue: z.core.$ZodRawIssue): string | undefined => {
       if (issue.origin === "array") return `Ensure this field has no more than ${issue.maximum} elements.`;
       return `Ensure this value is less than or equal to ${issue.maximum}.`;
     case "invalid_value":
+      if (issue.input === undefined) return "This field is required.";
+      if (issue.input === null) return "This field may not be null.";
       return `"${String(issue.input)}" is not a valid choice.`;
     case "invalid_format":
       return "Enter a valid value.";
@@ -28,6 +31,12 @@ export const drfMessage = (issue: z.core.$ZodRawIssue): string | undefined => {
       return undefined;
   }
 };
+
+/** `z.int()` reports a wrong type as "expected number"; its format tells the two apart. */
+function isInteger(schema: unknown): boolean {
+  const format = (schema as { _zod?: { def?: { format?: string } } } | undefined)?._zod?.def?.format;
+  return typeof format === "string" && format.includes("int");
+}
 
 const TYPE_MESSAGES: Record<string, string> = {
   string: "Not a valid string.",
@@ -38,11 +47,21 @@ const TYPE_MESSAGES: Record<string, string> = {
   object: "Invalid data. Expected a dictionary.",
 };
 
-/** Turns Zod issues into DRF's `{field: [messages]}`; whole-body issues go to `non_field_errors`. */
+/**
+ * Turns Zod issues into DRF's `{field: [messages]}`; whole-body issues go to `non_field_errors`.
+ * A value of the wrong type gets that one message, as in DRF (Zod may add a length check after it).
+ */
 export function fieldErrors(issues: readonly z.core.$ZodIssue[]): Record<string, string[]> {
   const out: Record<string, string[]> = {};
+  const wrongType = new Set<string>();
   for (const issue of issues) {
     const key = issue.path.length === 0 ? "non_field_errors" : String(issue.path[0]);
+    if (wrongType.has(key)) continue;
+    if (issue.code === "invalid_type" && issue.path.length === 1) {
+      wrongType.add(key);
+      out[key] = [issue.message];
+      continue;
+    }
     (out[key] ??= []).push(issue.message);
   }
   return out;

@@ -13,6 +13,7 @@ export const ApiUserInput = z
   .object({
     username: z
       .string()
+      .min(1, { abort: true })
       .min(3)
       .max(150)
       .regex(/^[A-Za-z0-9@.+\-_]+$/, { error: "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters." }),

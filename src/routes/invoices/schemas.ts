@@ -7,12 +7,13 @@ const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
 
 export const currency = z
   .string()
+  .min(1, { abort: true })
   .refine((code) => /^[A-Z]{3}$/.test(code) && CURRENCIES.has(code), { error: "Enter an ISO 4217 currency code in upper case." })
   .default("USD");
 
 // $100 billion: a payment of 100 such invoices still sums exactly in a JS number and in SQLite.
 export const MAX_AMOUNT_CENTS = 10_000_000_000_000;
-export const amountCents = z.number().int().min(1).max(MAX_AMOUNT_CENTS);
+export const amountCents = z.int().min(1).max(MAX_AMOUNT_CENTS);
 
 export const InvoiceInput = z
   .object({
