@@ -4,7 +4,7 @@ import { createDb } from "./db/client";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
 import { drfMessage } from "./lib/messages";
-import { basicAuth } from "./middleware/auth";
+import { adminAuth, basicAuth } from "./middleware/auth";
 import { jsonBody, limitBody } from "./middleware/json-body";
 import { requestId } from "./middleware/request-id";
 import { admin } from "./routes/admin";
@@ -25,8 +25,10 @@ export function createApp() {
     c.set("db", createDb(c.env.DB));
     return next();
   });
-  app.use("*", limitBody, jsonBody);
+  // Who is asking comes before what they sent, as in DRF: no body is read for a caller who is not let in.
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);
+  app.use("/admin/*", adminAuth);
+  app.use("*", limitBody, jsonBody);
 
   app.route("/admin", admin);
   app.route("/v1/counterparties", counterpartiesRouter);

@@ -26,6 +26,27 @@ describe("Basic auth for API users", () => {
     expect(Object.keys(res.json)).toEqual(["detail"]);
   });
 
+  const odd: [string, string, Record<string, string>][] = [
+    ["text/plain", "internal_id=x", { "content-type": "text/plain" }],
+    ["malformed JSON", '{"internal_id": ', {}],
+    ["JSON that is not an object", "[1, 2]", {}],
+    ["a body over 1 MiB", JSON.stringify({ name: "x".repeat(1024 * 1024 + 1) }), {}],
+  ];
+
+  it.each(odd)("answers 401 before reading a body (%s)", async (_label, body, headers) => {
+    for (const [method, path] of [["POST", "/v1/counterparties/"], ["PATCH", "/v1/webhooks/x/"], ["PUT", "/v1/webhooks/x/"], ["POST", "/v2/payments/"]]) {
+      const res = await call(method!, path!, { body, headers });
+      expect(res.status, `${method} ${path}`).toBe(401);
+      expect(res.headers.get("www-authenticate")).toBe(CHALLENGE);
+    }
+  });
+
+  it.each(odd)("answers 401 on the admin API before reading a body (%s)", async (_label, body, headers) => {
+    const res = await call("POST", "/admin/accounts/", { body, headers: { ...headers, authorization: "Bearer wrong" } });
+    expect(res.status).toBe(401);
+    expect(res.json).toEqual({ detail: "Invalid or missing admin token." });
+  });
+
   it("guards every API prefix", async () => {
     for (const path of ["/v1/counterparties/", "/v1/invoices/x/", "/v2/payments/", "/v2/payments/pmt_x/events/"]) {
       const res = await call(path.endsWith("events/") ? "POST" : "GET", path, { body: path.endsWith("events/") ? {} : undefined });

@@ -17,16 +17,19 @@ export const limitBody = bodyLimit({
 });
 
 /**
- * Every write takes JSON: a body of another content type is 415, malformed JSON 400, and JSON
- * that is not an object 400. An empty body reads as `{}`, so the route's schema says what is
- * missing. The parsed text stays cached on the request for the route's validator.
+ * Every write takes JSON: a body of another content type is 415 (and is not read), malformed JSON
+ * 400, and JSON that is not an object 400. An empty body reads as `{}`, so the route's schema says
+ * what is missing. The parsed text stays cached on the request for the route's validator.
  */
 export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
   const mediaType = (c.req.header("content-type") ?? "").split(";")[0]!.trim();
-  const text = await c.req.text();
-  if (mediaType ? !JSON_TYPE.test(mediaType) : text !== "") {
+  if (mediaType && !JSON_TYPE.test(mediaType)) {
     throw new AppError("unsupported_media_type", `Unsupported media type "${mediaType}" in request.`);
+  }
+  const text = await c.req.text();
+  if (!mediaType && text !== "") {
+    throw new AppError("unsupported_media_type", 'Unsupported media type "" in request.');
   }
   if (text.trim() === "") {
     // Hono caches each body read as a promise; the validator then reads this.
