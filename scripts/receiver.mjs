@@ -20,7 +20,10 @@ const equal = (a, b) => {
 export function verifyDelivery({ headers, body, secret, username, password }) {
   const keyBytes = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
   const basic = equal(headers.authorization ?? "", `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`);
-  const hmac = equal(headers["hook-hmac"] ?? "", createHmac("sha256", keyBytes).update(body).digest("base64"));
+  // During a secret rotation's 24 hours, hook-hmac is keyed by the old secret and hook-hmac-next by
+  // the new one: accept either, and this check works before and after you switch secrets.
+  const expectedHmac = createHmac("sha256", keyBytes).update(body).digest("base64");
+  const hmac = [headers["hook-hmac"], headers["hook-hmac-next"]].some((value) => value !== undefined && equal(value, expectedHmac));
   const standardHeaders = {
     "webhook-id": headers["webhook-id"],
     "webhook-timestamp": headers["webhook-timestamp"],

@@ -1,5 +1,5 @@
 import type { WebhookContentType } from "../db/schema";
-import { signatureHeaders } from "./signing";
+import { signatureHeaders, type SigningSecrets } from "./signing";
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 const EXCERPT_CHARS = 500;
@@ -13,8 +13,7 @@ export interface AttemptRequest {
   subscriptionId: string;
   username: string;
   password: string;
-  /** Current secret first, then a rotated one still within its 24 hours. */
-  secrets: string[];
+  secrets: SigningSecrets;
 }
 
 export interface AttemptResult {

@@ -77,12 +77,12 @@ export async function processDelivery(db: Db, env: Env, deliveryId: string, fetc
         {
           url: subscription.url,
           body: delivery.body,
-          contentType: subscription.contentType,
+          contentType: delivery.contentType,
           deliveryId,
           subscriptionId: subscription.id,
           username: subscription.username,
           password: subscription.password,
-          secrets: [subscription.secretText, ...(subscription.previousSecretText ? [subscription.previousSecretText] : [])],
+          secrets: { current: subscription.secretText, previous: subscription.previousSecretText },
         },
         fetcher,
       );

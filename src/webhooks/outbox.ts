@@ -23,6 +23,7 @@ export function deliveryOutbox(env: Pick<Env, "DELIVERIES">): OutboxWriter {
       accountId,
       paymentId: detail.id,
       body: encodeBody(payloadFor(detail, subscription), subscription.contentType),
+      contentType: subscription.contentType,
       status: "pending" as const,
       attempts: 0,
       nextAttemptAt: now,

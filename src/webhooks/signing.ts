@@ -30,16 +30,34 @@ export async function standardSignature(secrets: string[], id: string, timestamp
   return signatures.join(" ");
 }
 
-export interface SignedHeaders {
-  [name: string]: string;
+export interface SigningSecrets {
+  current: string;
+  /** The secret before the last rotation, while its 24 hours last; null otherwise. */
+  previous: string | null;
 }
 
-/** Every signature header of one attempt. `secrets[0]` is the current secret. */
-export async function signatureHeaders(secrets: string[], deliveryId: string, timestamp: number, body: string): Promise<SignedHeaders> {
+/**
+ * Every signature header of one attempt. During a rotation's 24 hours:
+ * - `webhook-signature` carries one signature per secret (Standard Webhooks' own rule);
+ * - `hook-hmac` stays keyed by the previous secret, the one a receiver that has not acted on the
+ *   rotation still holds, and `hook-hmac-next` carries the HMAC keyed by the new secret.
+ * When the window ends, `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. So a
+ * receiver that accepts a match with either `hook-hmac` or `hook-hmac-next` keeps working
+ * whenever it switches, and one that never looks at `hook-hmac-next` is never broken by a
+ * rotation before the window ends.
+ */
+export async function signatureHeaders(secrets: SigningSecrets, deliveryId: string, timestamp: number, body: string): Promise<Record<string, string>> {
+  const all = secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
+  const [hmacNow, hmacNext, signature] = await Promise.all([
+    hookHmac(secrets.previous ?? secrets.current, body),
+    secrets.previous ? hookHmac(secrets.current, body) : null,
+    standardSignature(all, deliveryId, timestamp, body),
+  ]);
   return {
-    "hook-hmac": await hookHmac(secrets[0]!, body),
+    "hook-hmac": hmacNow,
+    ...(hmacNext ? { "hook-hmac-next": hmacNext } : {}),
     "webhook-id": deliveryId,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": await standardSignature(secrets, deliveryId, timestamp, body),
+    "webhook-signature": signature,
   };
 }

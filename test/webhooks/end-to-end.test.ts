@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call, makePayment, makeTenant } from "../helpers/api";
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
+import { hookHmac } from "../../src/webhooks/signing";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 describe("deliveries end to end, through the queue to a real receiver on 127.0.0.1", () => {
@@ -106,19 +107,34 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
     expect(() => new Webhook(subscription.secret).verify(got!.body, headers)).not.toThrow();
     expect(() => new Webhook(rotated.json.secret).verify(got!.body, headers)).not.toThrow();
+    // The receiver still holds the old secret and checks hook-hmac: it keeps working.
+    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
+    expect(got!.headers["hook-hmac"]).toBe(await hookHmac(subscription.secret, got!.body));
+    expect(got!.headers["hook-hmac-next"]).toBe(await hookHmac(rotated.json.secret, got!.body));
   }, 30_000);
 
-  it("freezes the body when the change is made", async () => {
+  it("retries with the bytes stored at the change, after the payment and the subscription's flags have changed", async () => {
     const { client, processor } = await makeTenant();
-    const { box } = await subscribeToReceiver(client, { all_payment_details: true }, [500, 200]);
+    const { subscription, box } = await subscribeToReceiver(client, { all_payment_details: true }, [500, 200, 200]);
     const { payment } = await makePayment(client);
     await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    // Between the failed attempt and its retry: the subscription asks for other fields, as a form, and the payment moves on.
+    const patched = await call("PATCH", `/v1/webhooks/${subscription.id}/`, {
+      body: { all_payment_details: false, payment_status: true, content_type: "application/x-www-form-urlencoded" },
+      headers: client.headers,
+    });
+    expect(patched.status).toBe(200);
     await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
     const got = await waitFor(() => receivedAt(box), (all) => all.length === 3, 20_000);
     const firstDelivery = got.filter((r) => r.headers["hook-delivery"] === got[0]!.headers["hook-delivery"]);
     expect(firstDelivery).toHaveLength(2);
-    expect(JSON.parse(firstDelivery[1]!.body).object).toMatchObject({ status: "pending", events: [expect.objectContaining({ event_code: "PU00" })] });
     expect(firstDelivery[1]!.body).toBe(firstDelivery[0]!.body);
+    expect(firstDelivery[1]!.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(firstDelivery[1]!.body).object).toMatchObject({ status: "pending", events: [expect.objectContaining({ event_code: "PU00" })] });
+    // The change made after the PATCH is built with the new flags.
+    const later = got.find((r) => r.headers["hook-delivery"] !== got[0]!.headers["hook-delivery"])!;
+    expect(later.headers["content-type"]).toBe("application/x-www-form-urlencoded");
+    expect(Object.fromEntries(new URLSearchParams(later.body))).toEqual({ object_type: "payment", object_id: payment.id, event: "payment.changed", payment_status: "in-progress" });
   }, 30_000);
 
   it("drops pending deliveries when the subscription is deleted, and skips inactive subscriptions", async () => {

@@ -56,8 +56,4 @@ describe("encodeBody", () => {
     const whole = new URLSearchParams(encodeBody({ ...base, object: payment }, "application/x-www-form-urlencoded"));
     expect(JSON.parse(whole.get("object")!)).toEqual(payment);
   });
-
-  it("gives the same bytes every time", () => {
-    expect(encodeBody(payload, "application/x-www-form-urlencoded")).toBe(encodeBody(payload, "application/x-www-form-urlencoded"));
-  });
 });

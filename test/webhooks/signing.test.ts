@@ -20,23 +20,59 @@ describe("signing", () => {
     const secret = newSigningSecret();
     const body = JSON.stringify({ object_type: "payment", object_id: "pmt_x", event: "payment.changed" });
     const timestamp = Math.floor(Date.now() / 1000);
-    const headers = await signatureHeaders([secret], "2f1e3a7c-0b1d-4a8e-9c5f-1a2b3c4d5e6f", timestamp, body);
+    const headers = await signatureHeaders({ current: secret, previous: null }, "2f1e3a7c-0b1d-4a8e-9c5f-1a2b3c4d5e6f", timestamp, body);
     expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
   });
 
   it("signs with both secrets after a rotation, so either verifies", async () => {
     const [current, previous] = [newSigningSecret(), newSigningSecret()];
     const body = '{"a":1}';
-    const headers = await signatureHeaders([current, previous], "id-1", Math.floor(Date.now() / 1000), body);
+    const headers = await signatureHeaders({ current, previous }, "id-1", Math.floor(Date.now() / 1000), body);
     expect(headers["webhook-signature"]!.split(" ")).toHaveLength(2);
     expect(() => new Webhook(current).verify(body, headers)).not.toThrow();
     expect(() => new Webhook(previous).verify(body, headers)).not.toThrow();
     expect(() => new Webhook(newSigningSecret()).verify(body, headers)).toThrow();
   });
 
+  // Two receivers through a rotation: one that has not acted on it (holds the old secret and checks
+  // hook-hmac alone, as the published interface describes) and one that switched to the new secret
+  // at once (checks hook-hmac or hook-hmac-next, as our README says). Both also run the published
+  // Standard Webhooks verifier.
+  const [oldSecret, newSecret] = [newSigningSecret(), newSigningSecret()];
+  const receivers = {
+    "has not acted": { secret: oldSecret, hmacHeaders: ["hook-hmac"] },
+    switched: { secret: newSecret, hmacHeaders: ["hook-hmac", "hook-hmac-next"] },
+  };
+  const phases = {
+    "before the rotation": { current: oldSecret, previous: null },
+    "during its 24 hours": { current: newSecret, previous: oldSecret },
+    "after its 24 hours": { current: newSecret, previous: null },
+  };
+  it.each([
+    ["before the rotation", "has not acted", true],
+    ["during its 24 hours", "has not acted", true],
+    ["during its 24 hours", "switched", true],
+    ["after its 24 hours", "has not acted", false],
+    ["after its 24 hours", "switched", true],
+  ] as const)("%s, a receiver that %s verifies: %s", async (phase, receiver, verifies) => {
+    const body = '{"object_id":"pmt_1"}';
+    const headers = await signatureHeaders(phases[phase], "id-3", Math.floor(Date.now() / 1000), body);
+    const { secret, hmacHeaders } = receivers[receiver];
+    const expected = await hookHmac(secret, body);
+    const hmacOk = hmacHeaders.some((name) => headers[name] === expected);
+    let standardOk = true;
+    try {
+      new Webhook(secret).verify(body, headers);
+    } catch {
+      standardOk = false;
+    }
+    expect({ hmacOk, standardOk }).toEqual({ hmacOk: verifies, standardOk: verifies });
+    expect("hook-hmac-next" in headers).toBe(phase === "during its 24 hours");
+  });
+
   it("rejects a changed body", async () => {
     const secret = newSigningSecret();
-    const headers = await signatureHeaders([secret], "id-2", Math.floor(Date.now() / 1000), '{"a":1}');
+    const headers = await signatureHeaders({ current: secret, previous: null }, "id-2", Math.floor(Date.now() / 1000), '{"a":1}');
     expect(() => new Webhook(secret).verify('{"a":2}', headers)).toThrow();
   });
 

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { webhookSubscriptions } from "./webhook-subscriptions";
+import { WEBHOOK_CONTENT_TYPES, webhookSubscriptions } from "./webhook-subscriptions";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -14,6 +14,9 @@ export const webhookDeliveries = sqliteTable(
     paymentId: text("payment_id").notNull(),
     // The exact bytes every attempt sends, frozen when the change is made.
     body: text("body").notNull(),
+    // The content type the body was encoded in, frozen with it: a later change of the
+    // subscription's content_type applies to later changes, never to these bytes.
+    contentType: text("content_type", { enum: WEBHOOK_CONTENT_TYPES }).notNull().default("application/json"),
     status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attempts: integer("attempts").notNull(),
     // When the next attempt is due; null once the delivery has ended.
