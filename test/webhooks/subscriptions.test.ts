@@ -72,7 +72,8 @@ describe("webhook subscriptions", () => {
 
   it("applies the URL policy when local URLs are not allowed", async () => {
     const { client } = await makeTenant();
-    for (const url of ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/x", "https://a:b@hooks.example.com/x"]) {
+    for (const url of ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/x", "https://a:b@hooks.example.com/x",
+      "https://[64:ff9b::7f00:1]/x", "https://[::127.0.0.1]/x", "https://localhost../x", "https://metadata.google.internal/x", "https://hooks.example.com:22/x"]) {
       const res = await call("POST", "/v1/webhooks/", { body: { ...valid(), url }, headers: client.headers, bindings: { ALLOW_LOCAL_WEBHOOK_URLS: "false" } });
       expect(res.status, url).toBe(400);
       expect(Object.keys(res.json)).toEqual(["url"]);
