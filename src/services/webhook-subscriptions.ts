@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
-import { invalid, notFound, type FieldErrors } from "../errors";
+import { AppError, conflict, invalid, notFound, type FieldErrors } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
 import { decrypt, encrypt } from "../lib/encryption";
 import type { PageRequest } from "../lib/pagination";
@@ -33,13 +33,25 @@ export interface Keys {
   allowLocalUrls: boolean;
 }
 
-/** A subscription with its secrets decrypted, for the record and for delivery. */
-export interface Subscription extends SubscriptionRow {
+/** What is sealed in a subscription row, opened. */
+export interface Revealed {
   username: string;
   password: string;
   secretText: string;
   previousSecretText: string | null;
 }
+
+/**
+ * A subscription with its secrets decrypted, for the record and for delivery. `revealed` is null
+ * when ENCRYPTION_KEY cannot open them (the row was sealed with another key): the record says so,
+ * deliveries fail with that reason, and the subscription can still be read and deleted.
+ */
+export interface Subscription extends SubscriptionRow {
+  revealed: Revealed | null;
+}
+
+export const UNREADABLE =
+  "This subscription's credentials and signing secret were sealed with another ENCRYPTION_KEY and cannot be read. Restore that key, or delete the subscription and create it again.";
 
 const ROTATION_GRACE_MS = 24 * 3600 * 1000;
 
@@ -100,7 +112,7 @@ export async function createSubscription(db: Db, caller: Caller, input: Subscrip
     updatedAt: now,
   };
   await db.insert(webhookSubscriptions).values(row);
-  return { ...row, username: input.username, password: input.password, secretText, previousSecretText: null };
+  return { ...row, revealed: { username: input.username, password: input.password, secretText, previousSecretText: null } };
 }
 
 export async function getSubscription(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription> {
@@ -113,16 +125,28 @@ export async function getSubscription(db: Db, accountId: string, id: string, key
   return reveal(row, keys.encryptionKey);
 }
 
+/** Opens the row's sealed fields; a row the key cannot open is reported (log and record), never thrown. */
 export async function reveal(row: SubscriptionRow, encryptionKey: string | undefined, now = Date.now()): Promise<Subscription> {
-  const [username, password] = JSON.parse(await decrypt(encryptionKey, row.credentials)) as [string, string];
   const previousValid = row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now;
-  return {
-    ...row,
-    username,
-    password,
-    secretText: await decrypt(encryptionKey, row.secret),
-    previousSecretText: previousValid ? await decrypt(encryptionKey, row.previousSecret!) : null,
-  };
+  try {
+    const [[username, password], secretText, previousSecretText] = await Promise.all([
+      decrypt(encryptionKey, row.credentials).then((text) => JSON.parse(text) as [string, string]),
+      decrypt(encryptionKey, row.secret),
+      previousValid ? decrypt(encryptionKey, row.previousSecret!) : null,
+    ]);
+    return { ...row, revealed: { username, password, secretText, previousSecretText } };
+  } catch (error) {
+    if (error instanceof AppError) throw error; // no usable key at all: "Service is not configured."
+    console.error(JSON.stringify({ type: "subscription_unreadable", subscription_id: row.id, account_id: row.accountId, reason: UNREADABLE }));
+    return { ...row, revealed: null };
+  }
+}
+
+/** The subscription, opened; a write to one that cannot be opened is refused with the reason. */
+async function openSubscription(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription & { revealed: Revealed }> {
+  const subscription = await getSubscription(db, accountId, id, keys);
+  if (!subscription.revealed) throw conflict(UNREADABLE);
+  return subscription as Subscription & { revealed: Revealed };
 }
 
 /** PATCH (partial) and PUT (whole: the route's schema makes every field present). */
@@ -133,7 +157,7 @@ export async function updateSubscription(
   input: Partial<SubscriptionInput>,
   keys: Keys,
 ): Promise<Subscription> {
-  const current = await getSubscription(db, caller.accountId, id, keys);
+  const current = (await openSubscription(db, caller.accountId, id, keys)).revealed;
   check(input, caller, keys);
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), updatedAt: Date.now() };
   if (input.username !== undefined || input.password !== undefined) {
@@ -152,7 +176,7 @@ export async function updateSubscription(
 }
 
 export async function rotateSubscriptionSecret(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription> {
-  const current = await getSubscription(db, accountId, id, keys);
+  const current = await openSubscription(db, accountId, id, keys);
   const now = Date.now();
   const [row] = await db
     .update(webhookSubscriptions)

@@ -3,7 +3,7 @@ import { createDb, type Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import type { Env } from "../env";
 import { refuseWebhookUrl } from "../lib/url-policy";
-import { reveal } from "../services/webhook-subscriptions";
+import { reveal, UNREADABLE } from "../services/webhook-subscriptions";
 import { attemptDelivery, ATTEMPT_TIMEOUT_MS, type AttemptResult } from "./attempt";
 import type { DeliveryMessage } from "./message";
 import { nextRetryDelay, parseRetryAfter, queueDelay } from "./retry-schedule";
@@ -70,9 +70,9 @@ export async function processDelivery(db: Db, env: Env, deliveryId: string, fetc
     return { kind: "ack" };
   }
   const subscription = await reveal(row, env.ENCRYPTION_KEY, now);
-  const refused = refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
-  const result: AttemptResult = refused
-    ? { startedAt: now, durationMs: 0, responseStatus: null, error: `URL refused: ${refused}`, excerpt: null, retryAfter: null }
+  const refused = subscription.revealed ? refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true") : UNREADABLE;
+  const result: AttemptResult = refused || !subscription.revealed
+    ? { startedAt: now, durationMs: 0, responseStatus: null, error: subscription.revealed ? `URL refused: ${refused}` : refused, excerpt: null, retryAfter: null }
     : await attemptDelivery(
         {
           url: subscription.url,
@@ -80,9 +80,9 @@ export async function processDelivery(db: Db, env: Env, deliveryId: string, fetc
           contentType: delivery.contentType,
           deliveryId,
           subscriptionId: subscription.id,
-          username: subscription.username,
-          password: subscription.password,
-          secrets: { current: subscription.secretText, previous: subscription.previousSecretText },
+          username: subscription.revealed.username,
+          password: subscription.revealed.password,
+          secrets: { current: subscription.revealed.secretText, previous: subscription.revealed.previousSecretText },
         },
         fetcher,
       );

@@ -141,6 +141,20 @@ describe("the delivery consumer", () => {
     expect(await receivedAt(box)).toHaveLength(0);
   });
 
+  it("records a failed attempt, retried on schedule, when the subscription's secrets were sealed with another key", async () => {
+    const { id, box } = await pendingDelivery([200]);
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const result = await consume(id, "payments-deliveries", { ENCRYPTION_KEY: btoa(String.fromCharCode(...new Uint8Array(32).fill(9))) });
+    expect(result.retryMessages).toHaveLength(1);
+    expect(result.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(6);
+    expect((await attemptRows(id))[0]!.error).toContain("sealed with another ENCRYPTION_KEY");
+    expect(await receivedAt(box)).toHaveLength(0);
+    // The right key back: the next attempt goes through.
+    await env.DB.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
+    expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
+    expect(await receivedAt(box)).toHaveLength(1);
+  });
+
   it("gives up on a delivery past 3 days of retries and keeps it as failed", async () => {
     const { id } = await pendingDelivery([500], {}, { attempts: 10 });
     await env.DB.prepare("update webhook_deliveries set schedule_started_at = ? where id = ?").bind(Date.now() - 71 * 3600 * 1000, id).run();

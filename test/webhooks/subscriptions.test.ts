@@ -1,5 +1,9 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 import { BASE, call, makeTenant, type User } from "../helpers/api";
 import { HOOK_USER, receiverUrl } from "../helpers/webhooks";
 
@@ -27,6 +31,7 @@ describe("webhook subscriptions", () => {
       all_payment_details: false,
       is_active: true,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      secrets_readable: true,
       subscription: `${BASE}/v1/webhooks/${res.json.id}/`,
       created_at: expect.stringMatching(/\.\d{3}Z$/),
       updated_at: res.json.created_at,
@@ -148,5 +153,37 @@ describe("webhook subscriptions", () => {
       expect(res.status).toBe(500);
       expect(res.json).toEqual({ detail: "Service is not configured." });
     }
+  });
+
+  it("reports a subscription sealed with another ENCRYPTION_KEY, lets it be read and deleted, and never answers 500", async () => {
+    const { client } = await makeTenant();
+    const sealed = (await create(client, valid())).json;
+    const readable = (await create(client, { ...valid(), url: "https://hooks.example.com/other" })).json;
+    const otherKey = { ENCRYPTION_KEY: btoa(String.fromCharCode(...new Uint8Array(32).fill(7))) };
+    // The key changes (as when .dev.vars is made again), and a subscription is made under the new key.
+    const fresh = (await call("POST", "/v1/webhooks/", { body: valid(), headers: client.headers, bindings: otherKey })).json;
+    const errors = vi.spyOn(console, "error");
+
+    const list = await call("GET", "/v1/webhooks/", { headers: client.headers, bindings: otherKey });
+    expect(list.status).toBe(200);
+    const byId = new Map(list.json.results.map((row: { id: string }) => [row.id, row]));
+    for (const old of [sealed, readable]) {
+      expect(byId.get(old.id)).toEqual({ ...old, username: null, password: null, secret: null, secrets_readable: false });
+    }
+    expect(byId.get(fresh.id)).toEqual(fresh);
+    const logged = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(logged).toContainEqual(expect.objectContaining({ type: "subscription_unreadable", subscription_id: sealed.id }));
+    expect(JSON.stringify(logged)).not.toContain(HOOK_USER.password);
+
+    const one = await call("GET", `/v1/webhooks/${sealed.id}/`, { headers: client.headers, bindings: otherKey });
+    expect(one).toMatchObject({ status: 200, json: { secrets_readable: false, secret: null } });
+    for (const [method, path, body] of [["PATCH", `/v1/webhooks/${sealed.id}/`, { is_active: false }], ["PUT", `/v1/webhooks/${sealed.id}/`, valid()], ["POST", `/v1/webhooks/${sealed.id}/rotate-secret/`, undefined]] as const) {
+      const res = await call(method, path, { body, headers: client.headers, bindings: otherKey });
+      expect(res.status, `${method} ${path}`).toBe(409);
+      expect(res.json.detail).toContain("sealed with another ENCRYPTION_KEY");
+    }
+    expect((await call("DELETE", `/v1/webhooks/${sealed.id}/`, { headers: client.headers, bindings: otherKey })).status).toBe(204);
+    // With the original key back, the untouched one reads again.
+    expect((await call("GET", `/v1/webhooks/${readable.id}/`, { headers: client.headers })).json).toEqual(readable);
   });
 });
