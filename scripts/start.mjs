@@ -2,21 +2,44 @@
 // consumer and cron trigger. Everything runs embedded; no Cloudflare account is needed.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { demoSeedSql } from "./demo-seed.mjs";
 
 const PORT = process.env.PORT ?? "8787";
+const STATE_DIR = ".wrangler/state";
 const ENV = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-const wrangler = (args, options = {}) =>
-  spawnSync("npx", ["--no-install", "wrangler", ...args], { stdio: "inherit", env: ENV, ...options });
+const WRANGLER = "node_modules/.bin/wrangler";
+const wrangler = (args, options = {}) => spawnSync(WRANGLER, args, { stdio: "inherit", env: ENV, encoding: "utf8", ...options });
+
+/** Resolves when nothing listens on 127.0.0.1:port; says so in one line and exits otherwise. */
+function requireFreePort(port) {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once("error", (error) => {
+      const why = error.code === "EADDRINUSE" ? "is in use" : `cannot be used (${error.code})`;
+      console.error(`npm start: port ${port} on 127.0.0.1 ${why}; run PORT=${Number(port) + 1} npm start to use another.`);
+      process.exit(1);
+    });
+    probe.listen(Number(port), "127.0.0.1", () => probe.close(resolve));
+  });
+}
 
 function readDevVars() {
   if (!existsSync(".dev.vars")) {
+    if (existsSync(STATE_DIR)) {
+      // The local database's subscriptions are sealed with the old ENCRYPTION_KEY, which went with
+      // the old .dev.vars: a fresh key must not silently sit under them. Keep them aside instead.
+      const aside = `${STATE_DIR}-before-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+      renameSync(STATE_DIR, aside);
+      console.log(`No .dev.vars, so new secrets are made. The local database was sealed with the old ENCRYPTION_KEY: it is kept in ${aside}, and a fresh one starts now.`);
+    }
     const secret = () => randomBytes(32).toString("base64url");
     writeFileSync(
       ".dev.vars",
       [
-        "# Made by `npm start`; never commit. Delete it to get fresh secrets (and demo passwords).",
+        "# Made by `npm start`; never commit. Deleting it makes new secrets and starts a fresh local database",
+        "# (the old one is moved aside: its webhook secrets are sealed with this ENCRYPTION_KEY).",
         `ADMIN_TOKEN="${secret()}"`,
         `ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`,
         `ALLOW_LOCAL_WEBHOOK_URLS="true"`,
@@ -36,13 +59,17 @@ function readDevVars() {
   return vars;
 }
 
+/** A setup step's output is shown only when it fails. */
 function run(step, result) {
   if (result.status !== 0) {
+    process.stderr.write(`${result.stdout ?? ""}${result.stderr ?? ""}`);
     console.error(`npm start: ${step} failed.`);
     process.exit(result.status ?? 1);
   }
 }
 
+await requireFreePort(PORT);
+await import("./build-assets.mjs");
 const vars = readDevVars();
 for (const name of ["ADMIN_TOKEN", "ENCRYPTION_KEY", "DEMO_CLIENT_PASSWORD", "DEMO_PROCESSOR_PASSWORD"]) {
   if (!vars[name]) {
@@ -51,9 +78,10 @@ for (const name of ["ADMIN_TOKEN", "ENCRYPTION_KEY", "DEMO_CLIENT_PASSWORD", "DE
   }
 }
 
-run("applying migrations", wrangler(["d1", "migrations", "apply", "DB", "--local"], { input: "y\n", stdio: ["pipe", "inherit", "inherit"] }));
+run("applying migrations", wrangler(["d1", "migrations", "apply", "DB", "--local"], { input: "y\n", stdio: "pipe" }));
 writeFileSync(".wrangler/demo-seed.sql", demoSeedSql(vars));
-run("adding demo data", wrangler(["d1", "execute", "DB", "--local", "--file", ".wrangler/demo-seed.sql"], { stdio: ["ignore", "ignore", "inherit"] }));
+run("adding demo data", wrangler(["d1", "execute", "DB", "--local", "--file", ".wrangler/demo-seed.sql"], { stdio: "pipe" }));
+console.log("Local D1 database: migrations applied (.wrangler/state).");
 
 const base = `http://127.0.0.1:${PORT}`;
 console.log(`
@@ -68,8 +96,8 @@ Try:
 `);
 
 const dev = spawn(
-  "npx",
-  ["--no-install", "wrangler", "dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false"],
+  WRANGLER,
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false"],
   { stdio: "inherit", env: ENV },
 );
 

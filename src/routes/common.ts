@@ -16,25 +16,60 @@ export function createRouter() {
   });
 }
 
-export const ErrorSchema = z.object({ detail: z.string() }).openapi("Error");
-export const FieldErrorsSchema = z.record(z.string(), z.array(z.string())).openapi("FieldErrors");
+export const ErrorSchema = z
+  .object({ detail: z.string().openapi({ description: "What went wrong, in plain words.", example: "Not found." }) })
+  .openapi("Error");
+export const FieldErrorsSchema = z
+  .record(z.string(), z.array(z.string()))
+  .openapi("FieldErrors", {
+    description: "Django REST framework's validation shape: each field name to its messages; `non_field_errors` for the body as a whole.",
+    example: { amount_cents: ["Ensure this value is greater than or equal to 1."], currency: ["This field is required."] },
+  });
 
-const error = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503;
 
-/** The error answers most routes share, for the OpenAPI document. */
-export const errorResponses = {
-  400: { description: "Invalid input", content: { "application/json": { schema: FieldErrorsSchema } } },
-  401: error("Missing or wrong credentials"),
-  404: error("Not found, or another account's"),
+const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
+  400: "Invalid input: a field error for each bad field or filter",
+  401: "Missing or wrong credentials (with a `WWW-Authenticate` challenge)",
+  403: "The caller may not do this",
+  404: "Not found, or another account's",
+  409: "Conflicts with the current state",
+  413: "The body is larger than 1 MiB",
+  415: "The body is not JSON",
+  500: "ENCRYPTION_KEY is missing or malformed: `Service is not configured.`",
+  503: "Too many concurrent writes to this payment; retry after `Retry-After` seconds",
 };
+
+/**
+ * The error answers one operation can give, for the OpenAPI document: each status with the shape
+ * it has (field errors for 400, `{detail}` otherwise) and a description, which `described` may
+ * make specific to the operation.
+ */
+export function errorsOf(statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) {
+  const out: Record<number, { description: string; content: { "application/json": { schema: z.ZodTypeAny } } }> = {};
+  for (const status of statuses) {
+    const schema = status === 400 ? z.union([FieldErrorsSchema, ErrorSchema]) : ErrorSchema;
+    out[status] = { description: described[status] ?? ERROR_DESCRIPTIONS[status], content: { "application/json": { schema } } };
+  }
+  return out;
+}
+
+/** The errors every kind of operation shares. */
+export const LIST_ERRORS = [400, 401, 404] as const satisfies ErrorStatus[];
+export const DETAIL_ERRORS = [401, 404] as const satisfies ErrorStatus[];
+export const BODY_ERRORS = [400, 401, 413, 415] as const satisfies ErrorStatus[];
+export const INVALID_PAGE = { 404: "`Invalid page.`: a page past the end, a page that is not a positive integer, or a bad cursor" };
 
 export function listEnvelope<T extends z.ZodTypeAny>(item: T, name: string) {
   return z
     .object({
-      count: z.number().int(),
-      next: z.string().url().nullable(),
-      previous: z.string().url().nullable(),
-      results: z.array(item),
+      count: z.number().int().openapi({ description: "How many rows match the filters, over every page.", example: 1 }),
+      next: z.string().url().nullable().openapi({
+        description: "The next page (absolute URL keeping the filters, with an opaque cursor), or null on the last page.",
+        example: null,
+      }),
+      previous: z.string().url().nullable().openapi({ description: "The previous page, or null on the first.", example: null }),
+      results: z.array(item).openapi({ description: "This page's rows, in the list's order." }),
     })
     .openapi(name);
 }
@@ -63,5 +98,9 @@ export function envelope<Row, View>(c: Context<AppEnv>, page: Page<Row>, results
   return { count: page.count, ...links, results };
 }
 
-export const IdParam = (example: string) =>
-  z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, example }) });
+/** A timestamp field: ISO 8601 in UTC with milliseconds. */
+export const timestamp = (description: string) =>
+  z.string().datetime().openapi({ description: `${description} ISO 8601, UTC, milliseconds.`, example: "2026-11-21T10:15:30.123Z" });
+
+export const IdParam = (example: string, description = "The object's id.") =>
+  z.object({ id: z.string().openapi({ param: { name: "id", in: "path", description }, example }) });

@@ -1,14 +1,24 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createAccount, listAccounts } from "../../services/accounts";
 import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../services/api-users";
-import { createRouter, envelope, ErrorSchema, errorResponses, jsonBody, jsonResponse, listEnvelope, pageRequest } from "../common";
+import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
+import { pagingParams } from "../../lib/filters";
 import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView } from "./schemas";
 
 const security = [{ adminToken: [] }];
 const tags = ["admin"];
-const adminErrors = { ...errorResponses, 403: jsonResponse(ErrorSchema, "The admin API is disabled") };
-const AccountParam = z.object({ account_id: z.string().openapi({ param: { name: "account_id", in: "path" } }) });
-const UserParams = AccountParam.extend({ username: z.string().openapi({ param: { name: "username", in: "path" } }) });
+const ADMIN_DESCRIPTIONS = {
+  401: "Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge)",
+  403: "The admin API is disabled: ADMIN_TOKEN is not set",
+  404: "No such account or user",
+};
+const adminErrors = (statuses: ErrorStatus[]) => errorsOf([401, 403, ...statuses], ADMIN_DESCRIPTIONS);
+const AccountParam = z.object({
+  account_id: z.string().openapi({ param: { name: "account_id", in: "path", description: "The account's id (`acct_…`)." }, example: "acct_demoAccount000000001" }),
+});
+const UserParams = AccountParam.extend({
+  username: z.string().openapi({ param: { name: "username", in: "path", description: "The API user's username." }, example: "demo-client" }),
+});
 
 /** The admin API; `adminAuth` guards it in app.ts, before any body is read. */
 export const admin = createRouter();
@@ -17,10 +27,13 @@ admin.openapi(
   createRoute({
     method: "post",
     path: "/accounts",
+    operationId: "createAccount",
+    summary: "Create an account",
+    description: "Operators only (`Authorization: Bearer <ADMIN_TOKEN>`). An account is a tenant.",
     tags,
     security,
     request: { body: jsonBody(AccountInput) },
-    responses: { 201: jsonResponse(AccountSchema, "The new account"), ...adminErrors },
+    responses: { 201: jsonResponse(AccountSchema, "The new account"), ...adminErrors([...BODY_ERRORS]) },
   }),
   async (c) => c.json(accountView(await createAccount(c.get("db"), c.req.valid("json").name)), 201),
 );
@@ -29,9 +42,12 @@ admin.openapi(
   createRoute({
     method: "get",
     path: "/accounts",
+    operationId: "listAccounts",
+    summary: "List accounts",
     tags,
     security,
-    responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...adminErrors },
+    request: { query: z.object({ page: pagingParams.page, page_size: pagingParams.page_size, cursor: pagingParams.cursor }) },
+    responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }) },
   }),
   async (c) => {
     const page = await listAccounts(c.get("db"), pageRequest(c));
@@ -43,10 +59,13 @@ admin.openapi(
   createRoute({
     method: "post",
     path: "/accounts/{account_id}/api-users",
+    operationId: "createApiUser",
+    summary: "Create an API user",
+    description: "The answer carries the user's generated password, shown this once.",
     tags,
     security,
     request: { params: AccountParam, body: jsonBody(ApiUserInput) },
-    responses: { 201: jsonResponse(ApiUserSchema, "The new user, with its password"), ...adminErrors },
+    responses: { 201: jsonResponse(ApiUserSchema, "The new user, with its password"), ...adminErrors([...BODY_ERRORS, 404]) },
   }),
   async (c) => {
     const { username, role } = c.req.valid("json");
@@ -59,10 +78,13 @@ admin.openapi(
   createRoute({
     method: "post",
     path: "/accounts/{account_id}/api-users/{username}/rotate",
+    operationId: "rotateApiUserPassword",
+    summary: "Give an API user a new password",
+    description: "The old password stops working at once; the new one is shown this once.",
     tags,
     security,
     request: { params: UserParams },
-    responses: { 200: jsonResponse(ApiUserSchema, "The user with a new password"), ...adminErrors },
+    responses: { 200: jsonResponse(ApiUserSchema, "The user with a new password"), ...adminErrors([404]) },
   }),
   async (c) => {
     const { account_id, username } = c.req.valid("param");
@@ -75,10 +97,12 @@ admin.openapi(
   createRoute({
     method: "delete",
     path: "/accounts/{account_id}/api-users/{username}",
+    operationId: "deleteApiUser",
+    summary: "Delete an API user",
     tags,
     security,
     request: { params: UserParams },
-    responses: { 204: { description: "Deleted" }, ...adminErrors },
+    responses: { 204: { description: "Deleted" }, ...adminErrors([404]) },
   }),
   async (c) => {
     const { account_id, username } = c.req.valid("param");

@@ -1,13 +1,21 @@
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
 import { toIso } from "../../lib/time";
+import { timestamp } from "../common";
 import type { Account } from "../../services/accounts";
 import type { ApiUser } from "../../services/api-users";
 
-export const AccountInput = z.object({ name: z.string().trim().min(1).max(200) }).openapi("AccountInput");
+const accountName = z.string().trim().min(1).max(200).openapi({ description: "The account's name.", example: "Demo Payables Inc." });
+export const AccountInput = z.object({ name: accountName }).openapi("AccountInput");
 export const AccountSchema = z
-  .object({ id: z.string(), name: z.string(), created: z.string().datetime() })
+  .object({
+    id: z.string().openapi({ description: "The account's id.", example: "acct_demoAccount000000001" }),
+    name: accountName,
+    created: timestamp("When it was created."),
+  })
   .openapi("Account");
+
+const role = z.enum(ROLES).openapi({ description: "`client`, or `processor`, which may also record payment events.", example: "client" });
 
 export const ApiUserInput = z
   .object({
@@ -16,18 +24,19 @@ export const ApiUserInput = z
       .min(1, { abort: true })
       .min(3)
       .max(150)
-      .regex(/^[A-Za-z0-9@.+\-_]+$/, { error: "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters." }),
-    role: z.enum(ROLES).default("client"),
+      .regex(/^[A-Za-z0-9@.+\-_]+$/, { error: "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters." })
+      .openapi({ description: "Unique across the service: 3 to 150 letters, digits and `@.+-_`.", example: "acme-erp" }),
+    role: role.default("client"),
   })
   .openapi("ApiUserInput");
 
 export const ApiUserSchema = z
   .object({
-    username: z.string(),
-    role: z.enum(ROLES),
-    account_id: z.string(),
-    password: z.string().openapi({ description: "Shown only in this answer." }),
-    created: z.string().datetime(),
+    username: z.string().openapi({ description: "The username, for HTTP Basic.", example: "acme-erp" }),
+    role,
+    account_id: z.string().openapi({ description: "The user's account.", example: "acct_demoAccount000000001" }),
+    password: z.string().openapi({ description: "The generated password (32 random bytes, URL-safe); shown only in this answer.", example: "q0Zk3v9yTn1bW8xR5cL2mP7sD4fG6hJ0aE3uI9oY1tA" }),
+    created: timestamp("When the user was made."),
   })
   .openapi("ApiUserWithPassword");
 

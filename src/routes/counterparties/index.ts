@@ -6,13 +6,16 @@ import {
   updateCounterparty,
 } from "../../services/counterparties";
 import {
+  BODY_ERRORS,
   createRouter,
+  DETAIL_ERRORS,
   envelope,
-  ErrorSchema,
-  errorResponses,
+  errorsOf,
   IdParam,
+  INVALID_PAGE,
   jsonBody,
   jsonResponse,
+  LIST_ERRORS,
   listEnvelope,
   pageRequest,
 } from "../common";
@@ -20,8 +23,8 @@ import { CounterpartyInput, CounterpartyPatch, CounterpartyQuery, CounterpartySc
 
 const tags = ["counterparties"];
 const security = [{ basicAuth: [] }];
-const Params = IdParam("cpty_4kQ9x1Vd0aZbT2mN8pLr3s");
-const clash = { 409: jsonResponse(ErrorSchema, "internal_id and type already used in this account") };
+const Params = IdParam("cpty_4kQ9x1Vd0aZbT2mN8pLr3s", "The counterparty's id (`cpty_…`).");
+const clash = { 409: "`internal_id` is already used by a counterparty of this type in the account" };
 
 export const counterpartiesRouter = createRouter();
 
@@ -29,10 +32,16 @@ counterpartiesRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listCounterparties",
+    summary: "List counterparties",
+    description: "The account's buyers and suppliers, oldest first. Filter by `type` and `internal_id` (both repeatable).",
     tags,
     security,
     request: { query: CounterpartyQuery },
-    responses: { 200: jsonResponse(listEnvelope(CounterpartySchema, "CounterpartyList"), "The account's counterparties"), ...errorResponses },
+    responses: {
+      200: jsonResponse(listEnvelope(CounterpartySchema, "CounterpartyList"), "The account's counterparties"),
+      ...errorsOf([...LIST_ERRORS], INVALID_PAGE),
+    },
   }),
   async (c) => {
     const { type, internal_id } = c.req.valid("query");
@@ -45,10 +54,12 @@ counterpartiesRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createCounterparty",
+    summary: "Create a counterparty",
     tags,
     security,
     request: { body: jsonBody(CounterpartyInput) },
-    responses: { 201: jsonResponse(CounterpartySchema, "Created"), ...errorResponses, ...clash },
+    responses: { 201: jsonResponse(CounterpartySchema, "Created"), ...errorsOf([...BODY_ERRORS, 409], clash) },
   }),
   async (c) => {
     const row = await createCounterparty(c.get("db"), c.get("caller").accountId, c.req.valid("json"));
@@ -60,10 +71,12 @@ counterpartiesRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getCounterparty",
+    summary: "Get a counterparty",
     tags,
     security,
     request: { params: Params },
-    responses: { 200: jsonResponse(CounterpartySchema, "The counterparty"), ...errorResponses },
+    responses: { 200: jsonResponse(CounterpartySchema, "The counterparty"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
   async (c) => {
     const row = await getCounterparty(c.get("db"), c.get("caller").accountId, c.req.valid("param").id);
@@ -75,10 +88,12 @@ counterpartiesRouter.openapi(
   createRoute({
     method: "patch",
     path: "/{id}",
+    operationId: "updateCounterparty",
+    summary: "Rename a counterparty or change its internal id",
     tags,
     security,
     request: { params: Params, body: jsonBody(CounterpartyPatch) },
-    responses: { 200: jsonResponse(CounterpartySchema, "Updated"), ...errorResponses, ...clash },
+    responses: { 200: jsonResponse(CounterpartySchema, "Updated"), ...errorsOf([...BODY_ERRORS, 404, 409], clash) },
   }),
   async (c) => {
     const row = await updateCounterparty(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, c.req.valid("json"));

@@ -2,31 +2,36 @@ import { z } from "@hono/zod-openapi";
 import { COUNTERPARTY_TYPES } from "../../db/schema";
 import { choiceFilter, pagingParams, textFilter } from "../../lib/filters";
 import { toIso } from "../../lib/time";
+import { timestamp } from "../common";
 import type { Counterparty } from "../../services/counterparties";
 
-const internalId = z.string().trim().min(1).max(255);
-const name = z.string().trim().min(1).max(255);
+const internalId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(255)
+  .openapi({ description: "Your own id for this counterparty; unique per account and type.", example: "SUP-001" });
+const name = z.string().trim().min(1).max(255).openapi({ description: "The counterparty's name.", example: "Northwind Paper" });
+const type = z.enum(COUNTERPARTY_TYPES).openapi({ description: "`buyer` (pays) or `supplier` (is paid).", example: "supplier" });
 
-export const CounterpartyInput = z
-  .object({ internal_id: internalId, type: z.enum(COUNTERPARTY_TYPES), name })
-  .openapi("CounterpartyInput");
+export const CounterpartyInput = z.object({ internal_id: internalId, type, name }).openapi("CounterpartyInput");
 
 export const CounterpartyPatch = z.object({ internal_id: internalId.optional(), name: name.optional() }).openapi("CounterpartyPatch");
 
 export const CounterpartySchema = z
   .object({
-    id: z.string().openapi({ example: "cpty_4kQ9x1Vd0aZbT2mN8pLr3s" }),
-    internal_id: z.string(),
-    type: z.enum(COUNTERPARTY_TYPES),
-    name: z.string(),
-    created: z.string().datetime(),
-    updated: z.string().datetime(),
+    id: z.string().openapi({ description: "The counterparty's id.", example: "cpty_4kQ9x1Vd0aZbT2mN8pLr3s" }),
+    internal_id: internalId,
+    type,
+    name,
+    created: timestamp("When it was created."),
+    updated: timestamp("When it last changed."),
   })
   .openapi("Counterparty");
 
 export const CounterpartyQuery = z.object({
-  type: choiceFilter(COUNTERPARTY_TYPES),
-  internal_id: textFilter(),
+  type: choiceFilter(COUNTERPARTY_TYPES, "Only counterparties of these types."),
+  internal_id: textFilter("Only counterparties with these internal ids.", "SUP-001"),
   ...pagingParams,
 });
 

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { createInvoice, getInvoice, listInvoices } from "../../services/invoices";
-import { createRouter, envelope, errorResponses, IdParam, jsonBody, jsonResponse, listEnvelope, pageRequest } from "../common";
+import { BODY_ERRORS, createRouter, DETAIL_ERRORS, envelope, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, LIST_ERRORS, listEnvelope, pageRequest } from "../common";
 import { InvoiceInput, InvoiceQuery, InvoiceSchema, invoiceView } from "./schemas";
 
 const tags = ["invoices"];
@@ -12,10 +12,13 @@ invoicesRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listInvoices",
+    summary: "List invoices",
+    description: "The account's invoices, oldest first. Filter by `invoice_number` (repeatable) and by `created` bounds.",
     tags,
     security,
     request: { query: InvoiceQuery },
-    responses: { 200: jsonResponse(listEnvelope(InvoiceSchema, "InvoiceList"), "The account's invoices"), ...errorResponses },
+    responses: { 200: jsonResponse(listEnvelope(InvoiceSchema, "InvoiceList"), "The account's invoices"), ...errorsOf([...LIST_ERRORS], INVALID_PAGE) },
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
@@ -28,10 +31,13 @@ invoicesRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createInvoice",
+    summary: "Create an invoice",
+    description: "An invoice from a supplier to a buyer of the same account.",
     tags,
     security,
     request: { body: jsonBody(InvoiceInput) },
-    responses: { 201: jsonResponse(InvoiceSchema, "Created"), ...errorResponses },
+    responses: { 201: jsonResponse(InvoiceSchema, "Created"), ...errorsOf([...BODY_ERRORS]) },
   }),
   async (c) => c.json(invoiceView(await createInvoice(c.get("db"), c.get("caller").accountId, c.req.valid("json"))), 201),
 );
@@ -40,10 +46,12 @@ invoicesRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getInvoice",
+    summary: "Get an invoice",
     tags,
     security,
-    request: { params: IdParam("inv_8Hc2mQpL0xTz7rVb1NwK5e") },
-    responses: { 200: jsonResponse(InvoiceSchema, "The invoice"), ...errorResponses },
+    request: { params: IdParam("inv_8Hc2mQpL0xTz7rVb1NwK5e", "The invoice's id (`inv_…`).") },
+    responses: { 200: jsonResponse(InvoiceSchema, "The invoice"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
   async (c) => c.json(invoiceView(await getInvoice(c.get("db"), c.get("caller").accountId, c.req.valid("param").id)), 200),
 );

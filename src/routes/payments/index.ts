@@ -3,13 +3,16 @@ import { forbidden } from "../../errors";
 import { createPayment, getPayment, listPayments, recordPaymentEvent } from "../../services/payments";
 import { deliveryOutbox } from "../../webhooks/outbox";
 import {
+  BODY_ERRORS,
   createRouter,
+  DETAIL_ERRORS,
   envelope,
-  ErrorSchema,
-  errorResponses,
+  errorsOf,
   IdParam,
+  INVALID_PAGE,
   jsonBody,
   jsonResponse,
+  LIST_ERRORS,
   listEnvelope,
   pageRequest,
 } from "../common";
@@ -17,7 +20,8 @@ import { PaymentEventInput, PaymentEventSchema, PaymentInput, PaymentQuery, Paym
 
 const tags = ["payments"];
 const security = [{ basicAuth: [] }];
-const Params = IdParam("pmt_Q2w9Er7tY1uI3oP5aS8dF0");
+const Params = IdParam("pmt_Q2w9Er7tY1uI3oP5aS8dF0", "The payment's id (`pmt_…`).");
+const busy = { 503: "Too many concurrent writes to this account's payments; retry after `Retry-After` seconds" };
 
 export const paymentsRouter = createRouter();
 
@@ -31,11 +35,14 @@ paymentsRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listPayments",
+    summary: "List and poll payments",
+    description:
+      "The account's payments, each as its whole detail. To synchronise, poll `?ordering=updated&updated__gt=<the last updated you saw>`: `updated` is strictly increasing within an account, so nothing is missed.",
     tags,
     security,
-    description: "Poll with `?updated__gt=<last seen updated>&ordering=updated`: `updated` is strictly increasing per account.",
     request: { query: PaymentQuery },
-    responses: { 200: jsonResponse(listEnvelope(PaymentSchema, "PaymentList"), "The account's payments"), ...errorResponses },
+    responses: { 200: jsonResponse(listEnvelope(PaymentSchema, "PaymentList"), "The account's payments"), ...errorsOf([...LIST_ERRORS], INVALID_PAGE) },
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
@@ -48,13 +55,16 @@ paymentsRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createPayment",
+    summary: "Create a payment",
+    description:
+      "Pays one or more invoices of one buyer and supplier. The payment starts `pending` with one `PU00` event, and each active webhook subscription of the account gets a `payment.changed` delivery.",
     tags,
     security,
     request: { body: jsonBody(PaymentInput) },
     responses: {
       201: jsonResponse(PaymentSchema, "Created: status pending, one PU00 event"),
-      ...errorResponses,
-      409: jsonResponse(ErrorSchema, "An invoice already belongs to a live payment"),
+      ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...busy }),
     },
   }),
   async (c) => c.json(await createPayment(c.get("db"), c.get("caller").accountId, c.req.valid("json"), deliveryOutbox(c.env)), 201),
@@ -64,10 +74,12 @@ paymentsRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getPayment",
+    summary: "Get a payment",
     tags,
     security,
     request: { params: Params },
-    responses: { 200: jsonResponse(PaymentSchema, "The payment"), ...errorResponses },
+    responses: { 200: jsonResponse(PaymentSchema, "The payment"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
   async (c) => c.json(await getPayment(c.get("db"), c.get("caller").accountId, c.req.valid("param").id), 200),
 );
@@ -76,15 +88,20 @@ paymentsRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/events",
+    operationId: "createPaymentEvent",
+    summary: "Record a payment event",
+    description:
+      "Processors only. The payment changes with the event: its status (if given, as the lifecycle allows), its instrument number (if given) and its refund reason (with `refunded`); everything the event does not name is kept. Each active webhook subscription gets a `payment.changed` delivery.",
     tags,
     security,
-    description: "Processors only. The payment moves with the event; a move the lifecycle forbids is 409.",
     request: { params: Params, body: jsonBody(PaymentEventInput) },
     responses: {
       201: jsonResponse(PaymentEventSchema, "The new event"),
-      ...errorResponses,
-      403: jsonResponse(ErrorSchema, "The caller is not a processor"),
-      409: jsonResponse(ErrorSchema, "The lifecycle forbids this move"),
+      ...errorsOf([...BODY_ERRORS, 403, 404, 409, 503], {
+        403: "The caller is a client; only a processor records events",
+        409: "The lifecycle forbids this move (the payment is unchanged)",
+        ...busy,
+      }),
     },
   }),
   async (c) => {

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { requireEncryptionKey } from "../../lib/encryption";
+import { pagingParams } from "../../lib/filters";
 import { getDelivery, listDeliveries, redeliver } from "../../services/webhook-deliveries";
 import {
   createSubscription,
@@ -12,15 +13,17 @@ import {
   updateSubscription,
   type Keys,
 } from "../../services/webhook-subscriptions";
-import { createRouter, envelope, ErrorSchema, errorResponses, jsonBody, jsonResponse, listEnvelope, pageRequest } from "../common";
+import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
 import { DeliveryQuery, DeliverySchema, deliveryView, SubscriptionInput, SubscriptionPatch, SubscriptionSchema, subscriptionView } from "./schemas";
 
 const tags = ["webhooks"];
 const security = [{ basicAuth: [] }];
-const idParam = (name: string) => z.string().openapi({ param: { name, in: "path" } });
-const Params = z.object({ id: idParam("id") });
-const DeliveryParams = z.object({ id: idParam("id"), delivery_id: idParam("delivery_id") });
-const misconfigured = { 500: jsonResponse(ErrorSchema, "ENCRYPTION_KEY is missing or malformed") };
+const idParam = (name: string, description: string, example: string) => z.string().openapi({ param: { name, in: "path", description }, example });
+const Params = z.object({ id: idParam("id", "The subscription's id.", "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f") });
+const DeliveryParams = Params.extend({ delivery_id: idParam("delivery_id", "The delivery's id.", "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60") });
+const UNREADABLE_409 = { 409: "The subscription's secrets were sealed with another ENCRYPTION_KEY (`secrets_readable` is false); restore the key or delete it" };
+/** Every webhook route needs ENCRYPTION_KEY, so each can answer 500 "Service is not configured.". */
+const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) => errorsOf([...statuses, 500], described);
 
 const keys = (c: Context<AppEnv>): Keys => ({
   encryptionKey: c.env.ENCRYPTION_KEY,
@@ -40,10 +43,13 @@ webhooksRouter.openapi(
   createRoute({
     method: "post",
     path: "/",
+    operationId: "createWebhook",
+    summary: "Subscribe to payment.changed",
+    description: "Every later payment change of the account is delivered to `url`, signed with the generated `secret`.",
     tags,
     security,
     request: { body: jsonBody(SubscriptionInput) },
-    responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...errorResponses, ...misconfigured },
+    responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS]) },
   }),
   async (c) => {
     const subscription = await createSubscription(c.get("db"), c.get("caller"), c.req.valid("json"), keys(c));
@@ -55,10 +61,15 @@ webhooksRouter.openapi(
   createRoute({
     method: "get",
     path: "/",
+    operationId: "listWebhooks",
+    summary: "List webhook subscriptions",
     tags,
     security,
-    request: { query: z.object({}) },
-    responses: { 200: jsonResponse(listEnvelope(SubscriptionSchema, "WebhookSubscriptionList"), "The account's subscriptions"), ...errorResponses },
+    request: { query: z.object({ page: pagingParams.page, page_size: pagingParams.page_size, cursor: pagingParams.cursor }) },
+    responses: {
+      200: jsonResponse(listEnvelope(SubscriptionSchema, "WebhookSubscriptionList"), "The account's subscriptions"),
+      ...webhookErrors([401, 404], INVALID_PAGE),
+    },
   }),
   async (c) => {
     const page = await listSubscriptions(c.get("db"), c.get("caller").accountId, pageRequest(c), keys(c));
@@ -70,10 +81,12 @@ webhooksRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}",
+    operationId: "getWebhook",
+    summary: "Get a webhook subscription",
     tags,
     security,
     request: { params: Params },
-    responses: { 200: jsonResponse(SubscriptionSchema, "The subscription"), ...errorResponses },
+    responses: { 200: jsonResponse(SubscriptionSchema, "The subscription"), ...webhookErrors([401, 404]) },
   }),
   async (c) => {
     const subscription = await getSubscription(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, keys(c));
@@ -86,10 +99,13 @@ for (const [method, schema] of [["patch", SubscriptionPatch], ["put", Subscripti
     createRoute({
       method,
       path: "/{id}",
+      operationId: method === "put" ? "replaceWebhook" : "updateWebhook",
+      summary: method === "put" ? "Replace a webhook subscription" : "Change a webhook subscription",
+      description: method === "put" ? "Every field is set; flags left out are false." : "Only the fields sent change.",
       tags,
       security,
       request: { params: Params, body: jsonBody(schema) },
-      responses: { 200: jsonResponse(SubscriptionSchema, method === "put" ? "Replaced" : "Updated"), ...errorResponses },
+      responses: { 200: jsonResponse(SubscriptionSchema, method === "put" ? "Replaced" : "Updated"), ...webhookErrors([...BODY_ERRORS, 404, 409], UNREADABLE_409) },
     }),
     async (c) => {
       const subscription = await updateSubscription(c.get("db"), c.get("caller"), c.req.valid("param").id, c.req.valid("json"), keys(c));
@@ -102,10 +118,13 @@ webhooksRouter.openapi(
   createRoute({
     method: "delete",
     path: "/{id}",
+    operationId: "deleteWebhook",
+    summary: "Delete a webhook subscription",
+    description: "Its delivery log goes with it, and its pending deliveries are dropped.",
     tags,
     security,
     request: { params: Params },
-    responses: { 204: { description: "Deleted, with its pending deliveries" }, ...errorResponses },
+    responses: { 204: { description: "Deleted, with its pending deliveries" }, ...webhookErrors([401, 404]) },
   }),
   async (c) => {
     await deleteSubscription(c.get("db"), c.get("caller").accountId, c.req.valid("param").id);
@@ -117,11 +136,14 @@ webhooksRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/rotate-secret",
+    operationId: "rotateWebhookSecret",
+    summary: "Rotate the signing secret",
+    description:
+      "Makes a new signing secret. For 24 hours after, `webhook-signature` carries a signature with each secret, `hook-hmac` stays keyed by the old secret and `hook-hmac-next` carries the HMAC keyed by the new one; then `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. A receiver that has not switched keeps verifying; one that has switched accepts a match with either `hook-hmac` or `hook-hmac-next`.",
     tags,
     security,
-    description: "A new signing secret; for 24 hours deliveries are signed with both.",
     request: { params: Params },
-    responses: { 200: jsonResponse(SubscriptionSchema, "The subscription with its new secret"), ...errorResponses },
+    responses: { 200: jsonResponse(SubscriptionSchema, "The subscription with its new secret"), ...webhookErrors([401, 404, 409], UNREADABLE_409) },
   }),
   async (c) => {
     const subscription = await rotateSubscriptionSecret(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, keys(c));
@@ -133,10 +155,13 @@ webhooksRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}/deliveries",
+    operationId: "listWebhookDeliveries",
+    summary: "List a subscription's deliveries",
+    description: "The delivery log, newest first; filter by `status` and `created` bounds.",
     tags,
     security,
     request: { params: Params, query: DeliveryQuery },
-    responses: { 200: jsonResponse(listEnvelope(DeliverySchema, "WebhookDeliveryList"), "Newest first"), ...errorResponses },
+    responses: { 200: jsonResponse(listEnvelope(DeliverySchema, "WebhookDeliveryList"), "Newest first"), ...webhookErrors([400, 401, 404], { 404: "No such subscription, or `Invalid page.`" }) },
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
@@ -149,10 +174,12 @@ webhooksRouter.openapi(
   createRoute({
     method: "get",
     path: "/{id}/deliveries/{delivery_id}",
+    operationId: "getWebhookDelivery",
+    summary: "Get a delivery with its attempts",
     tags,
     security,
     request: { params: DeliveryParams },
-    responses: { 200: jsonResponse(DeliverySchema, "The delivery and its attempts"), ...errorResponses },
+    responses: { 200: jsonResponse(DeliverySchema, "The delivery and its attempts"), ...webhookErrors([401, 404]) },
   }),
   async (c) => {
     const { id, delivery_id } = c.req.valid("param");
@@ -164,10 +191,13 @@ webhooksRouter.openapi(
   createRoute({
     method: "post",
     path: "/{id}/deliveries/{delivery_id}/redeliver",
+    operationId: "redeliverWebhookDelivery",
+    summary: "Send a delivery again",
+    description: "A new attempt with the same delivery id and body, whatever the delivery's status; its retry schedule starts again.",
     tags,
     security,
     request: { params: DeliveryParams },
-    responses: { 202: jsonResponse(DeliverySchema, "A new attempt is queued"), ...errorResponses },
+    responses: { 202: jsonResponse(DeliverySchema, "A new attempt is queued"), ...webhookErrors([401, 404]) },
   }),
   async (c) => {
     const { id, delivery_id } = c.req.valid("param");

@@ -2,24 +2,39 @@ import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
 import { choiceFilter, createdFilters, pagingParams } from "../../lib/filters";
 import { toIso } from "../../lib/time";
+import { timestamp } from "../common";
 import type { AttemptRow, DeliveryRow } from "../../services/webhook-deliveries";
 import type { Subscription } from "../../services/webhook-subscriptions";
 
-const credential = z.string().min(1).max(190);
+const credential = (description: string, example: string) => z.string().min(1).max(190).openapi({ description, example });
 const fields = {
-  event: z.enum(["payment.changed"]),
-  url: z.string().min(1).max(190),
-  content_type: z.enum(WEBHOOK_CONTENT_TYPES),
-  username: credential,
-  password: credential,
+  event: z.enum(["payment.changed"]).openapi({ description: "The event to receive; `payment.changed` is the only one.", example: "payment.changed" }),
+  url: z.string().min(1).max(190).openapi({
+    description:
+      "Where deliveries are POSTed: absolute, at most 190 characters, https, no user-info, no localhost or non-public address, port 443, 80 or 1024 and above (lifted by ALLOW_LOCAL_WEBHOOK_URLS for local work).",
+    example: "https://erp.example.com/hooks/payments",
+  }),
+  content_type: z.enum(WEBHOOK_CONTENT_TYPES).openapi({ description: "How delivery bodies are encoded.", example: "application/json" }),
+  username: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API username.", "hook-user"),
+  password: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API password.", "hook-pass-5f2a9c"),
 };
-const FLAGS = ["invoice_ids", "payment_status", "payment_events", "refund_reason", "instrument_number", "all_payment_details"] as const;
-const flagsWithDefaults = Object.fromEntries(FLAGS.map((flag) => [flag, z.boolean().default(false)])) as Record<(typeof FLAGS)[number], z.ZodDefault<z.ZodBoolean>>;
-const optionalFlags = Object.fromEntries(FLAGS.map((flag) => [flag, z.boolean().optional()])) as Record<(typeof FLAGS)[number], z.ZodOptional<z.ZodBoolean>>;
+const FLAG_DESCRIPTIONS = {
+  invoice_ids: "Add `invoice_ids` (the payment's invoice ids) to each delivery.",
+  payment_status: "Add `payment_status` to each delivery.",
+  payment_events: "Add `payment_events` (every event, oldest first) to each delivery.",
+  refund_reason: "Add `refund_reason` (string or null) to each delivery.",
+  instrument_number: "Add `instrument_number` (string or null) to each delivery.",
+  all_payment_details: "Add `object`, the whole payment detail, and no other field.",
+} as const;
+const FLAGS = Object.keys(FLAG_DESCRIPTIONS) as (keyof typeof FLAG_DESCRIPTIONS)[];
+const flag = (name: keyof typeof FLAG_DESCRIPTIONS) => z.boolean().openapi({ description: FLAG_DESCRIPTIONS[name], example: name === "payment_status" });
+const flagsWithDefaults = Object.fromEntries(FLAGS.map((name) => [name, flag(name).default(false)])) as Record<(typeof FLAGS)[number], z.ZodDefault<z.ZodBoolean>>;
+const optionalFlags = Object.fromEntries(FLAGS.map((name) => [name, flag(name).optional()])) as Record<(typeof FLAGS)[number], z.ZodOptional<z.ZodBoolean>>;
+const isActive = z.boolean().openapi({ description: "Paused subscriptions get no deliveries; setting it true again also clears the failure streak.", example: true });
 
 /** POST and PUT: the whole subscription (flags default to false). */
 export const SubscriptionInput = z
-  .object({ ...fields, ...flagsWithDefaults, is_active: z.boolean().optional() })
+  .object({ ...fields, ...flagsWithDefaults, is_active: isActive.optional() })
   .openapi("WebhookSubscriptionInput");
 
 /** PATCH: any subset. */
@@ -28,60 +43,74 @@ export const SubscriptionPatch = z
     event: fields.event.optional(),
     url: fields.url.optional(),
     content_type: fields.content_type.optional(),
-    username: credential.optional(),
-    password: credential.optional(),
+    username: fields.username.optional(),
+    password: fields.password.optional(),
     ...optionalFlags,
-    is_active: z.boolean().optional(),
+    is_active: isActive.optional(),
   })
   .openapi("WebhookSubscriptionPatch");
 
 export const SubscriptionSchema = z
   .object({
-    id: z.string().uuid(),
-    user: z.string(),
-    event: z.literal("payment.changed"),
-    url: z.string(),
-    content_type: z.enum(WEBHOOK_CONTENT_TYPES),
-    username: z.string().nullable(),
-    password: z.string().nullable(),
-    invoice_ids: z.boolean(),
-    payment_status: z.boolean(),
-    payment_events: z.boolean(),
-    refund_reason: z.boolean(),
-    instrument_number: z.boolean(),
-    all_payment_details: z.boolean(),
-    is_active: z.boolean(),
-    secret: z.string().nullable().openapi({ example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+    id: z.uuid().openapi({ description: "The subscription's id.", example: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f" }),
+    user: z.string().openapi({ description: "The API user who made it.", example: "demo-client" }),
+    event: fields.event,
+    url: fields.url,
+    content_type: fields.content_type,
+    username: fields.username.nullable(),
+    password: fields.password.nullable(),
+    invoice_ids: flag("invoice_ids"),
+    payment_status: flag("payment_status"),
+    payment_events: flag("payment_events"),
+    refund_reason: flag("refund_reason"),
+    instrument_number: flag("instrument_number"),
+    all_payment_details: flag("all_payment_details"),
+    is_active: isActive,
+    secret: z.string().nullable().openapi({
+      description:
+        "The signing secret, Standard Webhooks form (`whsec_` + base64 of 32 random bytes). After a rotation, deliveries are signed with the old and the new one for 24 hours.",
+      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    }),
     secrets_readable: z.boolean().openapi({
       description:
         "False when the stored credentials and secret were sealed with another ENCRYPTION_KEY: username, password and secret are then null, deliveries fail with that reason, and the subscription can be read and deleted but not changed (409) until the key is restored.",
+      example: true,
     }),
-    subscription: z.string().url(),
-    created_at: z.string().datetime(),
-    updated_at: z.string().datetime(),
+    subscription: z.url().openapi({ description: "This record's address.", example: "https://payments.example.com/v1/webhooks/0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f/" }),
+    created_at: timestamp("When it was made."),
+    updated_at: timestamp("When it last changed."),
   })
   .openapi("WebhookSubscription");
 
-export const DeliveryQuery = z.object({ status: choiceFilter(DELIVERY_STATUSES), ...createdFilters, ...pagingParams });
+export const DeliveryQuery = z.object({
+  status: choiceFilter(DELIVERY_STATUSES, "Only deliveries in these statuses."),
+  ...createdFilters,
+  ...pagingParams,
+});
 
 export const DeliverySchema = z
   .object({
-    id: z.string().uuid(),
-    payment_id: z.string(),
-    status: z.enum(DELIVERY_STATUSES),
-    attempts: z.array(
-      z.object({
-        number: z.number().int(),
-        started_at: z.string().datetime(),
-        duration_ms: z.number().int(),
-        response_status: z.number().int().nullable(),
-        error: z.string().nullable(),
-      }),
-    ),
-    body: z.string().openapi({ description: "The exact bytes every attempt sends." }),
-    created: z.string().datetime(),
-    updated: z.string().datetime(),
-    next_attempt_at: z.string().datetime().nullable(),
+    id: z.uuid().openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
+    payment_id: z.string().openapi({ description: "The payment whose change made it.", example: "pmt_demoPaymentPending0001" }),
+    status: z.enum(DELIVERY_STATUSES).openapi({
+      description: "`pending` until a 2xx (`succeeded`) or until retries run out, a 410, or the subscription goes away (`failed`).",
+      example: "succeeded",
+    }),
+    attempts: z
+      .array(
+        z.object({
+          number: z.int().openapi({ description: "1 for the first attempt.", example: 1 }),
+          started_at: timestamp("When the attempt started."),
+          duration_ms: z.int().openapi({ description: "How long the receiver took to answer.", example: 42 }),
+          response_status: z.int().nullable().openapi({ description: "The receiver's HTTP status; null when there was no answer.", example: 200 }),
+          error: z.string().nullable().openapi({ description: "Why the attempt failed; null on success.", example: null }),
+        }),
+      )
+      .openapi({ description: "Every attempt, oldest first." }),
+    body: z.string().openapi({ description: "The exact bytes every attempt sends.", example: '{"object_type":"payment","object_id":"pmt_demoPaymentPending0001","event":"payment.changed","payment_status":"pending"}' }),
+    created: timestamp("When the change was made."),
+    updated: timestamp("When it last changed."),
+    next_attempt_at: timestamp("When the next attempt is due; null once it has ended.").nullable(),
   })
   .openapi("WebhookDelivery");
 

@@ -1,0 +1,77 @@
+import { z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../env";
+import { PaymentEventSchema, PaymentSchema } from "../payments/schemas";
+
+/**
+ * The `payment.changed` delivery, for the OpenAPI document's `webhooks` section: what a receiver
+ * gets and how to check it. The code that builds it is src/webhooks/ (payload, signing, attempt).
+ */
+const PaymentChanged = z
+  .object({
+    object_type: z.literal("payment").openapi({ description: "Always `payment`.", example: "payment" }),
+    object_id: z.string().openapi({ description: "The payment that changed.", example: "pmt_demoPaymentPending0001" }),
+    event: z.literal("payment.changed").openapi({ description: "Always `payment.changed`.", example: "payment.changed" }),
+    invoice_ids: z.array(z.string()).optional().openapi({ description: "With the `invoice_ids` flag: the payment's invoice ids.", example: ["inv_demoInvoice0000000001"] }),
+    payment_status: PaymentSchema.shape.status.optional().openapi({ description: "With the `payment_status` flag: the status right after the change.", example: "in-progress" }),
+    payment_events: z.array(PaymentEventSchema).optional().openapi({ description: "With the `payment_events` flag: every event, oldest first." }),
+    refund_reason: z.string().nullable().optional().openapi({ description: "With the `refund_reason` flag.", example: null }),
+    instrument_number: z.string().nullable().optional().openapi({ description: "With the `instrument_number` flag.", example: "ACH-778899" }),
+    object: PaymentSchema.optional().openapi({ description: "With `all_payment_details`: the whole payment detail, and no other optional field." }),
+  })
+  .openapi("PaymentChangedDelivery", {
+    description:
+      "The payment right after the change, frozen when the change is made: every retry sends the same bytes, in the content type the subscription had then.",
+  });
+
+const header = (description: string, example: string) => z.string().openapi({ description, example });
+
+const DeliveryHeaders = z.object({
+  authorization: header("`Basic base64(username:password)` with the subscription's credentials.", "Basic aG9vay11c2VyOmhvb2stcGFzcy01ZjJhOWM="),
+  "content-type": header("The subscription's content type when the change was made.", "application/json"),
+  "hook-subscription": header("The subscription's id.", "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f"),
+  "hook-delivery": header("The delivery's id, the same on every retry: deduplicate on it.", "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60"),
+  "hook-event": header("`payment.changed`.", "payment.changed"),
+  "hook-hmac": header(
+    "Base64 HMAC-SHA256 of the exact body bytes, keyed by the secret's key bytes (the base64-decoded text after `whsec_`). For 24 hours after a rotation it stays keyed by the old secret.",
+    "p3kVmV4Y0mWc5l9Nq2bX8rJ1tA6zE7uI0oP3sD5fG9h=",
+  ),
+  "hook-hmac-next": header(
+    "Only for 24 hours after a rotation: the same HMAC keyed by the new secret. A receiver that has switched to the new secret accepts a match with either header.",
+    "Zx9cV8bN7mQ6wE5rT4yU3iO2pA1sD0fG9hJ8kL7zX6c=",
+  ).optional(),
+  "webhook-id": header("Standard Webhooks: the delivery's id.", "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60"),
+  "webhook-timestamp": header("Standard Webhooks: this attempt's Unix time in seconds.", "1763720130"),
+  "webhook-signature": header(
+    'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; for 24 hours after a rotation, one per secret, space-separated. Verify with the `standardwebhooks` library and the secret.',
+    "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+  ),
+  "user-agent": header("The service's name and version.", "payments-webhooks/0.1.0"),
+});
+
+export function registerDeliveryDoc(app: OpenAPIHono<AppEnv>): void {
+  app.openAPIRegistry.registerWebhook({
+    method: "post",
+    path: "payment.changed",
+    operationId: "paymentChanged",
+    summary: "A payment changed",
+    description:
+      "POSTed to each active subscription's URL when a payment is created and when each event is recorded on it. Form bodies (`application/x-www-form-urlencoded`) carry each top-level key as a field: string arrays as repeated keys, objects and arrays of objects as JSON text, null as an empty value. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h up to 3 days (±10% jitter; `Retry-After` on 429 and 503 is honoured).",
+    tags: ["webhooks"],
+    security: [{ subscriptionBasic: [] }],
+    request: {
+      headers: DeliveryHeaders,
+      body: {
+        required: true,
+        content: {
+          "application/json": { schema: PaymentChanged },
+          "application/x-www-form-urlencoded": { schema: PaymentChanged },
+        },
+      },
+    },
+    responses: {
+      200: { description: "Any 2xx within 15 s: delivered." },
+      410: { description: "Gone: the delivery ends and the subscription is deactivated." },
+      default: { description: "Anything else, a timeout or a network error: retried on the schedule." },
+    },
+  });
+}
