@@ -1,15 +1,48 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import type { Plugin } from "vite";
+import { experimental_readRawConfig } from "wrangler";
 import { defineConfig } from "vitest/config";
 
-declare const process: { env: Record<string, string | undefined> };
+/**
+ * wrangler.toml as the test Worker's configuration, in a folder of its own. Wrangler reads
+ * `.dev.vars` from beside the configuration it is given; the tests get their bindings below,
+ * never a developer's local secrets from `npm start`.
+ */
+function testWranglerConfig(): string {
+  const { rawConfig } = experimental_readRawConfig({ config: "./wrangler.toml" });
+  const config = {
+    ...rawConfig,
+    main: resolve(rawConfig.main!),
+    assets: rawConfig.assets && { ...rawConfig.assets, directory: resolve(rawConfig.assets.directory!) },
+    d1_databases: rawConfig.d1_databases?.map((db: { migrations_dir?: string }) => ({ ...db, migrations_dir: db.migrations_dir && resolve(db.migrations_dir) })),
+  };
+  const path = resolve(".wrangler/vitest/wrangler.json");
+  mkdirSync(resolve(".wrangler/vitest"), { recursive: true });
+  writeFileSync(path, JSON.stringify(config, null, 2));
+  return path;
+}
+
+/** standardwebhooks ships a source map whose sources it does not publish; load it without the map. */
+function withoutBrokenSourceMap(): Plugin {
+  return {
+    name: "standardwebhooks-without-source-map",
+    load(id) {
+      if (!/node_modules\/standardwebhooks\/dist\/.*\.js$/.test(id)) return null;
+      return readFileSync(id, "utf8").replace(/^\/\/# sourceMappingURL=.*$/m, "");
+    },
+  };
+}
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   return {
     plugins: [
+      withoutBrokenSourceMap(),
       cloudflareTest({
         main: "./src/index.ts",
-        wrangler: { configPath: "./wrangler.toml" },
+        wrangler: { configPath: testWranglerConfig() },
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,

@@ -1,6 +1,8 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
+import { processDelivery } from "../../src/webhooks/consumer";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
@@ -80,11 +82,18 @@ describe("the delivery consumer", () => {
   });
 
   it("retries a network error", async () => {
-    const { id } = await pendingDelivery();
-    await env.DB.prepare("update webhook_subscriptions set url = 'http://127.0.0.1:1/closed' where id = (select subscription_id from webhook_deliveries where id = ?)").bind(id).run();
-    const result = await consume(id);
-    expect(result.retryMessages).toHaveLength(1);
-    expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: expect.stringMatching(/^Network error/) });
+    const { id, box } = await pendingDelivery([200]);
+    // What the runtime's fetch throws when the receiver refuses or drops the connection. (A real
+    // refused connection would also make workerd print its own exception and stack to the test log.)
+    const lost: typeof fetch = async () => {
+      throw new TypeError("Network connection lost.");
+    };
+    const outcome = await processDelivery(createDb(env.DB), env, id, lost);
+    expect(outcome.kind).toBe("retry");
+    expect(outcome.kind === "retry" && outcome.delaySeconds).toBeGreaterThanOrEqual(5);
+    expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: "Network error: Network connection lost." });
+    expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1 });
+    expect(await receivedAt(box)).toHaveLength(0);
   });
 
   it("retries a timeout", async () => {
