@@ -32,7 +32,6 @@ export interface CreatePaymentInput {
   payment_method: PaymentMethod;
 }
 
-
 /**
  * Extra statements for a payment write's own batch (the webhook outbox). They run only when the
  * write itself applied: `guard` holds exactly then. `afterCommit` runs once the batch has committed.

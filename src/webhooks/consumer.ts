@@ -69,20 +69,21 @@ export async function processDelivery(db: Db, env: Env, deliveryId: string, fetc
     await endDelivery(db, deliveryId, "failed", now);
     return { kind: "ack" };
   }
-  const subscription = await reveal(row, env.ENCRYPTION_KEY, now);
-  const refused = subscription.revealed ? refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true") : UNREADABLE;
-  const result: AttemptResult = refused || !subscription.revealed
-    ? { startedAt: now, durationMs: 0, responseStatus: null, error: subscription.revealed ? `URL refused: ${refused}` : refused, excerpt: null, retryAfter: null }
+  const { revealed } = await reveal(row, env.ENCRYPTION_KEY, now);
+  const policy = revealed && refuseWebhookUrl(row.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
+  const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
+  const result: AttemptResult = !revealed || refusal
+    ? { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null }
     : await attemptDelivery(
         {
-          url: subscription.url,
+          url: row.url,
           body: delivery.body,
           contentType: delivery.contentType,
           deliveryId,
-          subscriptionId: subscription.id,
-          username: subscription.revealed.username,
-          password: subscription.revealed.password,
-          secrets: { current: subscription.revealed.secretText, previous: subscription.revealed.previousSecretText },
+          subscriptionId: row.id,
+          username: revealed.username,
+          password: revealed.password,
+          secrets: { current: revealed.secretText, previous: revealed.previousSecretText },
         },
         fetcher,
       );
