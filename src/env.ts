@@ -1,4 +1,5 @@
 import type { Db } from "./db/client";
+import type { D1Tally } from "./db/counting-d1";
 import type { Caller } from "./services/api-users";
 
 /** The Worker's bindings, as declared in wrangler.toml and its secrets. */
@@ -8,6 +9,8 @@ export interface Env {
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;
+  /** "true" (never in the deployed configuration) adds D1's rows read and statements to a `Server-Timing` header. */
+  SERVER_TIMING?: string;
 }
 
 export interface AppEnv {
@@ -16,5 +19,7 @@ export interface AppEnv {
     requestId: string;
     db: Db;
     caller: Caller;
+    /** Set when SERVER_TIMING is on: what this request's statements cost D1. */
+    d1Tally?: D1Tally;
   };
 }

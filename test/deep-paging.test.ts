@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { listInvoices } from "../src/services/invoices";
-import { countingD1 } from "./helpers/counting-d1";
+import { countingD1 } from "../src/db/counting-d1";
 import { makeCounterparty, makeTenant } from "./helpers/api";
 
 // The issue's figure uses 200,000 rows and page 1,000 (`PAGING_ROWS=200000 npm test -- deep-paging`);

@@ -99,6 +99,21 @@ describe("routing", () => {
   });
 });
 
+describe("Server-Timing", () => {
+  it("reports the request's D1 rows read and statements when SERVER_TIMING is on, and nothing otherwise", async () => {
+    const { client } = await makeTenant();
+    await makeCounterparty(client, "buyer");
+    await makeCounterparty(client, "supplier");
+    const on = await call("GET", "/v1/counterparties/?type=buyer", { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
+    const match = /^d1-rows-read;desc="(\d+)", d1-statements;desc="(\d+)"$/.exec(on.headers.get("server-timing") ?? "");
+    expect(match).not.toBeNull();
+    expect(Number(match![1])).toBeGreaterThan(0);
+    expect(Number(match![2])).toBeGreaterThanOrEqual(2); // the user, the page, the count
+    const off = await call("GET", "/v1/counterparties/", { headers: client.headers });
+    expect(off.headers.get("server-timing")).toBeNull();
+  });
+});
+
 describe("x-request-id", () => {
   it("keeps a sane caller id and makes one otherwise", async () => {
     const kept = await call("GET", "/healthz", { headers: { "x-request-id": "abc-123.XYZ_9" } });

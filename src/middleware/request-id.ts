@@ -20,6 +20,7 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
       status: c.res.status,
       duration_ms: Date.now() - started,
       account_id: c.get("caller")?.accountId,
+      d1_rows_read: c.get("d1Tally")?.rowsRead,
     }),
   );
 };

@@ -1,9 +1,15 @@
+/** What a request's statements cost D1: the Server-Timing header and the request log carry it. */
+export interface D1Tally {
+  rowsRead: number;
+  statements: number;
+}
+
 /**
  * A D1 binding that adds up `meta.rows_read` of every statement run through it. Drizzle reads
  * selects with `raw()`, which has no meta, so `raw()` is served from `run()` (same rows, with meta).
  */
 export function countingD1(d1: D1Database) {
-  const tally = { rowsRead: 0, statements: 0 };
+  const tally: D1Tally = { rowsRead: 0, statements: 0 };
   const record = (result: D1Result) => {
     tally.rowsRead += result.meta.rows_read ?? 0;
     tally.statements += 1;
