@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { listInvoices } from "../src/services/invoices";
 import { countingD1 } from "../src/db/counting-d1";
-import { makeCounterparty, makeTenant } from "./helpers/api";
+import { call, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
 
 // The issue's figure uses 200,000 rows and page 1,000 (`PAGING_ROWS=200000 npm test -- deep-paging`);
 // CI keeps the same shape smaller.
@@ -56,4 +56,22 @@ describe(`deep paging over ${ROWS} invoices`, () => {
     expect(Math.abs(rowsReadAt[DEEP_PAGE]! - rowsReadAt[2]!)).toBeLessThanOrEqual(2);
   }, 120_000);
 
+});
+
+describe("a payment's detail among many invoices", () => {
+  it("reads a handful of rows, not every invoice of the account", async () => {
+    const { account, client } = await makeTenant();
+    const { payment, buyer, supplier } = await makePayment(client);
+    await env.DB.prepare(
+      `with recursive n(i) as (select 1 union all select i + 1 from n where i < 5000)
+       insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
+       select printf('inv_many%017d', i), ?, printf('M-%d', i), ?, ?, 100, 'USD', i, i from n`,
+    ).bind(account.id, buyer.id, supplier.id).run();
+    for (const path of [`/v2/payments/${payment.id}/`, "/v2/payments/"]) {
+      const res = await call("GET", path, { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
+      expect(res.status).toBe(200);
+      const rowsRead = Number(/d1-rows-read;desc="(\d+)"/.exec(res.headers.get("server-timing")!)![1]);
+      expect(rowsRead, path).toBeLessThan(50);
+    }
+  });
 });

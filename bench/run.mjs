@@ -1,0 +1,140 @@
+// `npm run bench`: seeds (or reuses) a local D1 state at --scale, runs the service in the mode
+// bench/service.mjs names, loads it with autocannon scenario by scenario at each concurrency, and
+// prints a Markdown table (also written to bench/results/<timestamp>.json).
+//
+//   npm run bench -- --scale 1000000 --duration 10 --concurrency 1,10,50
+//   npm run bench -- --smoke          (CI: a small scale, one second a scenario; numbers not judged)
+import autocannon from "autocannon";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ensureSeeded, shape, USERS } from "./seed.mjs";
+import { MODE, startService } from "./service.mjs";
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: "string", default: "1000000" },
+    duration: { type: "string", default: "10" },
+    concurrency: { type: "string", default: "1,10,50" },
+    port: { type: "string", default: "8799" },
+    only: { type: "string" },
+    smoke: { type: "boolean", default: false },
+  },
+});
+const scale = values.smoke ? 1000 : Number(values.scale);
+const duration = values.smoke ? 1 : Number(values.duration);
+const concurrencies = values.smoke ? [1, 10] : values.concurrency.split(",").map(Number);
+const dir = `.bench/state-${scale}`;
+const auth = (user) => `Basic ${Buffer.from(`${user.username}:${user.password}`).toString("base64")}`;
+const CLIENT = { authorization: auth(USERS.client) };
+const PROCESSOR = { authorization: auth(USERS.processor), "content-type": "application/json" };
+const iso = (ms) => new Date(ms).toISOString();
+
+const seededMs = ensureSeeded(scale, dir);
+console.error(seededMs ? `Seeded scale ${scale} in ${(seededMs / 1000).toFixed(1)} s.` : `Reusing ${dir}.`);
+const service = await startService({ dir, port: Number(values.port) });
+
+/** Follows `next` links `hops` times from `path`; returns the URL of the page reached. */
+async function pageByLinks(path, hops) {
+  let url = `${service.base}${path}`;
+  for (let i = 0; i < hops; i++) {
+    const next = (await (await fetch(url, { headers: CLIENT })).json()).next;
+    if (!next) break;
+    url = next;
+  }
+  return url.slice(service.base.length);
+}
+
+const s = shape(scale);
+const pageSize = 100;
+const deepPage = Math.min(1000, Math.floor(s.invoices / pageSize / 2));
+const offsetPage = Math.max(2, Math.floor(s.invoices / pageSize / 2));
+const polled = Math.floor(s.payments * 0.216);
+
+const reads = [
+  ["payment detail", `/v2/payments/${s.paymentId(Math.floor(s.payments / 2))}/`],
+  ["invoices, no filter", "/v1/invoices/"],
+  ["invoices by 3 invoice_numbers", `/v1/invoices/?invoice_number=INV-1&invoice_number=INV-${Math.floor(scale / 2)}&invoice_number=INV-${scale - 1}`],
+  ["counterparties by 2 internal_ids", "/v1/counterparties/?internal_id=BUY-1&internal_id=SUP-2"],
+  [`counterparties by type (${s.buyers.toLocaleString("en")} match)`, "/v1/counterparties/?type=supplier"],
+  [`payments by status (${Math.ceil(s.payments / 4).toLocaleString("en")} match)`, "/v2/payments/?status=pending"],
+  ["payments by counterparty", `/v2/payments/?receiving_counterparty_id=${s.supplierId(1)}`],
+  [`payments by status + created range`, `/v2/payments/?status=pending&created__gte=${iso(s.invoiceAt(Math.floor(s.payments / 2)))}`],
+  [`payments polling, ordering=updated (${polled.toLocaleString("en")} match)`, `/v2/payments/?ordering=updated&updated__gt=${iso(s.paymentUpdatedAt(s.payments - polled - 1))}`],
+  [`invoices by created range (${Math.ceil(s.invoices / 2).toLocaleString("en")} match)`, `/v1/invoices/?created__gte=${iso(s.invoiceAt(Math.floor(s.invoices / 2)))}`],
+  [`invoices ?page=${offsetPage} (offset)`, `/v1/invoices/?page=${offsetPage}`],
+  ["invoices page 2 by next link", await pageByLinks("/v1/invoices/", 1)],
+  [`invoices page ${deepPage + 1} by next links`, await pageByLinks("/v1/invoices/", deepPage)],
+].filter(([name]) => !values.only || name.includes(values.only));
+
+/** One request outside the load, for its status and the D1 rows it read. */
+async function probe(path, init = {}) {
+  const res = await fetch(`${service.base}${path}`, { headers: CLIENT, ...init });
+  await res.arrayBuffer();
+  const rows = /d1-rows-read;desc="(\d+)"/.exec(res.headers.get("server-timing") ?? "");
+  return { status: res.status, rowsRead: rows ? Number(rows[1]) : null };
+}
+
+async function load(options, connections) {
+  const result = await autocannon({ url: service.base, connections, duration, ...options });
+  return {
+    connections,
+    requests_per_s: Math.round(result.requests.average * 10) / 10,
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    non_2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    status_503: result.statusCodeStats?.["503"]?.count ?? 0,
+  };
+}
+
+const rows = [];
+for (const [name, path] of reads) {
+  const { status, rowsRead } = await probe(path);
+  if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
+  for (const connections of concurrencies) {
+    rows.push({ scenario: name, path, rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)) });
+    console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
+  }
+}
+
+// Writes: events without a status (always allowed) on many payments of the account, then on one.
+const note = JSON.stringify({ event_code: "PU15", description: "Bench note", instrument_number: "TR-bench" });
+let next = 0;
+const writes = [
+  ["events on many payments", () => `/v2/payments/${s.paymentId(next++ % s.payments)}/events/`],
+  ["events on one payment", () => `/v2/payments/${s.paymentId(0)}/events/`],
+].filter(([name]) => !values.only || name.includes(values.only));
+for (const [name, pathOf] of writes) {
+  const { rowsRead } = await probe(pathOf(), { method: "POST", headers: PROCESSOR, body: note });
+  for (const connections of concurrencies) {
+    const options = { method: "POST", headers: PROCESSOR, body: note, requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] };
+    rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await load(options, connections)) });
+    console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
+  }
+}
+
+const peakRss = service.peakRssBytes();
+await service.stop();
+
+// Each scenario's rate as a ratio to the payment detail's at the same concurrency, in this run.
+const detail = new Map(rows.filter((row) => row.scenario === "payment detail").map((row) => [row.connections, row.requests_per_s]));
+for (const row of rows) row.vs_detail = detail.get(row.connections) ? Math.round((row.requests_per_s / detail.get(row.connections)) * 100) / 100 : null;
+
+const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: Math.round(peakRss / 2 ** 20), shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows };
+mkdirSync("bench/results", { recursive: true });
+const file = join("bench/results", `${report.at.replace(/[:.]/g, "-")}${values.smoke ? "-smoke" : ""}.json`);
+writeFileSync(file, JSON.stringify(report, null, 2));
+
+const table = [
+  `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${MODE}; ${machine}; peak RSS of the service ${report.peak_rss_mib} MiB.`,
+  "",
+  "| Scenario | conc. | req/s | vs detail | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
+  "|---|---|---|---|---|---|---|---|---|",
+  ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`),
+  "",
+  `Written to ${file}.`,
+].join("\n");
+console.log(table);

@@ -1,0 +1,97 @@
+// The service under benchmark: `wrangler dev` on a persisted, seeded D1 state, with its debugger
+// relay off (VSCODE_INSPECTOR_OPTIONS=1, which roughly doubles D1 and queue throughput), local
+// URLs allowed and SERVER_TIMING on (each response says the D1 rows it read).
+import { spawn } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+export const MODE = "wrangler dev, debugger relay off (VSCODE_INSPECTOR_OPTIONS=1), SERVER_TIMING on";
+
+export async function startService({ dir, port }) {
+  const envFile = resolve(dir, "bench.env");
+  writeFileSync(
+    envFile,
+    [
+      'ENCRYPTION_KEY="AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="',
+      'ADMIN_TOKEN="bench-admin-token"',
+      'ALLOW_LOCAL_WEBHOOK_URLS="true"',
+      'SERVER_TIMING="true"',
+      "",
+    ].join("\n"),
+  );
+  const child = spawn(
+    "node_modules/.bin/wrangler",
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "error"],
+    {
+      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", VSCODE_INSPECTOR_OPTIONS: "1" },
+      stdio: ["ignore", "ignore", "pipe"],
+      detached: true,
+    },
+  );
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      stop(child);
+      throw new Error(`the service did not start:\n${stderr}`);
+    }
+    await new Promise((done) => setTimeout(done, 250));
+  }
+  const memory = watchMemory(child.pid);
+  return {
+    base,
+    peakRssBytes: () => memory.peak,
+    async stop() {
+      memory.stop();
+      await stop(child);
+    },
+  };
+}
+
+async function stop(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once("exit", done));
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {}
+}
+
+/** The resident memory of a process and its descendants (wrangler, workerd), sampled every 500 ms. */
+function watchMemory(rootPid) {
+  const state = { peak: 0 };
+  const rss = (pid) => {
+    try {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      return match ? Number(match[1]) * 1024 : 0;
+    } catch {
+      return 0;
+    }
+  };
+  const children = (pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  };
+  const tree = (pid) => [pid, ...children(pid).flatMap(tree)];
+  const timer = setInterval(() => {
+    const total = tree(rootPid).reduce((sum, pid) => sum + rss(pid), 0);
+    state.peak = Math.max(state.peak, total);
+  }, 500);
+  return {
+    get peak() {
+      return state.peak;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
