@@ -125,7 +125,9 @@ for (const row of rows) row.vs_detail = detail.get(row.connections) ? Math.round
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: Math.round(peakRss / 2 ** 20), shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows };
 mkdirSync("bench/results", { recursive: true });
-const file = join("bench/results", `${report.at.replace(/[:.]/g, "-")}${values.smoke ? "-smoke" : ""}.json`);
+// Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
+const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
+const file = join("bench/results", `${report.at.replace(/[:.]/g, "-")}${suffix}.json`);
 writeFileSync(file, JSON.stringify(report, null, 2));
 
 const table = [
