@@ -68,7 +68,7 @@ const reads = [
   [`invoices page ${deepPage + 1} by next links`, await pageByLinks("/v1/invoices/", deepPage)],
 ].filter(([name]) => !values.only || name.includes(values.only));
 
-/** One request outside the load, for its status and the D1 rows it read. */
+/** One request outside the load, for its status and the D1 rows it read. (The load's own answers are checked by autocannon: non-2xx.) */
 async function probe(path, init = {}) {
   const res = await fetch(`${service.base}${path}`, { headers: CLIENT, ...init });
   await res.arrayBuffer();
@@ -76,8 +76,8 @@ async function probe(path, init = {}) {
   return { status: res.status, rowsRead: rows ? Number(rows[1]) : null };
 }
 
-async function load(options, connections) {
-  const result = await autocannon({ url: service.base, connections, duration, ...options });
+async function load({ path, ...options }, connections) {
+  const result = await autocannon({ url: `${service.base}${path}`, connections, duration, ...options });
   return {
     connections,
     requests_per_s: Math.round(result.requests.average * 10) / 10,
@@ -109,7 +109,7 @@ const writes = [
 for (const [name, pathOf] of writes) {
   const { rowsRead } = await probe(pathOf(), { method: "POST", headers: PROCESSOR, body: note });
   for (const connections of concurrencies) {
-    const options = { method: "POST", headers: PROCESSOR, body: note, requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] };
+    const options = { path: pathOf(), method: "POST", headers: PROCESSOR, body: note, requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] };
     rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await load(options, connections)) });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }

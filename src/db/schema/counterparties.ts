@@ -16,9 +16,11 @@ export const counterparties = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
-    // The clash rule (409) and the `type` filter.
+    // The clash rule (409).
     uniqueIndex("counterparties_internal_id_uq").on(t.accountId, t.type, t.internalId),
-    index("counterparties_internal_id_idx").on(t.accountId, t.internalId),
+    // The `internal_id` and `type` filters, in the list's order (no sort, no walk of the account).
+    index("counterparties_internal_id_list_idx").on(t.accountId, t.internalId, t.createdAt, t.id),
+    index("counterparties_type_idx").on(t.accountId, t.type, t.createdAt, t.id),
     index("counterparties_created_idx").on(t.accountId, t.createdAt, t.id),
   ],
 );
