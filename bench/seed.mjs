@@ -10,8 +10,9 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { recountSql } from "../scripts/recount-sql.mjs";
 
-export const SEED_VERSION = 1;
+export const SEED_VERSION = 2;
 export const ACCOUNT = "acct_benchAccount0000000001";
 export const USERS = {
   client: { username: "bench-client", password: "bench-client-password-local-only" },
@@ -63,7 +64,7 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 <> 0;`,
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 = 2;`,
-    `INSERT INTO list_counts VALUES ('${ACCOUNT}', 'counterparties', ${half * 2}), ('${ACCOUNT}', 'invoices', ${s.invoices}), ('${ACCOUNT}', 'payments', ${s.payments});`,
+    recountSql(ACCOUNT),
   ].join("\n") + "\n";
 }
 

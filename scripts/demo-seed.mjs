@@ -1,6 +1,7 @@
 // The demo data of `npm start`, as SQL that is safe to run on every start: fixed ids, INSERT OR
 // IGNORE, and the demo users' password hashes taken from .dev.vars each time.
 import { createHash } from "node:crypto";
+import { recountSql } from "./recount-sql.mjs";
 
 export const DEMO_ACCOUNT = "acct_demoAccount000000001";
 const T0 = Date.UTC(2026, 10, 2, 9, 0, 0); // 2026-11-02T09:00:00.000Z
@@ -58,8 +59,6 @@ export function demoSeedSql(vars) {
       sql.push(row("payment_events", [`pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute)]));
     });
   }
-  for (const resource of ["counterparties", "invoices", "payments"]) {
-    sql.push(`INSERT OR REPLACE INTO list_counts SELECT '${DEMO_ACCOUNT}', '${resource}', count(*) FROM ${resource} WHERE account_id = '${DEMO_ACCOUNT}';`);
-  }
+  sql.push(recountSql(DEMO_ACCOUNT));
   return sql.join("\n") + "\n";
 }

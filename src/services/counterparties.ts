@@ -6,7 +6,7 @@ import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { countOne, storedCount } from "./list-counts";
+import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
 import { countWhere, listTable } from "./list-page";
 import { inAccount } from "./scope";
 
@@ -35,7 +35,11 @@ export async function createCounterparty(
     updatedAt: now,
   };
   try {
-    await db.batch([db.insert(counterparties).values(row), countOne(db, accountId, "counterparties")]);
+    await db.batch([
+      db.insert(counterparties).values(row),
+      countOne(db, accountId, countKey("counterparties")),
+      countOne(db, accountId, countKey("counterparties", "type", row.type)),
+    ]);
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(CLASH);
     throw error;
@@ -81,11 +85,11 @@ export function listCounterparties(db: Db, accountId: string, filters: Counterpa
   if (filters.type) conditions.push(inList(counterparties.type, filters.type));
   if (filters.internal_id) conditions.push(inList(counterparties.internalId, filters.internal_id));
   const where = and(...conditions)!;
-  const filtered = conditions.length > 1;
+  const stored = storedCountKey("counterparties", filters);
   return listTable(db, counterparties, {
     where,
     sort: counterparties.createdAt,
     id: counterparties.id,
-    count: () => (filtered ? countWhere(db, counterparties, where) : storedCount(db, accountId, "counterparties")),
+    count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, counterparties, where)),
   }, request);
 }

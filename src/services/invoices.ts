@@ -7,7 +7,7 @@ import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
-import { countOne, storedCount } from "./list-counts";
+import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
 import { countWhere, listTable } from "./list-page";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
@@ -41,7 +41,7 @@ export async function createInvoice(db: Db, accountId: string, input: InvoiceInp
     createdAt: now,
     updatedAt: now,
   };
-  await db.batch([db.insert(invoices).values(row), countOne(db, accountId, "invoices")]);
+  await db.batch([db.insert(invoices).values(row), countOne(db, accountId, countKey("invoices"))]);
   return row;
 }
 
@@ -64,11 +64,11 @@ export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters,
   ];
   if (filters.invoice_number) conditions.push(inList(invoices.invoiceNumber, filters.invoice_number));
   const where = and(...conditions)!;
-  const filtered = conditions.length > 1;
+  const stored = storedCountKey("invoices", filters);
   return listTable(db, invoices, {
     where,
     sort: invoices.createdAt,
     id: invoices.id,
-    count: () => (filtered ? countWhere(db, invoices, where) : storedCount(db, accountId, "invoices")),
+    count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, invoices, where)),
   }, request);
 }

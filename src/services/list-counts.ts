@@ -3,29 +3,68 @@ import type { Db } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
 import { listCounts } from "../db/schema";
 
-type Resource = (typeof listCounts.$inferSelect)["resource"];
+/**
+ * Counts that a list's `count` reads in one row instead of counting its matches. Each is kept in
+ * the batch of the write that changes it, so it is exact whenever the write is visible:
+ * - `payments`, `invoices`, `counterparties`: every row of the account;
+ * - `<resource>/<field>=<value>`: the rows with that value of a filter that the counts cover
+ *   (`COUNTED_FILTERS`): a payment's status and its two counterparties, a counterparty's type.
+ */
+export type CountKey = string;
 
-/** The statement that adds one to an account's row count, for the insert's own batch. */
-export function countOne(db: Db, accountId: string, resource: Resource) {
+export const COUNTED_FILTERS = {
+  payments: ["status", "originating_counterparty_id", "receiving_counterparty_id"],
+  counterparties: ["type"],
+  invoices: [],
+} as const;
+type Resource = keyof typeof COUNTED_FILTERS;
+
+export function countKey(resource: Resource, field?: string, value?: string): CountKey {
+  return field === undefined ? resource : `${resource}/${field}=${value}`;
+}
+
+/**
+ * The stored count that answers a list's `count`, or null when its filters need counting: a list
+ * with no filter, or with exactly one counted filter holding exactly one value. Pure.
+ */
+export function storedCountKey(resource: Resource, filters: object): CountKey | null {
+  const given = Object.entries(filters as Record<string, unknown>).filter(([name, value]) => value !== undefined && name !== "ordering");
+  if (given.length === 0) return countKey(resource);
+  if (given.length !== 1) return null;
+  const [field, value] = given[0]!;
+  const counted = (COUNTED_FILTERS[resource] as readonly string[]).includes(field);
+  return counted && Array.isArray(value) && value.length === 1 ? countKey(resource, field, String(value[0])) : null;
+}
+
+/** The statement that adds one to a count, for the insert's own batch. */
+export function countOne(db: Db, accountId: string, key: CountKey) {
   return db
     .insert(listCounts)
-    .values({ accountId, resource, n: 1 })
+    .values({ accountId, resource: key, n: 1 })
     .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`${listCounts.n} + 1` } });
 }
 
 /** Same, but only when `guard` holds inside the batch. */
-export function countOneIf(db: Db, accountId: string, resource: Resource, guard: SQL) {
-  return guardedInsert(db, listCounts, { accountId, resource, n: 1 }, guard).onConflictDoUpdate({
+export function countOneIf(db: Db, accountId: string, key: CountKey, guard: SQL) {
+  return guardedInsert(db, listCounts, { accountId, resource: key, n: 1 }, guard).onConflictDoUpdate({
     target: [listCounts.accountId, listCounts.resource],
     set: { n: sql`${listCounts.n} + 1` },
   });
 }
 
-export async function storedCount(db: Db, accountId: string, resource: Resource): Promise<number> {
+/** Takes one from a count, only when `guard` holds inside the batch. */
+export function uncountOneIf(db: Db, accountId: string, key: CountKey, guard: SQL) {
+  return db
+    .update(listCounts)
+    .set({ n: sql`${listCounts.n} - 1` })
+    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key), guard));
+}
+
+export async function storedCount(db: Db, accountId: string, key: CountKey): Promise<number> {
   const row = await db
     .select({ n: listCounts.n })
     .from(listCounts)
-    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, resource)))
+    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key)))
     .get();
   return row?.n ?? 0;
 }

@@ -17,7 +17,7 @@ import { newId, newToken } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
-import { countOneIf, storedCount } from "./list-counts";
+import { countKey, countOneIf, storedCount, storedCountKey, uncountOneIf } from "./list-counts";
 import { countWhere, listTable } from "./list-page";
 import { applyEvent, type PaymentEventInput } from "./payment-lifecycle";
 import { releasesInvoices } from "./payment-status";
@@ -91,7 +91,12 @@ export async function createPayment(
       guardedInsert(db, payments, payment, stampIsNewest(accountId, stamp)),
       ...chosen.map((invoice) => guardedInsert(db, paymentInvoices, { paymentId: id, invoiceId: invoice.id, active: 1 }, applied)),
       guardedInsert(db, paymentEvents, event, applied),
-      countOneIf(db, accountId, "payments", applied),
+      ...[
+        countKey("payments"),
+        countKey("payments", "status", payment.status),
+        countKey("payments", "originating_counterparty_id", payment.originatingCounterpartyId),
+        countKey("payments", "receiving_counterparty_id", payment.receivingCounterpartyId),
+      ].map((key) => countOneIf(db, accountId, key, applied)),
       ...outboxed.statements,
     ];
     try {
@@ -183,6 +188,12 @@ export async function recordPaymentEvent(
         })
         .where(and(inAccount(payments, accountId), eq(payments.id, paymentId), eq(payments.writeToken, payment.writeToken), stampIsNewest(accountId, stamp))),
       guardedInsert(db, paymentEvents, event, applied),
+      ...(next.status !== payment.status
+        ? [
+            uncountOneIf(db, accountId, countKey("payments", "status", payment.status), applied),
+            countOneIf(db, accountId, countKey("payments", "status", next.status), applied),
+          ]
+        : []),
       ...(releasesInvoices(next.status) && !releasesInvoices(payment.status)
         ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, paymentId), applied))]
         : []),
@@ -292,13 +303,13 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
   if (filters.originating_counterparty_id) conditions.push(inList(payments.originatingCounterpartyId, filters.originating_counterparty_id));
   if (filters.receiving_counterparty_id) conditions.push(inList(payments.receivingCounterpartyId, filters.receiving_counterparty_id));
   const where = and(...conditions)!;
-  const filtered = conditions.length > 1;
+  const stored = storedCountKey("payments", filters);
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
   const page = await listTable(db, payments, {
     where,
     sort: sort,
     id: payments.id,
-    count: () => (filtered ? countWhere(db, payments, where) : storedCount(db, accountId, "payments")),
+    count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, payments, where)),
   }, request);
   return { ...page, results: await withDetails(db, page.rows) };
 }

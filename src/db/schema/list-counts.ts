@@ -1,14 +1,15 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * Row counts per account and resource, kept in the same batch as each insert, so that an
- * unfiltered list answers `count` without scanning the table.
+ * Row counts per account and key (a resource, or a resource and one value of a filter: see
+ * services/list-counts), kept in the same batch as each write, so that a list answers `count`
+ * without counting its matches.
  */
 export const listCounts = sqliteTable(
   "list_counts",
   {
     accountId: text("account_id").notNull(),
-    resource: text("resource", { enum: ["counterparties", "invoices", "payments"] }).notNull(),
+    resource: text("resource").notNull(),
     n: integer("n").notNull(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.resource] })],
