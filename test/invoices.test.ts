@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makeTenant } from "./helpers/api";
+import { BASE, call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makeTenant } from "./helpers/api";
 
 async function parties() {
   const tenant = await makeTenant();
@@ -145,5 +145,31 @@ describe("invoices", () => {
       await insertInvoiceAt(p.account.id, p.buyer.id, p.supplier.id, "2026-11-02T00:00:00Z", "Y");
       expect(ids(await get(p.client, "invoice_number=X&created__gte=2026-10-15"))).toEqual([x]);
     });
+  });
+});
+
+describe("a repeated filter read value by value", () => {
+  it("pages through the merged values in order, forwards and back", async () => {
+    const { client } = await makeTenant();
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    const made: string[] = [];
+    for (let i = 0; i < 7; i++) made.push((await makeInvoice(client, buyer.id, supplier.id, { invoice_number: ["A", "B", "C"][i % 3] })).id);
+    const wanted = made.filter((_, i) => i % 3 !== 2); // numbers A and B, in created order
+    const seen: string[] = [];
+    let res = await call("GET", "/v1/invoices/?invoice_number=A&invoice_number=B&page_size=2", { headers: client.headers });
+    const pages = [res];
+    for (;;) {
+      expect(res.json.count).toBe(wanted.length);
+      seen.push(...ids(res));
+      if (!res.json.next) break;
+      res = await call("GET", res.json.next.slice(BASE.length), { headers: client.headers });
+      pages.push(res);
+    }
+    expect(seen).toEqual(wanted);
+    const back = await call("GET", pages.at(-1)!.json.previous.slice(BASE.length), { headers: client.headers });
+    expect(ids(back)).toEqual(ids(pages.at(-2)!));
+    const byOffset = await call("GET", "/v1/invoices/?invoice_number=A&invoice_number=B&page_size=2&page=2", { headers: client.headers });
+    expect(ids(byOffset)).toEqual(wanted.slice(2, 4));
   });
 });

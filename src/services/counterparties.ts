@@ -1,13 +1,12 @@
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inList } from "../db/in-list";
 import { isUniqueViolation } from "../db/errors";
 import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
-import { countWhere, listTable } from "./list-page";
+import { countWhere, listConditions, listTable } from "./list-page";
 import { inAccount } from "./scope";
 
 export type Counterparty = typeof counterparties.$inferSelect;
@@ -81,13 +80,17 @@ export async function updateCounterparty(
 }
 
 export function listCounterparties(db: Db, accountId: string, filters: CounterpartyFilters, request: PageRequest) {
-  const conditions: SQL[] = [inAccount(counterparties, accountId)];
-  if (filters.type) conditions.push(inList(counterparties.type, filters.type));
-  if (filters.internal_id) conditions.push(inList(counterparties.internalId, filters.internal_id));
-  const where = and(...conditions)!;
+  const { where, anyOf } = listConditions(
+    [inAccount(counterparties, accountId)],
+    [
+      { column: counterparties.internalId, values: filters.internal_id },
+      { column: counterparties.type, values: filters.type },
+    ],
+  );
   const stored = storedCountKey("counterparties", filters);
   return listTable(db, counterparties, {
     where,
+    anyOf,
     sort: counterparties.createdAt,
     id: counterparties.id,
     count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, counterparties, where)),

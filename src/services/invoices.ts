@@ -1,6 +1,5 @@
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inList } from "../db/in-list";
 import { invoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
@@ -8,7 +7,7 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
-import { countWhere, listTable } from "./list-page";
+import { countWhere, listConditions, listTable } from "./list-page";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -58,15 +57,14 @@ export async function getInvoice(db: Db, accountId: string, id: string): Promise
 }
 
 export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters, request: PageRequest) {
-  const conditions: SQL[] = [
-    inAccount(invoices, accountId),
-    ...timeConditions(invoices.createdAt, "created", filters as Record<string, Instant | undefined>),
-  ];
-  if (filters.invoice_number) conditions.push(inList(invoices.invoiceNumber, filters.invoice_number));
-  const where = and(...conditions)!;
+  const { where, anyOf } = listConditions(
+    [inAccount(invoices, accountId), ...timeConditions(invoices.createdAt, "created", filters as Record<string, Instant | undefined>)],
+    [{ column: invoices.invoiceNumber, values: filters.invoice_number }],
+  );
   const stored = storedCountKey("invoices", filters);
   return listTable(db, invoices, {
     where,
+    anyOf,
     sort: invoices.createdAt,
     id: invoices.id,
     count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, invoices, where)),

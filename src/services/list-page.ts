@@ -1,4 +1,5 @@
-import { and, asc, count, desc, sql, type Column, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, sql, type Column, type SQL } from "drizzle-orm";
+import { inList } from "../db/in-list";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { getTableColumns } from "drizzle-orm";
 import type { Db } from "../db/client";
@@ -97,6 +98,13 @@ export interface TableList {
   id: Column;
   count: () => Promise<number>;
   descending?: boolean;
+  /**
+   * A repeated filter, split: `where` is the list's filters without it, `arms` one condition per
+   * value. With several values, each value's rows are read along its own index and merged here: an
+   * IN list in one query makes SQLite walk the account in created order instead (1,000,000 rows
+   * read for three invoice numbers at scale), and each value's query reads at most one page.
+   */
+  anyOf?: { where: SQL; arms: SQL[] };
 }
 
 /** A page of one table's rows, ordered and keyed by (sort, id). */
@@ -106,19 +114,56 @@ export function listTable<T extends SQLiteTable>(db: Db, table: T, list: TableLi
   const field = (column: Column) => columns.find(([, candidate]) => candidate === column)![0];
   const sortField = field(list.sort);
   const idField = field(list.id);
+  const key = (row: Row): [number, string] => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!];
+  const query = (where: SQL, condition: SQL | undefined, direction: Direction, limit: number, offset: number) =>
+    db
+      .select()
+      .from(table as SQLiteTable)
+      .where(and(where, condition))
+      .orderBy(...keyOrder(direction, list.sort, list.id))
+      .limit(limit)
+      .offset(offset);
+  const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
   return listPage<Row>(
     {
       ...list,
-      key: (row) => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!],
-      rows: (extra, direction, limit, offset) =>
-        db
-          .select()
-          .from(table as SQLiteTable)
-          .where(and(list.where, extra))
-          .orderBy(...keyOrder(direction, list.sort, list.id))
-          .limit(limit)
-          .offset(offset) as unknown as Promise<Row[]>,
+      key,
+      rows: async (extra, direction, limit, offset) => {
+        if (!split) return (await query(list.where, extra, direction, limit, offset)) as unknown as Row[];
+        const [first, ...rest] = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + offset, 0));
+        const results = (await db.batch([first!, ...rest])) as unknown as Row[][];
+        return mergeByKey(results.flat(), key, direction).slice(offset, offset + limit);
+      },
     },
     request,
   );
+}
+
+/** Rows of several ordered reads as one list in (sort, id) order. Pure. */
+export function mergeByKey<Row>(rows: Row[], key: (row: Row) => [number, string], direction: Direction): Row[] {
+  const sign = direction === "asc" ? 1 : -1;
+  return [...rows].sort((a, b) => {
+    const [sa, ia] = key(a);
+    const [sb, ib] = key(b);
+    return sign * (sa - sb || (ia < ib ? -1 : ia > ib ? 1 : 0));
+  });
+}
+
+export interface RepeatedFilter {
+  column: Column;
+  values: readonly string[] | undefined;
+}
+
+/**
+ * A list's conditions: `base` (tenant, time bounds) and its repeatable filters, given in order of
+ * preference for an index (the most selective first). The first filter given is the one read
+ * value by value when it holds several values (listTable's `anyOf`); the others stay IN lists.
+ */
+export function listConditions(base: SQL[], repeated: RepeatedFilter[]): { where: SQL; anyOf?: { where: SQL; arms: SQL[] } } {
+  const present = repeated.filter((filter): filter is { column: Column; values: readonly string[] } => filter.values !== undefined);
+  const conditions = present.map((filter) => inList(filter.column, filter.values));
+  const where = and(...base, ...conditions)!;
+  const [first] = present;
+  if (!first || first.values.length < 2) return { where };
+  return { where, anyOf: { where: and(...base, ...conditions.slice(1))!, arms: first.values.map((value) => eq(first.column, value)) } };
 }

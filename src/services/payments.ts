@@ -18,7 +18,7 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOneIf, storedCount, storedCountKey, uncountOneIf } from "./list-counts";
-import { countWhere, listTable } from "./list-page";
+import { countWhere, listConditions, listTable } from "./list-page";
 import { applyEvent, type PaymentEventInput } from "./payment-lifecycle";
 import { releasesInvoices } from "./payment-status";
 import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
@@ -294,20 +294,20 @@ export interface PaymentFilters {
 
 export async function listPayments(db: Db, accountId: string, filters: PaymentFilters, request: PageRequest) {
   const times = filters as Record<string, Instant | undefined>;
-  const conditions: SQL[] = [
-    inAccount(payments, accountId),
-    ...timeConditions(payments.createdAt, "created", times),
-    ...timeConditions(payments.updatedAt, "updated", times),
-  ];
-  if (filters.status) conditions.push(inList(payments.status, filters.status));
-  if (filters.originating_counterparty_id) conditions.push(inList(payments.originatingCounterpartyId, filters.originating_counterparty_id));
-  if (filters.receiving_counterparty_id) conditions.push(inList(payments.receivingCounterpartyId, filters.receiving_counterparty_id));
-  const where = and(...conditions)!;
+  const { where, anyOf } = listConditions(
+    [inAccount(payments, accountId), ...timeConditions(payments.createdAt, "created", times), ...timeConditions(payments.updatedAt, "updated", times)],
+    [
+      { column: payments.receivingCounterpartyId, values: filters.receiving_counterparty_id },
+      { column: payments.originatingCounterpartyId, values: filters.originating_counterparty_id },
+      { column: payments.status, values: filters.status },
+    ],
+  );
   const stored = storedCountKey("payments", filters);
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
   const page = await listTable(db, payments, {
     where,
-    sort: sort,
+    anyOf,
+    sort,
     id: payments.id,
     count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, payments, where)),
   }, request);
