@@ -1,5 +1,8 @@
-// The SQL that rebuilds every stored list count (src/services/list-counts.ts) from the rows,
-// for the demo data and the benchmark's seed. Migration 0005 ran the same once for existing data.
+// The SQL that rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows,
+// for the demo data and the benchmark's seed. Migrations 0005 and 0007 ran the same once for existing data.
+// The bucket sizes of src/lib/time-buckets.ts (30 days, a day, an hour, a minute, a second).
+const BUCKET_SIZES_MS = [30 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000];
+
 export function recountSql(accountId) {
   const where = `WHERE account_id = '${accountId}'`;
   const byValue = (resource, field) =>
@@ -12,5 +15,12 @@ export function recountSql(accountId) {
     byValue("payments", "status"),
     byValue("payments", "originating_counterparty_id"),
     byValue("payments", "receiving_counterparty_id"),
+    `DELETE FROM time_counts ${where};`,
+    ...[["invoices", "created_at"], ["payments", "created_at"], ["payments", "updated_at"]].flatMap(([table, column]) =>
+      BUCKET_SIZES_MS.map(
+        (size) =>
+          `INSERT INTO time_counts SELECT account_id, '${table}.${column}', ${size}, (${column} / ${size}) * ${size}, count(*) FROM ${table} ${where} GROUP BY 1, 2, 3, 4;`,
+      ),
+    ),
   ].join("\n");
 }

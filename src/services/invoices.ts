@@ -8,6 +8,7 @@ import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
 import { countWhere, listConditions, listTable } from "./list-page";
+import { countAt, countInRange, rangeOf, timeCountField } from "./time-counts";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -40,7 +41,11 @@ export async function createInvoice(db: Db, accountId: string, input: InvoiceInp
     createdAt: now,
     updatedAt: now,
   };
-  await db.batch([db.insert(invoices).values(row), countOne(db, accountId, countKey("invoices"))]);
+  await db.batch([
+    db.insert(invoices).values(row),
+    countOne(db, accountId, countKey("invoices")),
+    countAt(db, accountId, "invoices.created_at", row.createdAt, 1),
+  ]);
   return row;
 }
 
@@ -57,8 +62,9 @@ export async function getInvoice(db: Db, accountId: string, id: string): Promise
 }
 
 export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters, request: PageRequest) {
+  const times = filters as Record<string, Instant | undefined>;
   const { where, anyOf } = listConditions(
-    [inAccount(invoices, accountId), ...timeConditions(invoices.createdAt, "created", filters as Record<string, Instant | undefined>)],
+    [inAccount(invoices, accountId), ...timeConditions(invoices.createdAt, "created", times)],
     [{ column: invoices.invoiceNumber, values: filters.invoice_number }],
   );
   const stored = storedCountKey("invoices", filters);
@@ -67,6 +73,10 @@ export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters,
     anyOf,
     sort: invoices.createdAt,
     id: invoices.id,
-    count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, invoices, where)),
+    count: () => {
+      if (stored) return storedCount(db, accountId, stored);
+      if (timeCountField(filters, ["created"])) return countInRange(db, accountId, "invoices.created_at", "invoices", invoices.createdAt, rangeOf("created", times));
+      return countWhere(db, invoices, where);
+    },
   }, request);
 }

@@ -19,6 +19,7 @@ import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOneIf, storedCount, storedCountKey, uncountOneIf } from "./list-counts";
 import { countWhere, listConditions, listTable } from "./list-page";
+import { countAt, countInRange, rangeOf, timeCountField } from "./time-counts";
 import { applyEvent, type PaymentEventInput } from "./payment-lifecycle";
 import { releasesInvoices } from "./payment-status";
 import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
@@ -97,6 +98,8 @@ export async function createPayment(
         countKey("payments", "originating_counterparty_id", payment.originatingCounterpartyId),
         countKey("payments", "receiving_counterparty_id", payment.receivingCounterpartyId),
       ].map((key) => countOneIf(db, accountId, key, applied)),
+      countAt(db, accountId, "payments.created_at", stamp, 1, applied),
+      countAt(db, accountId, "payments.updated_at", stamp, 1, applied),
       ...outboxed.statements,
     ];
     try {
@@ -188,6 +191,8 @@ export async function recordPaymentEvent(
         })
         .where(and(inAccount(payments, accountId), eq(payments.id, paymentId), eq(payments.writeToken, payment.writeToken), stampIsNewest(accountId, stamp))),
       guardedInsert(db, paymentEvents, event, applied),
+      countAt(db, accountId, "payments.updated_at", payment.updatedAt, -1, applied),
+      countAt(db, accountId, "payments.updated_at", next.updatedAt, 1, applied),
       ...(next.status !== payment.status
         ? [
             uncountOneIf(db, accountId, countKey("payments", "status", payment.status), applied),
@@ -309,7 +314,13 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
     anyOf,
     sort,
     id: payments.id,
-    count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, payments, where)),
+    count: () => {
+      if (stored) return storedCount(db, accountId, stored);
+      const field = timeCountField(filters, ["created", "updated"]);
+      if (field === "created") return countInRange(db, accountId, "payments.created_at", "payments", payments.createdAt, rangeOf("created", times));
+      if (field === "updated") return countInRange(db, accountId, "payments.updated_at", "payments", payments.updatedAt, rangeOf("updated", times));
+      return countWhere(db, payments, where);
+    },
   }, request);
   return { ...page, results: await withDetails(db, page.rows) };
 }

@@ -1,5 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
+import { countAt } from "../../src/services/time-counts";
 
 export const BASE = "https://payments.test";
 export const ADMIN = { authorization: `Bearer ${env.ADMIN_TOKEN}` };
@@ -118,6 +120,8 @@ export async function insertInvoiceAt(accountId: string, buyerId: string, suppli
     ).bind(id, accountId, invoiceNumber, buyerId, supplierId, ms, ms),
     env.DB.prepare("insert into list_counts values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
   ]);
+  // What createInvoice's batch also keeps: the time buckets that count created ranges.
+  await countAt(createDb(env.DB), accountId, "invoices.created_at", ms, 1);
   return id;
 }
 

@@ -8,3 +8,4 @@ export * from "./payment-invoices";
 export * from "./payments";
 export * from "./webhook-deliveries";
 export * from "./webhook-subscriptions";
+export * from "./time-counts";

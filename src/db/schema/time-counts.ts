@@ -1,0 +1,18 @@
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * Rows per account, timestamp (`invoices.created_at`, `payments.created_at`, `payments.updated_at`)
+ * and time bucket of each size in lib/time-buckets, kept in the batch of each write, so that a
+ * list filtered by a time range answers `count` from a few hundred buckets whatever it matches.
+ */
+export const timeCounts = sqliteTable(
+  "time_counts",
+  {
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    size: integer("size").notNull(),
+    bucket: integer("bucket").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key, t.size, t.bucket] })],
+);

@@ -1,0 +1,66 @@
+import { sql, type Column, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { timeCounts } from "../db/schema";
+import { bucketsOf, decompose } from "../lib/time-buckets";
+import { wholeMsBound, type Instant } from "../lib/time";
+
+/** The timestamps whose time ranges are counted from buckets (db/schema/time-counts). */
+export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_at";
+
+const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
+
+/**
+ * The statement that adds `delta` to the buckets holding `ms`, for the write's own batch; with a
+ * `guard`, only when it holds there (as the payment write's other statements).
+ */
+export function countAt(db: Db, accountId: string, key: TimeKey, ms: number, delta: 1 | -1, guard: SQL = sql`1`) {
+  const rows = bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${delta} as n`);
+  // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
+  return db
+    .insert(timeCounts)
+    .select(sql`select a, k, s, b, n from (${sql.join(rows, sql` union all `)}) where ${guard}`)
+    .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
+}
+
+/** The integer-ms half-open range [lo, hi) that `<prefix>__gt|gte|lt|lte` filters select. */
+export function rangeOf(prefix: string, filters: Record<string, Instant | undefined>): [number, number] {
+  let lo = 0;
+  let hi = LATEST_MS;
+  const at = (op: "gt" | "gte" | "lt" | "lte") => filters[`${prefix}__${op}`];
+  if (at("gte")) lo = Math.max(lo, wholeMsBound("gte", at("gte")!));
+  if (at("gt")) lo = Math.max(lo, wholeMsBound("gt", at("gt")!) + 1);
+  if (at("lt")) hi = Math.min(hi, wholeMsBound("lt", at("lt")!));
+  if (at("lte")) hi = Math.min(hi, wholeMsBound("lte", at("lte")!) + 1);
+  return [lo, hi];
+}
+
+/**
+ * Which timestamp's buckets answer a list's `count`: when its only filters are bounds on one
+ * timestamp (`ordering` aside). Pure.
+ */
+export function timeCountField(filters: object, fields: readonly string[]): string | null {
+  const given = Object.entries(filters as Record<string, unknown>).filter(([name, value]) => value !== undefined && name !== "ordering");
+  if (given.length === 0) return null;
+  const prefixes = new Set(given.map(([name]) => name.replace(/__(gt|gte|lt|lte)$/, "")));
+  const [prefix] = prefixes;
+  const onlyBounds = given.every(([name]) => /__(gt|gte|lt|lte)$/.test(name));
+  return onlyBounds && prefixes.size === 1 && fields.includes(prefix!) ? prefix! : null;
+}
+
+/**
+ * How many rows of the account have `column` in [lo, hi): whole buckets summed, and the two edges
+ * shorter than a second counted on the index, in one statement.
+ */
+export async function countInRange(db: Db, accountId: string, key: TimeKey, table: string, column: Column, [lo, hi]: [number, number]): Promise<number> {
+  const { runs, rest } = decompose(lo, hi);
+  const parts = [
+    ...runs.map(
+      ({ size, from, to }) =>
+        sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = ${size} and bucket >= ${from} and bucket < ${to})`,
+    ),
+    ...rest.map(([from, to]) => sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${column} >= ${from} and ${column} < ${to})`),
+  ];
+  if (parts.length === 0) return 0;
+  const row = await db.get<{ n: number }>(sql`select ${sql.join(parts, sql` + `)} as n`);
+  return Number(row?.n ?? 0);
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { BUCKET_SIZES_MS, bucketsOf, decompose } from "../../src/lib/time-buckets";
+
+const DAY = 86_400_000;
+const T = Date.UTC(2026, 0, 1) + 7; // on no bucket boundary
+
+/** Every ms of [lo, hi) is covered exactly once by the runs and the rest. Checked by counting points. */
+function covers(lo: number, hi: number, points: number[]): boolean {
+  const { runs, rest } = decompose(lo, hi);
+  return points.every((p) => {
+    const inRange = p >= lo && p < hi ? 1 : 0;
+    const hits = runs.filter((r) => p >= r.from && p < r.to).length + rest.filter(([a, b]) => p >= a && p < b).length;
+    return hits === inRange;
+  });
+}
+
+describe("decompose", () => {
+  const ranges: [number, number][] = [
+    [T, T + 1],
+    [T + 999, T + 1001],
+    [T + 1, T + 59_999],
+    [T - 1, T + 3 * DAY + 5],
+    [T + 12_345, T + 400 * DAY + 678],
+    [0, Date.UTC(2200, 0, 1)],
+    [T + 5, T + 5],
+    [T + 5, T + 4],
+  ];
+  it.each(ranges)("[%i, %i) is covered exactly once", (lo, hi) => {
+    const points = [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, Math.floor((lo + hi) / 2), lo + 999, lo + 60_000, hi - 60_001];
+    for (let i = 0; i < 40; i++) points.push(lo + Math.floor(((hi - lo) * i) / 40));
+    expect(covers(lo, hi, points)).toBe(true);
+  });
+
+  it.each(ranges)("[%i, %i) leaves only edges shorter than a second, and few runs", (lo, hi) => {
+    const { runs, rest } = decompose(lo, hi);
+    expect(rest.length).toBeLessThanOrEqual(2);
+    for (const [a, b] of rest) expect(Math.floor(a / 1000)).toBe(Math.floor((b - 1) / 1000));
+    expect(runs.length).toBeLessThanOrEqual(2 * BUCKET_SIZES_MS.length - 1);
+    for (const run of runs) expect([run.from % run.size, run.to % run.size]).toEqual([0, 0]);
+  });
+
+  it("puts a timestamp in one bucket of each size, aligned", () => {
+    const buckets = bucketsOf(T + 3 * DAY + 4_321);
+    expect(buckets.map((b) => b.size)).toEqual([...BUCKET_SIZES_MS]);
+    for (const { size, start } of buckets) {
+      expect(start % size).toBe(0);
+      expect(T + 3 * DAY + 4_321 - start).toBeLessThan(size);
+    }
+  });
+});

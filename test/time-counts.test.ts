@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { parseInstant } from "../src/lib/time";
+import { rangeOf, timeCountField } from "../src/services/time-counts";
+import { call, insertInvoiceAt, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
+
+const at = (text: string) => parseInstant(text)!;
+
+describe("timeCountField", () => {
+  it.each([
+    [{}, null],
+    [{ created__gte: at("2026-01-01") }, "created"],
+    [{ created__gte: at("2026-01-01"), created__lt: at("2026-02-01") }, "created"],
+    [{ updated__gt: at("2026-01-01"), ordering: "updated" }, "updated"],
+    [{ created__gte: at("2026-01-01"), updated__gt: at("2026-01-01") }, null],
+    [{ created__gte: at("2026-01-01"), status: ["pending"] }, null],
+    [{ status: ["pending"] }, null],
+  ] as const)("%j -> %s", (filters, field) => {
+    expect(timeCountField(filters, ["created", "updated"])).toBe(field);
+  });
+});
+
+describe("rangeOf", () => {
+  it.each([
+    [{ created__gte: at("2026-01-01T00:00:00.000Z") }, [Date.UTC(2026, 0, 1), 8_640_000_000_000_000]],
+    [{ created__gt: at("2026-01-01T00:00:00.000Z") }, [Date.UTC(2026, 0, 1) + 1, 8_640_000_000_000_000]],
+    [{ created__gte: at("2026-01-01T00:00:00.0004Z") }, [Date.UTC(2026, 0, 1) + 1, 8_640_000_000_000_000]],
+    [{ created__lt: at("2026-01-01T00:00:00.000Z") }, [0, Date.UTC(2026, 0, 1)]],
+    [{ created__lte: at("2026-01-01T00:00:00.000Z") }, [0, Date.UTC(2026, 0, 1) + 1]],
+    [{ created__lte: at("2026-01-01T00:00:00.0009Z") }, [0, Date.UTC(2026, 0, 1) + 1]],
+    [{ created__gt: at("2026-01-02"), created__lt: at("2026-01-01") }, [Date.UTC(2026, 0, 2) + 1, Date.UTC(2026, 0, 1)]],
+  ] as const)("%j -> %j", (filters, range) => {
+    expect(rangeOf("created", filters as never)).toEqual(range);
+  });
+});
+
+// Counts from buckets against the rows themselves (the page holds every match).
+describe("time-range counts", () => {
+  it("equal the matching invoices, at every bucket edge and below the millisecond", async () => {
+    const { account, client } = await makeTenant();
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    const instants = [
+      "2026-01-30T23:59:59.999Z", "2026-01-31T00:00:00.000Z", "2026-01-31T00:00:00.001Z", "2026-03-01T11:59:59.999Z",
+      "2026-03-01T12:00:00.000Z", "2026-03-01T12:00:59.999Z", "2026-03-01T12:01:00.000Z", "2026-03-01T12:01:00.500Z",
+      "2026-03-02T00:00:00.000Z", "2026-06-15T08:30:30.030Z", "2026-06-15T08:30:30.031Z",
+    ];
+    for (const iso of instants) await insertInvoiceAt(account.id, buyer.id, supplier.id, iso);
+    const filters = [
+      "created__gte=2026-01-31", "created__gt=2026-01-31T00:00:00Z", "created__lt=2026-03-01T12:00:00Z",
+      "created__lte=2026-03-01T12:00:59.999Z", "created__gte=2026-03-01T12:00:00Z&created__lt=2026-03-01T12:01:00.5Z",
+      "created__gt=2026-06-15T08:30:30.0301Z", "created__gte=2026-06-15T08:30:30.0301Z", "created__lte=2026-06-15T08:30:30.0309",
+      "created__gte=2025-01-01&created__lte=2027-01-01", "created__gt=2026-07-01", "created__gt=2026-03-01&created__lt=2026-01-01",
+    ];
+    for (const filter of filters) {
+      const res = await call("GET", `/v1/invoices/?${filter}&page_size=1000`, { headers: client.headers });
+      expect(res.status, filter).toBe(200);
+      expect(res.json.count, filter).toBe(res.json.results.length);
+    }
+  });
+
+  it("follow payments as they are created and updated", async () => {
+    const { client, processor } = await makeTenant();
+    const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push((await makePayment(client, parties)).payment);
+    const middle = made[2]!.updated;
+    for (const payment of made.slice(0, 3)) {
+      await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
+    }
+    for (const filter of [`updated__gt=${middle}`, `updated__lte=${middle}`, `created__gt=${middle}`, `updated__gte=${made[0]!.created}&ordering=updated`]) {
+      const res = await call("GET", `/v2/payments/?${filter}&page_size=1000`, { headers: client.headers });
+      expect(res.json.count, filter).toBe(res.json.results.length);
+    }
+    expect((await call("GET", `/v2/payments/?updated__gt=${middle}`, { headers: client.headers })).json.count).toBe(5);
+  });
+});
