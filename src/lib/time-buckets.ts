@@ -36,3 +36,23 @@ export function decompose(lo: number, hi: number, level = 0): Decomposition {
   const right = decompose(to, hi, level + 1);
   return { runs: [...left.runs, { size, from, to }, ...right.runs], rest: [...left.rest, ...right.rest] };
 }
+
+/** A piece of a range: whole buckets of one size, or a short edge to count on the rows. */
+export type Piece = { kind: "buckets"; size: number; from: number; to: number } | { kind: "rows"; from: number; to: number };
+
+/** The same split as `decompose`, as pieces in time order, for walking a range from its start. */
+export function pieces(lo: number, hi: number, level = 0): Piece[] {
+  if (lo >= hi) return [];
+  if (level === BUCKET_SIZES_MS.length) return [{ kind: "rows", from: lo, to: hi }];
+  const size = BUCKET_SIZES_MS[level]!;
+  const from = Math.ceil(lo / size) * size;
+  const to = Math.floor(hi / size) * size;
+  if (from >= to) return pieces(lo, hi, level + 1);
+  return [...pieces(lo, from, level + 1), { kind: "buckets", size, from, to }, ...pieces(to, hi, level + 1)];
+}
+
+/** The next finer bucket size, or null below a second. */
+export function finer(size: number): number | null {
+  const index = BUCKET_SIZES_MS.indexOf(size as (typeof BUCKET_SIZES_MS)[number]);
+  return BUCKET_SIZES_MS[index + 1] ?? null;
+}

@@ -8,7 +8,7 @@ import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
 import { countWhere, listConditions, listTable } from "./list-page";
-import { countAt, countInRange, rangeOf, timeCountField } from "./time-counts";
+import { countAt, countInRange, rangeOf, seekBy, timeCountField } from "./time-counts";
 import { inAccount } from "./scope";
 import { timeConditions } from "./time-filters";
 
@@ -68,9 +68,11 @@ export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters,
     [{ column: invoices.invoiceNumber, values: filters.invoice_number }],
   );
   const stored = storedCountKey("invoices", filters);
+  const bucketed = stored === countKey("invoices") || timeCountField(filters, ["created"]) !== null;
   return listTable(db, invoices, {
     where,
     anyOf,
+    seek: bucketed ? seekBy(db, accountId, "invoices.created_at", "invoices", invoices.createdAt, rangeOf("created", times)) : undefined,
     sort: invoices.createdAt,
     id: invoices.id,
     count: () => {

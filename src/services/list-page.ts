@@ -18,7 +18,12 @@ export interface ListSource<Row> {
   key: (row: Row) => [number, string];
   /** Lists shown newest first flip every comparison. */
   descending?: boolean;
+  /** Where `page=N` starts, found without walking the rows before it (see services/time-counts). */
+  seek?: Seek;
 }
+
+/** The condition that starts a list at an offset, and the few rows still to skip after it; null past the end. */
+export type Seek = (offset: number) => Promise<{ condition: SQL; skip: number } | null>;
 
 export interface Page<Row> {
   count: number;
@@ -40,10 +45,13 @@ export async function listPage<Row>(source: ListSource<Row>, request: PageReques
   const backward: Direction = source.descending ? "asc" : "desc";
 
   if (request.kind === "offset") {
-    const [rows, count] = await Promise.all([
-      source.rows(undefined, forward, size + 1, (request.page - 1) * size),
-      source.count(),
-    ]);
+    const offset = (request.page - 1) * size;
+    const read = async () => {
+      if (!source.seek || offset === 0) return source.rows(undefined, forward, size + 1, offset);
+      const start = await source.seek(offset);
+      return start ? source.rows(start.condition, forward, size + 1, start.skip) : [];
+    };
+    const [rows, count] = await Promise.all([read(), source.count()]);
     if (rows.length === 0 && request.page > 1) throw notFound("Invalid page.");
     return {
       count,
@@ -98,6 +106,7 @@ export interface TableList {
   id: Column;
   count: () => Promise<number>;
   descending?: boolean;
+  seek?: Seek;
   /**
    * A repeated filter, split: `where` is the list's filters without it, `arms` one condition per
    * value. With several values, each value's rows are read along its own index and merged here: an

@@ -19,7 +19,7 @@ import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOneIf, storedCount, storedCountKey, uncountOneIf } from "./list-counts";
 import { countWhere, listConditions, listTable } from "./list-page";
-import { countAt, countInRange, rangeOf, timeCountField } from "./time-counts";
+import { countAt, countInRange, rangeOf, seekBy, timeCountField } from "./time-counts";
 import { applyEvent, type PaymentEventInput } from "./payment-lifecycle";
 import { releasesInvoices } from "./payment-status";
 import { eventView, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./payment-view";
@@ -309,14 +309,21 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
   );
   const stored = storedCountKey("payments", filters);
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
+  // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp.
+  const sortField = filters.ordering === "updated" ? "updated" : "created";
+  const field = timeCountField(filters, ["created", "updated"]);
+  const seek =
+    stored === countKey("payments") || field === sortField
+      ? seekBy(db, accountId, `payments.${sortField}_at`, "payments", sort, rangeOf(sortField, times))
+      : undefined;
   const page = await listTable(db, payments, {
     where,
     anyOf,
+    seek,
     sort,
     id: payments.id,
     count: () => {
       if (stored) return storedCount(db, accountId, stored);
-      const field = timeCountField(filters, ["created", "updated"]);
       if (field === "created") return countInRange(db, accountId, "payments.created_at", "payments", payments.createdAt, rangeOf("created", times));
       if (field === "updated") return countInRange(db, accountId, "payments.updated_at", "payments", payments.updatedAt, rangeOf("updated", times));
       return countWhere(db, payments, where);

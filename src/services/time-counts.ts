@@ -1,8 +1,9 @@
-import { sql, type Column, type SQL } from "drizzle-orm";
+import { gte, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { timeCounts } from "../db/schema";
-import { bucketsOf, decompose } from "../lib/time-buckets";
+import { bucketsOf, decompose, finer, pieces, type Piece } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
+import type { Seek } from "./list-page";
 
 /** The timestamps whose time ranges are counted from buckets (db/schema/time-counts). */
 export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_at";
@@ -62,5 +63,62 @@ export async function countInRange(db: Db, accountId: string, key: TimeKey, tabl
   ];
   if (parts.length === 0) return 0;
   const row = await db.get<{ n: number }>(sql`select ${sql.join(parts, sql` + `)} as n`);
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Where the row at position `offset` (0-based, by the timestamp, then id) of the range [lo, hi)
+ * starts: every row before `from` comes before it, and `skip` rows at or after `from` precede it.
+ * Walks the buckets from the range's start, coarse to fine, reading a few hundred rows however
+ * deep the offset is; null when the range holds no more than `offset` rows.
+ */
+export async function seekOffset(
+  db: Db,
+  accountId: string,
+  key: TimeKey,
+  table: string,
+  column: Column,
+  [lo, hi]: [number, number],
+  offset: number,
+): Promise<{ from: number; skip: number } | null> {
+  let remaining = offset;
+  const walk = async (parts: Piece[]): Promise<{ from: number; skip: number } | null> => {
+    for (const piece of parts) {
+      if (piece.kind === "rows") {
+        const n = await countRows(db, accountId, table, column, piece.from, piece.to);
+        if (remaining < n) return { from: piece.from, skip: remaining };
+        remaining -= n;
+        continue;
+      }
+      const buckets = await db.all<{ bucket: number; n: number }>(
+        sql`select bucket, n from time_counts where account_id = ${accountId} and key = ${key} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to} and n > 0 order by bucket`,
+      );
+      for (const { bucket, n } of buckets) {
+        if (remaining >= n) {
+          remaining -= n;
+          continue;
+        }
+        const size = finer(piece.size);
+        if (size === null) return { from: bucket, skip: remaining };
+        return walk([{ kind: "buckets", size, from: bucket, to: bucket + piece.size }]);
+      }
+    }
+    return null;
+  };
+  return walk(pieces(lo, hi));
+}
+
+/** `seekOffset` as a list's Seek: rows from `from` on, skipping the few left. */
+export function seekBy(db: Db, accountId: string, key: TimeKey, table: string, column: Column, range: [number, number]): Seek {
+  return async (offset) => {
+    const start = await seekOffset(db, accountId, key, table, column, range, offset);
+    return start && { condition: gte(column, start.from), skip: start.skip };
+  };
+}
+
+async function countRows(db: Db, accountId: string, table: string, column: Column, from: number, to: number): Promise<number> {
+  const row = await db.get<{ n: number }>(
+    sql`select count(*) as n from ${sql.identifier(table)} where account_id = ${accountId} and ${column} >= ${from} and ${column} < ${to}`,
+  );
   return Number(row?.n ?? 0);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BUCKET_SIZES_MS, bucketsOf, decompose } from "../../src/lib/time-buckets";
+import { BUCKET_SIZES_MS, bucketsOf, decompose, finer, pieces } from "../../src/lib/time-buckets";
 
 const DAY = 86_400_000;
 const T = Date.UTC(2026, 0, 1) + 7; // on no bucket boundary
@@ -46,5 +46,25 @@ describe("decompose", () => {
       expect(start % size).toBe(0);
       expect(T + 3 * DAY + 4_321 - start).toBeLessThan(size);
     }
+  });
+});
+
+describe("pieces", () => {
+  it.each([
+    [T, T + 1],
+    [T - 1, T + 3 * DAY + 5],
+    [T + 12_345, T + 400 * DAY + 678],
+  ])("[%i, %i) is the same split as decompose, in time order and without gaps", (lo, hi) => {
+    const parts = pieces(lo, hi);
+    expect(parts[0]!.from).toBe(lo);
+    expect(parts.at(-1)!.to).toBe(hi);
+    for (let i = 1; i < parts.length; i++) expect(parts[i]!.from).toBe(parts[i - 1]!.to);
+    const { runs, rest } = decompose(lo, hi);
+    expect(parts.filter((p) => p.kind === "buckets").length).toBe(runs.length);
+    expect(parts.filter((p) => p.kind === "rows").length).toBe(rest.length);
+  });
+
+  it("steps to the next finer size, and none below a second", () => {
+    expect(BUCKET_SIZES_MS.map(finer)).toEqual([...BUCKET_SIZES_MS.slice(1), null]);
   });
 });
