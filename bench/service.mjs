@@ -2,6 +2,7 @@
 // relay off (VSCODE_INSPECTOR_OPTIONS=1, which roughly doubles D1 and queue throughput), local
 // URLs allowed and SERVER_TIMING on (each response says the D1 rows it read).
 import { spawn } from "node:child_process";
+import { stopGroup } from "../scripts/process-group.mjs";
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 
@@ -34,7 +35,7 @@ export async function startService({ dir, port }) {
   const deadline = Date.now() + 120_000;
   while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) {
     if (child.exitCode !== null || Date.now() > deadline) {
-      stop(child);
+      stopGroup(child);
       throw new Error(`the service did not start:\n${stderr}`);
     }
     await new Promise((done) => setTimeout(done, 250));
@@ -45,24 +46,11 @@ export async function startService({ dir, port }) {
     peakRssBytes: () => memory.peak,
     async stop() {
       memory.stop();
-      await stop(child);
+      await stopGroup(child);
     },
   };
 }
 
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((done) => child.once("exit", done));
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  await Promise.race([exited, new Promise((done) => setTimeout(done, 10_000))]);
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {}
-}
 
 /** The resident memory of a process and its descendants (wrangler, workerd), sampled every 500 ms. */
 function watchMemory(rootPid) {

@@ -23,12 +23,17 @@ export function countKey(resource: Resource, field?: string, value?: string): Co
   return field === undefined ? resource : `${resource}/${field}=${value}`;
 }
 
+/** The filters a list request gives (`ordering` is no filter). */
+export function givenFilters(filters: object): [string, unknown][] {
+  return Object.entries(filters).filter(([name, value]) => value !== undefined && name !== "ordering");
+}
+
 /**
  * The stored count that answers a list's `count`, or null when its filters need counting: a list
  * with no filter, or with exactly one counted filter holding exactly one value. Pure.
  */
 export function storedCountKey(resource: Resource, filters: object): CountKey | null {
-  const given = Object.entries(filters as Record<string, unknown>).filter(([name, value]) => value !== undefined && name !== "ordering");
+  const given = givenFilters(filters);
   if (given.length === 0) return countKey(resource);
   if (given.length !== 1) return null;
   const [field, value] = given[0]!;

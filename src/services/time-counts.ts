@@ -1,8 +1,9 @@
 import { gte, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { timeCounts } from "../db/schema";
-import { bucketsOf, decompose, finer, pieces, type Piece } from "../lib/time-buckets";
+import { bucketsOf, finer, pieces, type Piece } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
+import { givenFilters } from "./list-counts";
 import type { Seek } from "./list-page";
 
 /** The timestamps whose time ranges are counted from buckets (db/schema/time-counts). */
@@ -40,7 +41,7 @@ export function rangeOf(prefix: string, filters: Record<string, Instant | undefi
  * timestamp (`ordering` aside). Pure.
  */
 export function timeCountField(filters: object, fields: readonly string[]): string | null {
-  const given = Object.entries(filters as Record<string, unknown>).filter(([name, value]) => value !== undefined && name !== "ordering");
+  const given = givenFilters(filters);
   if (given.length === 0) return null;
   const prefixes = new Set(given.map(([name]) => name.replace(/__(gt|gte|lt|lte)$/, "")));
   const [prefix] = prefixes;
@@ -53,14 +54,11 @@ export function timeCountField(filters: object, fields: readonly string[]): stri
  * shorter than a second counted on the index, in one statement.
  */
 export async function countInRange(db: Db, accountId: string, key: TimeKey, table: string, column: Column, [lo, hi]: [number, number]): Promise<number> {
-  const { runs, rest } = decompose(lo, hi);
-  const parts = [
-    ...runs.map(
-      ({ size, from, to }) =>
-        sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = ${size} and bucket >= ${from} and bucket < ${to})`,
-    ),
-    ...rest.map(([from, to]) => sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${column} >= ${from} and ${column} < ${to})`),
-  ];
+  const parts = pieces(lo, hi).map((piece) =>
+    piece.kind === "rows"
+      ? rowsBetween(accountId, table, column, piece.from, piece.to)
+      : sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
+  );
   if (parts.length === 0) return 0;
   const row = await db.get<{ n: number }>(sql`select ${sql.join(parts, sql` + `)} as n`);
   return Number(row?.n ?? 0);
@@ -116,9 +114,12 @@ export function seekBy(db: Db, accountId: string, key: TimeKey, table: string, c
   };
 }
 
+/** `(select count(*) …)` of the account's rows with `column` in [from, to), read on the index. */
+function rowsBetween(accountId: string, table: string, column: Column, from: number, to: number): SQL {
+  return sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${column} >= ${from} and ${column} < ${to})`;
+}
+
 async function countRows(db: Db, accountId: string, table: string, column: Column, from: number, to: number): Promise<number> {
-  const row = await db.get<{ n: number }>(
-    sql`select count(*) as n from ${sql.identifier(table)} where account_id = ${accountId} and ${column} >= ${from} and ${column} < ${to}`,
-  );
+  const row = await db.get<{ n: number }>(sql`select ${rowsBetween(accountId, table, column, from, to)} as n`);
   return Number(row?.n ?? 0);
 }

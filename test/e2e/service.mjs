@@ -1,6 +1,7 @@
 // Runs `npm start` as a newcomer would, in a fresh copy of the project (its own .dev.vars and local
 // D1 state, node_modules shared), on a free port of 127.0.0.1. Used by the Node-side end-to-end tests.
 import { spawn } from "node:child_process";
+import { stopGroup } from "../../scripts/process-group.mjs";
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -44,7 +45,7 @@ export async function startService(dir, port) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`npm start exited ${child.exitCode}:\n${output}`);
     if (Date.now() > deadline) {
-      stop(child);
+      stopGroup(child);
       throw new Error(`npm start did not answer /healthz in 90 s:\n${output}`);
     }
     const ok = await fetch(`${base}/healthz`).then((res) => res.ok, () => false);
@@ -58,25 +59,7 @@ export async function startService(dir, port) {
       .filter(Boolean)
       .map((match) => [match[1], match[2]]),
   );
-  return { base, vars, output: () => output, stop: () => stop(child) };
-}
-
-/** Stops the process group (start.mjs, wrangler and workerd) and waits for it to go. */
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((done) => child.once("exit", done));
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {}
-  }, 10_000);
-  await exited;
-  clearTimeout(timer);
+  return { base, vars, output: () => output, stop: () => stopGroup(child) };
 }
 
 /** Runs a command to its end; resolves with its exit code and output. */

@@ -1,20 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { BUCKET_SIZES_MS, bucketsOf, decompose, finer, pieces } from "../../src/lib/time-buckets";
+import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../../src/lib/time-buckets";
 
 const DAY = 86_400_000;
 const T = Date.UTC(2026, 0, 1) + 7; // on no bucket boundary
 
 /** Every ms of [lo, hi) is covered exactly once by the runs and the rest. Checked by counting points. */
 function covers(lo: number, hi: number, points: number[]): boolean {
-  const { runs, rest } = decompose(lo, hi);
+  const parts = pieces(lo, hi);
   return points.every((p) => {
     const inRange = p >= lo && p < hi ? 1 : 0;
-    const hits = runs.filter((r) => p >= r.from && p < r.to).length + rest.filter(([a, b]) => p >= a && p < b).length;
+    const hits = parts.filter((part) => p >= part.from && p < part.to).length;
     return hits === inRange;
   });
 }
 
-describe("decompose", () => {
+describe("pieces", () => {
   const ranges: [number, number][] = [
     [T, T + 1],
     [T + 999, T + 1001],
@@ -32,9 +32,11 @@ describe("decompose", () => {
   });
 
   it.each(ranges)("[%i, %i) leaves only edges shorter than a second, and few runs", (lo, hi) => {
-    const { runs, rest } = decompose(lo, hi);
+    const parts = pieces(lo, hi);
+    const rest = parts.filter((part) => part.kind === "rows");
+    const runs = parts.flatMap((part) => (part.kind === "buckets" ? [part] : []));
     expect(rest.length).toBeLessThanOrEqual(2);
-    for (const [a, b] of rest) expect(Math.floor(a / 1000)).toBe(Math.floor((b - 1) / 1000));
+    for (const { from, to } of rest) expect(Math.floor(from / 1000)).toBe(Math.floor((to - 1) / 1000));
     expect(runs.length).toBeLessThanOrEqual(2 * BUCKET_SIZES_MS.length - 1);
     for (const run of runs) expect([run.from % run.size, run.to % run.size]).toEqual([0, 0]);
   });
@@ -49,19 +51,16 @@ describe("decompose", () => {
   });
 });
 
-describe("pieces", () => {
+describe("pieces in order", () => {
   it.each([
     [T, T + 1],
     [T - 1, T + 3 * DAY + 5],
     [T + 12_345, T + 400 * DAY + 678],
-  ])("[%i, %i) is the same split as decompose, in time order and without gaps", (lo, hi) => {
+  ])("[%i, %i) comes in time order, without gaps", (lo, hi) => {
     const parts = pieces(lo, hi);
     expect(parts[0]!.from).toBe(lo);
     expect(parts.at(-1)!.to).toBe(hi);
     for (let i = 1; i < parts.length; i++) expect(parts[i]!.from).toBe(parts[i - 1]!.to);
-    const { runs, rest } = decompose(lo, hi);
-    expect(parts.filter((p) => p.kind === "buckets").length).toBe(runs.length);
-    expect(parts.filter((p) => p.kind === "rows").length).toBe(rest.length);
   });
 
   it("steps to the next finer size, and none below a second", () => {
