@@ -149,10 +149,21 @@ describe("service endpoints", () => {
     expect(params.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["status", "updated__gt", "ordering", "page", "page_size"]));
   });
 
-  it("serves /docs", async () => {
+  it("serves /docs from this origin only", async () => {
     const res = await call("GET", "/docs");
     expect(res.status).toBe(200);
     expect(res.json).toContain("/openapi.json");
+    expect(res.json).toContain('<script src="/docs/redoc.standalone.js">');
+    expect(res.json).not.toMatch(/https?:\/\//);
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+  });
+
+  it("leads a browser from / to /docs and gives a program the service's links", async () => {
+    const browser = await call("GET", "/", { headers: { accept: "text/html,application/xhtml+xml" } });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get("location")).toBe("/docs");
+    const program = await call("GET", "/");
+    expect(program.json).toEqual({ docs: `${BASE}/docs`, openapi: `${BASE}/openapi.json`, health: `${BASE}/healthz` });
   });
 
   it("turns the admin API off when ADMIN_TOKEN is missing or empty", async () => {
