@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
 import { MODE, startService } from "./service.mjs";
+import { baselineScenario, startBaseline, startHookReceiver, webhookScenarios } from "./webhooks.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -115,15 +116,38 @@ for (const [name, pathOf] of writes) {
   }
 }
 
-const peakRss = service.peakRssBytes();
-await service.stop();
+// Webhooks: deliveries timed at a receiver, then the bare consumer baseline on the same queue settings.
+const hooks = [];
+let peakRss = 0;
+if (!values.only || "webhooks".includes(values.only)) {
+  const receiver = await startHookReceiver();
+  const log = (row) => console.error(`${row.scenario}: ${row.deliveries_per_s} deliveries/s, p99 ${row.e2r_p99_ms ?? "-"} ms`);
+  try {
+    hooks.push(...(await webhookScenarios({ base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log })));
+  } finally {
+    peakRss = service.peakRssBytes();
+    await service.stop();
+  }
+  const baseline = await startBaseline({ port: Number(values.port) + 1, dir });
+  try {
+    hooks.push(await baselineScenario({ baseline, receiver, count: hooks[0].deliveries_expected, log }));
+  } finally {
+    await baseline.stop();
+    await receiver.stop();
+  }
+  const bare = hooks.at(-1).deliveries_per_s;
+  for (const row of hooks) row.vs_baseline = bare ? Math.round((row.deliveries_per_s / bare) * 100) / 100 : null;
+} else {
+  peakRss = service.peakRssBytes();
+  await service.stop();
+}
 
 // Each scenario's rate as a ratio to the payment detail's at the same concurrency, in this run.
 const detail = new Map(rows.filter((row) => row.scenario === "payment detail").map((row) => [row.connections, row.requests_per_s]));
 for (const row of rows) row.vs_detail = detail.get(row.connections) ? Math.round((row.requests_per_s / detail.get(row.connections)) * 100) / 100 : null;
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: Math.round(peakRss / 2 ** 20), shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows };
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: Math.round(peakRss / 2 ** 20), shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
 mkdirSync("bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -137,6 +161,14 @@ const table = [
   "|---|---|---|---|---|---|---|---|---|",
   ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`),
   "",
+  ...(hooks.length
+    ? [
+        "| Webhook scenario | events/s accepted | non-2xx | delivered / expected | deliveries/s | vs bare consumer | event-to-receipt p50 ms | p99 ms | drain s |",
+        "|---|---|---|---|---|---|---|---|---|",
+        ...hooks.map((h) => `| ${h.scenario}${h.vs_alone != null ? ` (${h.vs_alone} of alone; ${h.hanging_attempts_started} hanging attempts)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`),
+        "",
+      ]
+    : []),
   `Written to ${file}.`,
 ].join("\n");
 console.log(table);

@@ -7,6 +7,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 
 export const MODE = "wrangler dev, debugger relay off (VSCODE_INSPECTOR_OPTIONS=1), SERVER_TIMING on";
+/** The environment every benchmarked `wrangler dev` runs with (the service and the baseline alike). */
+export const SERVICE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", VSCODE_INSPECTOR_OPTIONS: "1" };
 
 export async function startService({ dir, port }) {
   const envFile = resolve(dir, "bench.env");
@@ -24,7 +26,7 @@ export async function startService({ dir, port }) {
     "node_modules/.bin/wrangler",
     ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "error"],
     {
-      env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", VSCODE_INSPECTOR_OPTIONS: "1" },
+      env: { ...process.env, ...SERVICE_ENV },
       stdio: ["ignore", "ignore", "pipe"],
       detached: true,
     },

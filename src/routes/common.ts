@@ -4,7 +4,20 @@ import type { AppEnv } from "../env";
 import { AppError, notFound } from "../errors";
 import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";
+import type { ServiceContext } from "../services/context";
 import type { Page } from "../services/list-page";
+
+/** The context a service verb works in, for this request's caller. */
+export function serviceContext(c: Context<AppEnv>): ServiceContext {
+  const caller = c.get("caller");
+  return {
+    db: c.get("db"),
+    accountId: caller.accountId,
+    caller,
+    queue: c.env.DELIVERIES,
+    keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
+  };
+}
 
 /** Every sub-app shares the validation hook, so every 400 has DRF's shape. */
 export function createRouter() {

@@ -1,7 +1,7 @@
 import { gte, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { timeCounts } from "../db/schema";
-import { bucketsOf, finer, pieces, type Piece } from "../lib/time-buckets";
+import { BUCKET_SIZES_MS, bucketsOf, finer, pieces, type Piece } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
 import { givenFilters } from "./list-counts";
 import type { Seek } from "./list-page";
@@ -13,10 +13,14 @@ const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
 
 /**
  * The statement that adds `delta` to the buckets holding `ms`, for the write's own batch; with a
- * `guard`, only when it holds there (as the payment write's other statements).
+ * `guard`, only when it holds there (as the payment write's other statements). `ms` may be an SQL
+ * expression for an integer taken earlier in the batch (a payment write's stamp).
  */
-export function countAt(db: Db, accountId: string, key: TimeKey, ms: number, delta: 1 | -1, guard: SQL = sql`1`) {
-  const rows = bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${delta} as n`);
+export function countAt(db: Db, accountId: string, key: TimeKey, ms: number | SQL, delta: 1 | -1, guard: SQL = sql`1`) {
+  const rows =
+    typeof ms === "number"
+      ? bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${delta} as n`)
+      : BUCKET_SIZES_MS.map((size) => sql`select ${accountId} as a, ${key} as k, ${size} as s, (${ms}) - (${ms}) % ${size} as b, ${delta} as n`);
   // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
   return db
     .insert(timeCounts)

@@ -76,7 +76,7 @@ export async function redeliver(db: Db, queue: Queue<DeliveryMessage>, accountId
     .where(ofDelivery(accountId, subscriptionId, deliveryId))
     .returning({ id: webhookDeliveries.id });
   if (updated.length === 0) throw notFound();
-  await handOver(db, queue, [deliveryId]);
+  await handOver(db, queue, [deliveryId], true);
   return getDelivery(db, accountId, subscriptionId, deliveryId);
 }
 

@@ -1,52 +1,113 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inList } from "../db/in-list";
 import { guardedInsert } from "../db/guarded-insert";
-import { webhookDeliveries } from "../db/schema";
-import type { Env } from "../env";
-import type { OutboxWriter } from "../services/payments";
-import { activeSubscriptions } from "../services/webhook-subscriptions";
+import { inList } from "../db/in-list";
+import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { enqueueDeliveries, type DeliveryMessage } from "./message";
-import { encodeBody, payloadFor } from "./payload";
+import { encodeBody, payloadFor, type ExpansionFlags, type PaymentSnapshot } from "./payload";
+
+/** The account's active subscriptions at this moment: read in the payment write's load batch. */
+export function subscribersQuery(db: Db, accountId: string) {
+  return db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(eq(webhookSubscriptions.accountId, accountId), eq(webhookSubscriptions.isActive, true)));
+}
+
+export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookContentType };
+
+/** A payment change as the outbox needs it: its snapshot at a given stamp, and that stamp in SQL. */
+export interface OutboxChange {
+  accountId: string;
+  paymentId: string;
+  /** The payment as it will read once written with this stamp (ms). */
+  snapshotAt: (stamp: number) => PaymentSnapshot;
+  /** The write's stamp, as an SQL expression that holds it once the change is in place in the batch. */
+  stamp: SQL;
+  /** Holds in the batch exactly when the change applied. */
+  guard: SQL;
+}
 
 /**
- * The webhook outbox for payment writes: one delivery row per active subscription of the account,
- * with its body frozen now, inserted in the payment change's own batch (only if the change
- * applies). After the commit the rows go to the queue; if that send fails, the sweeper sends them.
+ * The outbox statements of one payment change: a delivery row per subscriber, inserted only when
+ * the change applied, each body frozen with the change's stamp. The stamp is taken inside the
+ * batch, so each body is rendered once with a placeholder stamp, and SQL puts the real one in.
  */
-export function deliveryOutbox(env: Pick<Env, "DELIVERIES">): OutboxWriter {
-  return async (db, accountId, detail, guard) => {
-    const subscriptions = await activeSubscriptions(db, accountId);
-    const now = Date.now();
-    const rows = subscriptions.map((subscription) => ({
+export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
+  const placeholder = placeholderStamp(change.snapshotAt, subscribers);
+  const rows = subscribers.map((subscriber) => {
+    const body = encodeBody(payloadFor(change.snapshotAt(placeholder), subscriber), subscriber.contentType);
+    return {
       id: crypto.randomUUID(),
-      subscriptionId: subscription.id,
-      accountId,
-      paymentId: detail.id,
-      body: encodeBody(payloadFor(detail, subscription), subscription.contentType),
-      contentType: subscription.contentType,
+      subscriptionId: subscriber.id,
+      accountId: change.accountId,
+      paymentId: change.paymentId,
+      body: sql`replace(${body}, ${stampText(placeholder, subscriber.contentType)}, ${stampSql(change.stamp, subscriber.contentType)})`,
+      contentType: subscriber.contentType,
       status: "pending" as const,
       attempts: 0,
       nextAttemptAt: now,
       scheduleStartedAt: null,
-      enqueuedAt: null,
+      // Taken as handed over at the commit; handOver clears it if the send fails, and the sweeper
+      // re-sends a row whose message never ran either way.
+      enqueuedAt: now,
       claimedUntil: null,
       createdAt: now,
       updatedAt: now,
-    }));
-    return {
-      statements: rows.map((row) => guardedInsert(db, webhookDeliveries, row, guard)),
-      afterCommit: () => handOver(db, env.DELIVERIES, rows.map((row) => row.id)),
     };
+  });
+  return {
+    statements: rows.map((row) => guardedInsert(db, webhookDeliveries, row, change.guard)),
+    deliveryIds: rows.map((row) => row.id),
   };
 }
 
-/** Sends committed deliveries to the queue and notes it; a failure is logged, never thrown. */
-export async function handOver(db: Db, queue: Queue<DeliveryMessage>, ids: string[]): Promise<void> {
+/** How a stamp (ms) reads in a body: ISO 8601 in JSON, with `:` escaped in a form body. */
+export function stampText(ms: number, contentType: WebhookContentType): string {
+  const iso = new Date(ms).toISOString();
+  return contentType === "application/json" ? iso : iso.replaceAll(":", "%3A");
+}
+
+/** The same, in SQL, for an integer-ms expression. */
+function stampSql(ms: SQL, contentType: WebhookContentType): SQL {
+  const iso = sql`strftime('%Y-%m-%dT%H:%M:%S', (${ms}) / 1000, 'unixepoch') || '.' || printf('%03d', (${ms}) % 1000) || 'Z'`;
+  return contentType === "application/json" ? iso : sql`replace(${iso}, ':', '%3A')`;
+}
+
+/**
+ * A far-future stamp whose text appears in the bodies only where the stamp goes: the bodies made
+ * with it and with a second one differ exactly there (so no text of the payment can be mistaken
+ * for it).
+ */
+export function placeholderStamp(snapshotAt: (stamp: number) => PaymentSnapshot, subscribers: Subscriber[]): number {
+  const random = () => Date.UTC(5000, 0, 1) + Math.floor(Math.random() * 100_000_000_000_000);
+  for (let tries = 0; tries < 8; tries++) {
+    const [first, second] = [random(), random()];
+    const exact = subscribers.every((subscriber) => {
+      const bodyOf = (stamp: number) => encodeBody(payloadFor(snapshotAt(stamp), subscriber), subscriber.contentType);
+      const text = (stamp: number) => stampText(stamp, subscriber.contentType);
+      return bodyOf(first).replaceAll(text(first), text(second)) === bodyOf(second);
+    });
+    if (exact) return first;
+  }
+  throw new Error("no placeholder stamp fits this payment's text");
+}
+
+/**
+ * Sends committed deliveries to the queue. If the send fails, their rows are marked as never
+ * handed over, so the sweeper sends them within a minute; a failure is logged, never thrown.
+ */
+export async function handOver(db: Db, queue: Queue<DeliveryMessage>, ids: string[], markSent = false): Promise<void> {
   if (ids.length === 0) return;
   try {
     await enqueueDeliveries(queue, ids);
-    await db.update(webhookDeliveries).set({ enqueuedAt: Date.now() }).where(inList(webhookDeliveries.id, ids));
+    if (markSent) await db.update(webhookDeliveries).set({ enqueuedAt: Date.now() }).where(inList(webhookDeliveries.id, ids));
   } catch (error) {
     console.error(JSON.stringify({ type: "enqueue_failed", delivery_ids: ids, error: String(error) }));
+    await db
+      .update(webhookDeliveries)
+      .set({ enqueuedAt: null })
+      .where(inList(webhookDeliveries.id, ids))
+      .catch(() => {}); // the sweeper's overdue check still finds them
   }
 }

@@ -1,4 +1,3 @@
-import type { PaymentView } from "../services/payment-view";
 import type { WebhookContentType } from "../db/schema";
 
 export interface ExpansionFlags {
@@ -10,8 +9,18 @@ export interface ExpansionFlags {
   allPaymentDetails: boolean;
 }
 
+/** The payment detail (section 5.1) as a delivery body carries it; the payments service's view. */
+export interface PaymentSnapshot {
+  id: string;
+  invoices: { id: string }[];
+  status: string;
+  events: unknown[];
+  refund_reason: string | null;
+  instrument_number: string | null;
+}
+
 /** The delivery body of section 7 for one subscription's flags. */
-export function payloadFor(payment: PaymentView, flags: ExpansionFlags): Record<string, unknown> {
+export function payloadFor(payment: PaymentSnapshot, flags: ExpansionFlags): Record<string, unknown> {
   const body: Record<string, unknown> = { object_type: "payment", object_id: payment.id, event: "payment.changed" };
   if (flags.allPaymentDetails) {
     body.object = payment;

@@ -28,7 +28,7 @@ export async function sweepOutbox(env: Env, now = Date.now()): Promise<number> {
     .limit(SWEEP_LIMIT);
   const ids = due.map((row) => row.id);
   if (ids.length === 0) return 0;
-  await handOver(db, env.DELIVERIES, ids);
+  await handOver(db, env.DELIVERIES, ids, true);
   console.log(JSON.stringify({ type: "outbox_sweep", resent: ids.length }));
   return ids.length;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES } from "../../src/db/schema";
-import { canMove, releasesInvoices } from "../../src/services/payment-status";
+import { canMove, releasesInvoices } from "../../src/services/payments/status";
 
 const ALLOWED = new Set([
   "pending>in-progress",

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
 import { AppError } from "../../src/errors";
-import { applyEvent, type PaymentEventInput } from "../../src/services/payment-lifecycle";
-import { canMove } from "../../src/services/payment-status";
-import type { PaymentRow } from "../../src/services/payment-view";
+import { applyEvent, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import { canMove } from "../../src/services/payments/status";
+import type { PaymentRow } from "../../src/services/payments/view";
 
 const stamp = { eventId: "pev_next", writeToken: "token-next", at: 2_000 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PaymentView } from "../../src/services/payment-view";
+import type { PaymentView } from "../../src/services/payments/view";
 import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/payload";
 
 const payment: PaymentView = {

@@ -1,7 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { forbidden } from "../../errors";
 import { createPayment, getPayment, listPayments, recordPaymentEvent } from "../../services/payments";
-import { deliveryOutbox } from "../../webhooks/outbox";
 import {
   BODY_ERRORS,
   createRouter,
@@ -15,6 +14,7 @@ import {
   LIST_ERRORS,
   listEnvelope,
   pageRequest,
+  serviceContext,
 } from "../common";
 import { PaymentEventInput, PaymentEventSchema, PaymentInput, PaymentQuery, PaymentSchema } from "./schemas";
 
@@ -67,7 +67,7 @@ paymentsRouter.openapi(
       ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...busy }),
     },
   }),
-  async (c) => c.json(await createPayment(c.get("db"), c.get("caller").accountId, c.req.valid("json"), deliveryOutbox(c.env)), 201),
+  async (c) => c.json(await createPayment(serviceContext(c), c.req.valid("json")), 201),
 );
 
 paymentsRouter.openapi(
@@ -105,8 +105,7 @@ paymentsRouter.openapi(
     },
   }),
   async (c) => {
-    const { accountId } = c.get("caller");
-    const event = await recordPaymentEvent(c.get("db"), accountId, c.req.valid("param").id, c.req.valid("json"), deliveryOutbox(c.env));
+    const event = await recordPaymentEvent(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
     return c.json(event, 201);
   },
 );

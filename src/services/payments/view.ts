@@ -1,5 +1,5 @@
-import type { paymentEvents, payments } from "../db/schema";
-import { toIso } from "../lib/time";
+import type { paymentEvents, payments } from "../../db/schema";
+import { toIso } from "../../lib/time";
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type EventRow = typeof paymentEvents.$inferSelect;

@@ -1,4 +1,4 @@
-import type { PaymentStatus } from "../db/schema";
+import type { PaymentStatus } from "../../db/schema";
 
 /** The lifecycle of section 5.3: every move not listed here is refused. */
 export const NEXT_STATUSES: Record<PaymentStatus, readonly PaymentStatus[]> = {

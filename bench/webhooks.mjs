@@ -1,0 +1,221 @@
+// The webhook scenarios of `npm run bench`: events recorded through the API, deliveries timed at a
+// receiver on 127.0.0.1 (bench/hook-receiver.mjs, its own process), and beside them the bare
+// queue-to-fetch baseline (bench/baseline/) on the same queue settings, in the same mode.
+//
+// Event-to-receipt is from the moment the event's request was sent to the moment a delivery for
+// its payment arrived. The delivery rate is deliveries over (last arrival - first event sent).
+import autocannon from "autocannon";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { stopGroup } from "../scripts/process-group.mjs";
+import { SERVICE_ENV } from "./service.mjs";
+
+const NOTE = JSON.stringify({ event_code: "PU15", description: "Bench note", instrument_number: "TR-bench" });
+
+export async function startHookReceiver() {
+  const child = spawn(process.execPath, ["bench/hook-receiver.mjs"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+  const line = await new Promise((done, fail) => {
+    createInterface({ input: child.stdout }).once("line", done);
+    child.once("exit", () => fail(new Error("the hook receiver exited")));
+  });
+  const url = `http://127.0.0.1:${JSON.parse(line).port}`;
+  return {
+    url,
+    arrivals: (tag) => fetch(`${url}/_arrivals/${tag}`).then((r) => r.json()),
+    stop: () => stopGroup(child),
+  };
+}
+
+/** The queue consumer settings of wrangler.toml's first consumer, for the baseline to copy. */
+function consumerSettings() {
+  const toml = readFileSync("wrangler.toml", "utf8");
+  const block = toml.split("[[queues.consumers]]")[1] ?? "";
+  const setting = (name) => /=\s*(\d+)/.exec(block.split("\n").find((line) => line.startsWith(name)) ?? "")?.[1];
+  return { max_batch_size: setting("max_batch_size") ?? "10", max_batch_timeout: setting("max_batch_timeout") ?? "0" };
+}
+
+/** The bare consumer in `wrangler dev`, in the service's mode; returns how to drive it. */
+export async function startBaseline({ port, dir }) {
+  const settings = consumerSettings();
+  mkdirSync(dir, { recursive: true });
+  const config = resolve(dir, "baseline.wrangler.toml");
+  writeFileSync(
+    config,
+    [
+      'name = "bench-baseline"',
+      `main = "${resolve("bench/baseline/worker.js")}"`,
+      'compatibility_date = "2026-04-20"',
+      "[[queues.producers]]",
+      'binding = "QUEUE"',
+      'queue = "bench-baseline"',
+      "[[queues.consumers]]",
+      'queue = "bench-baseline"',
+      `max_batch_size = ${settings.max_batch_size}`,
+      `max_batch_timeout = ${settings.max_batch_timeout}`,
+      "",
+    ].join("\n"),
+  );
+  const child = spawn(
+    "node_modules/.bin/wrangler",
+    ["dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", resolve(dir, "baseline-state"), "--show-interactive-dev-session=false", "--log-level", "error"],
+    { env: { ...process.env, ...SERVICE_ENV }, stdio: ["ignore", "ignore", "inherit"], detached: true },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (!(await fetch(`${base}/`, { method: "POST", body: JSON.stringify({ url: "", bodies: [] }) }).then((r) => r.ok, () => false))) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error("the baseline did not start");
+    await new Promise((done) => setTimeout(done, 250));
+  }
+  return { base, settings, stop: () => stopGroup(child) };
+}
+
+const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
+
+/** Waits until `expected` arrivals are in for every tag, or `timeoutMs` passes; returns them. */
+async function collect(receiver, tags, expected, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const all = await Promise.all(tags.map((tag) => receiver.arrivals(tag)));
+    if (all.every((list) => list.length >= expected) || Date.now() > deadline) return all;
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** Figures of one run: what arrived for `tags`, timed against when each payment's event was sent. */
+function figures(name, { sentAt, events, acceptedPerS, non2xx, firstSent, lastAccepted }, arrivalsByTag, extra = {}) {
+  const arrivals = arrivalsByTag.flat();
+  const latencies = arrivals.filter(([id]) => sentAt.has(id)).map(([id, at]) => at - sentAt.get(id)).sort((a, b) => a - b);
+  const lastArrival = Math.max(...arrivals.map(([, at]) => at));
+  return {
+    scenario: name,
+    events,
+    events_per_s: acceptedPerS,
+    non_2xx: non2xx,
+    deliveries_expected: events * arrivalsByTag.length,
+    delivered: arrivals.length,
+    deliveries_per_s: arrivals.length ? Math.round((arrivals.length / Math.max(1, lastArrival - firstSent)) * 1000) : 0,
+    e2r_p50_ms: percentile(latencies, 50),
+    e2r_p99_ms: percentile(latencies, 99),
+    drain_s: arrivals.length ? Math.round(Math.max(0, lastArrival - lastAccepted) / 100) / 10 : null,
+    ...extra,
+  };
+}
+
+export async function webhookScenarios({ base, headers, processor, paymentId, payments, smoke, receiver, log }) {
+  let nextPayment = Math.floor(payments / 3);
+  const created = [];
+
+  async function subscribe(kind, tag) {
+    const response = await fetch(`${base}/v1/webhooks/`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ event: "payment.changed", url: `${receiver.url}/${kind}/${tag}`, content_type: "application/json", username: "bench", password: "bench-pass", payment_status: true }),
+    });
+    const body = await response.json();
+    if (response.status !== 201) throw new Error(`subscribe: ${response.status} ${JSON.stringify(body)}`);
+    created.push(body.id);
+    return body.id;
+  }
+  async function unsubscribeAll() {
+    for (const id of created.splice(0)) await fetch(`${base}/v1/webhooks/${id}/`, { method: "DELETE", headers });
+  }
+
+  /** Records `events` events, each on its own payment where the scale allows, at `connections` (and `rate`/s overall if given). */
+  async function fire(events, { connections = 10, rate } = {}) {
+    const sentAt = new Map();
+    const ids = Array.from({ length: events }, () => paymentId(nextPayment++ % payments));
+    let index = 0;
+    const firstSent = Date.now();
+    const result = await autocannon({
+      url: `${base}/v2/payments/${ids[0]}/events/`,
+      connections,
+      amount: events,
+      ...(rate ? { overallRate: rate } : {}),
+      method: "POST",
+      headers: processor,
+      body: NOTE,
+      requests: [
+        {
+          setupRequest: (request) => {
+            const id = ids[index++ % ids.length];
+            sentAt.set(id, Date.now());
+            return { ...request, path: `/v2/payments/${id}/events/` };
+          },
+        },
+      ],
+    });
+    const lastAccepted = Date.now();
+    return { sentAt, events, firstSent, lastAccepted, non2xx: result.non2xx, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
+  }
+
+  const rows = [];
+  const wait = smoke ? 30_000 : 180_000;
+  try {
+    // A burst to 3 subscriptions, as fast as the API takes events.
+    const burst = smoke ? 100 : 5000;
+    let tags = ["burst-a", "burst-b", "burst-c"];
+    for (const tag of tags) await subscribe("ok", tag);
+    let fired = await fire(burst);
+    rows.push(figures(`burst: ${burst} events, 3 subscriptions`, fired, await collect(receiver, tags, burst, wait)));
+    log(rows.at(-1));
+    await unsubscribeAll();
+
+    // Sustained 100 events/s for 60 s, and a trickle of 10/s, to 3 subscriptions.
+    for (const [name, rate, seconds] of [
+      ["sustained 100 events/s", 100, smoke ? 2 : 60],
+      ["trickle 10 events/s", 10, smoke ? 2 : 30],
+    ]) {
+      tags = [1, 2, 3].map((n) => `${name.split(" ")[0]}-${n}`);
+      for (const tag of tags) await subscribe("ok", tag);
+      fired = await fire(rate * seconds, { connections: Math.min(10, rate), rate });
+      rows.push(figures(`${name} for ${seconds} s, 3 subscriptions`, fired, await collect(receiver, tags, rate * seconds, wait)));
+      log(rows.at(-1));
+      await unsubscribeAll();
+    }
+
+    // Isolation: two healthy subscriptions alone, then beside one whose receiver never answers.
+    const events = smoke ? 50 : 2000;
+    tags = ["alone-1", "alone-2"];
+    for (const tag of tags) await subscribe("ok", tag);
+    fired = await fire(events);
+    const alone = figures(`2 healthy subscriptions alone: ${events} events`, fired, await collect(receiver, tags, events, wait));
+    rows.push(alone);
+    log(alone);
+    await unsubscribeAll();
+
+    tags = ["beside-1", "beside-2"];
+    for (const tag of tags) await subscribe("ok", tag);
+    await subscribe("hang", "hanging");
+    fired = await fire(events);
+    const beside = figures(`the same 2 beside 1 hanging receiver: ${events} events`, fired, await collect(receiver, tags, events, wait));
+    beside.vs_alone = alone.deliveries_per_s ? Math.round((beside.deliveries_per_s / alone.deliveries_per_s) * 100) / 100 : null;
+    beside.hanging_attempts_started = (await receiver.arrivals("hanging")).length;
+    rows.push(beside);
+    log(beside);
+  } finally {
+    await unsubscribeAll();
+  }
+  return rows;
+}
+
+/** The bare consumer's rate for `count` messages to the receiver. */
+export async function baselineScenario({ baseline, receiver, count, log }) {
+  const bodies = Array.from({ length: count }, (_, i) => JSON.stringify({ object_id: `b-${i}`, event: "payment.changed" }));
+  const tag = `baseline-${Date.now()}`;
+  const firstSent = Date.now();
+  for (let start = 0; start < count; start += 1000) {
+    const response = await fetch(`${baseline.base}/`, { method: "POST", body: JSON.stringify({ url: `${receiver.url}/ok/${tag}`, bodies: bodies.slice(start, start + 1000) }) });
+    if (response.status !== 202) throw new Error(`baseline send: ${response.status}`);
+  }
+  const [arrivals] = await collect(receiver, [tag], count, 180_000);
+  const lastArrival = Math.max(...arrivals.map(([, at]) => at));
+  const row = {
+    scenario: `bare consumer baseline: ${count} messages (max_batch_size ${baseline.settings.max_batch_size}, max_batch_timeout ${baseline.settings.max_batch_timeout})`,
+    delivered: arrivals.length,
+    deliveries_per_s: Math.round((arrivals.length / Math.max(1, lastArrival - firstSent)) * 1000),
+  };
+  log(row);
+  return row;
+}

@@ -1,0 +1,87 @@
+import { and, eq } from "drizzle-orm";
+import { inList } from "../../db/in-list";
+import { isUniqueViolation } from "../../db/errors";
+import { counterparties, invoices, paymentInvoices } from "../../db/schema";
+import { AppError, conflict } from "../../errors";
+import { newId, newToken } from "../../lib/ids";
+import { handOver, subscribersQuery } from "../../webhooks/outbox";
+import type { ServiceContext } from "../context";
+import { inAccount } from "../scope";
+import { checkEventInput, checkPaymentInput } from "./input";
+import { applyEvent, newPayment, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
+import { loadedPayment, paymentQueries } from "./reads";
+import { eventView, type PaymentView } from "./view";
+import { commitPaymentChange } from "./write-fence";
+
+export { getPayment, listPayments, type PaymentFilters } from "./reads";
+export type { CreatePaymentInput, PaymentEventInput } from "./lifecycle";
+
+const MAX_ATTEMPTS = 40;
+
+/**
+ * Creates a payment for the caller's account: one round trip reads what it checks and the
+ * account's subscribers, one batch writes it with its deliveries (write-fence.ts), then the
+ * deliveries go to the queue.
+ */
+export async function createPayment(ctx: ServiceContext, input: CreatePaymentInput): Promise<PaymentView> {
+  const { db, accountId } = ctx;
+  const paymentId = newId("pmt");
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const [buyer, supplier, found, claimed, subscribers] = await db.batch([
+      db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.originating_counterparty_id))),
+      db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.receiving_counterparty_id))),
+      db.select().from(invoices).where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids))),
+      db
+        .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
+        .from(paymentInvoices)
+        .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), eq(paymentInvoices.active, 1)))
+        .limit(1),
+      subscribersQuery(db, accountId),
+    ]);
+    const chosen = checkPaymentInput(input, buyer[0], supplier[0], found);
+    if (claimed[0]) throw conflict(`Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`);
+    const { payment, event } = newPayment(accountId, paymentId, input, chosen, { eventId: newId("pev"), writeToken: newToken(), at: 0 });
+    try {
+      const written = await commitPaymentChange(db, { next: payment, event, invoices: chosen, events: [] }, subscribers);
+      if (written) {
+        await handOver(db, ctx.queue, written.deliveryIds);
+        return written.detail;
+      }
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      // Another payment claimed an invoice between the read and the batch; the next read says which.
+    }
+    await backoff(attempt);
+  }
+  throw busy();
+}
+
+/**
+ * Records an event on a payment of the caller's account: one round trip reads the payment and
+ * the subscribers, one batch writes the change with its deliveries; a write that lost a race
+ * with another event on the same payment reads again and retries.
+ */
+export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput) {
+  const { db, accountId } = ctx;
+  checkEventInput(input);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const [found, invoiceRows, events, subscribers] = await db.batch([...paymentQueries(db, accountId, paymentId), subscribersQuery(db, accountId)]);
+    const current = loadedPayment([found, invoiceRows, events]);
+    const { next, event } = applyEvent(current.payment, input, { eventId: newId("pev"), writeToken: newToken(), at: current.payment.updatedAt });
+    const written = await commitPaymentChange(db, { next, previous: current.payment, event, invoices: current.invoices, events: current.events }, subscribers);
+    if (written) {
+      await handOver(db, ctx.queue, written.deliveryIds);
+      return eventView({ ...event, createdAt: written.stamp });
+    }
+    await backoff(attempt);
+  }
+  throw busy();
+}
+
+function busy(): AppError {
+  return new AppError("busy", "The payment is being changed by other requests; retry shortly.", undefined, { "Retry-After": "1" });
+}
+
+async function backoff(attempt: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
+}

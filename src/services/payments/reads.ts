@@ -1,0 +1,118 @@
+import { and, asc, eq, exists } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/in-list";
+import { invoices, paymentEvents, paymentInvoices, payments, type PaymentStatus } from "../../db/schema";
+import { notFound } from "../../errors";
+import { groupBy } from "../../lib/group-by";
+import type { PageRequest } from "../../lib/pagination";
+import type { Instant } from "../../lib/time";
+import { countKey, storedCount, storedCountKey } from "../list-counts";
+import { countWhere, listConditions, listTable } from "../list-page";
+import { inAccount } from "../scope";
+import { countInRange, rangeOf, seekBy, timeCountField } from "../time-counts";
+import { timeConditions } from "../time-filters";
+import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
+
+/** A payment's invoices as the detail lists them: by created, then id. */
+function oldestFirst<Row extends { createdAt: number; id: string }>(rows: Row[]): Row[] {
+  return [...rows].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** The statements that read one payment with its invoices and events, for a batch. */
+export function paymentQueries(db: Db, accountId: string, paymentId: string) {
+  const ofPayment = and(inAccount(payments, accountId), eq(payments.id, paymentId));
+  const scopedPayment = db.select({ id: payments.id }).from(payments).where(ofPayment);
+  return [
+    db.select().from(payments).where(ofPayment),
+    // Scoped through the payment, as the events are, and sorted here: with an account condition or
+    // an ORDER BY on invoices, SQLite walks every invoice of the account (1,000,000 rows read at scale).
+    db
+      .select({ id: invoices.id, invoiceNumber: invoices.invoiceNumber, amountCents: invoices.amountCents, createdAt: invoices.createdAt })
+      .from(paymentInvoices)
+      .innerJoin(invoices, eq(invoices.id, paymentInvoices.invoiceId))
+      .where(and(eq(paymentInvoices.paymentId, paymentId), exists(scopedPayment))),
+    // No join here: drizzle maps D1 batch rows by column name, and both tables have id and status.
+    db
+      .select()
+      .from(paymentEvents)
+      .where(and(eq(paymentEvents.paymentId, paymentId), exists(scopedPayment)))
+      .orderBy(asc(paymentEvents.seq)),
+  ] as const;
+}
+
+/** What paymentQueries read, as one payment; 404 when it is not the account's. */
+export function loadedPayment([found, invoiceRows, events]: readonly [PaymentRow[], (PaymentInvoiceRow & { createdAt: number })[], EventRow[]]) {
+  const payment = found[0];
+  if (!payment) throw notFound();
+  return { payment, invoices: oldestFirst(invoiceRows), events };
+}
+
+async function loadPayment(db: Db, accountId: string, paymentId: string) {
+  return loadedPayment(await db.batch(paymentQueries(db, accountId, paymentId)));
+}
+
+export async function getPayment(db: Db, accountId: string, paymentId: string): Promise<PaymentView> {
+  const { payment, invoices: invoiceRows, events } = await loadPayment(db, accountId, paymentId);
+  return paymentView(payment, invoiceRows, events);
+}
+
+export interface PaymentFilters {
+  status?: PaymentStatus[];
+  originating_counterparty_id?: string[];
+  receiving_counterparty_id?: string[];
+  ordering?: "created" | "updated";
+  [time: string]: Instant | string[] | string | undefined;
+}
+
+export async function listPayments(db: Db, accountId: string, filters: PaymentFilters, request: PageRequest) {
+  const times = filters as Record<string, Instant | undefined>;
+  const { where, anyOf } = listConditions(
+    [inAccount(payments, accountId), ...timeConditions(payments.createdAt, "created", times), ...timeConditions(payments.updatedAt, "updated", times)],
+    [
+      { column: payments.receivingCounterpartyId, values: filters.receiving_counterparty_id },
+      { column: payments.originatingCounterpartyId, values: filters.originating_counterparty_id },
+      { column: payments.status, values: filters.status },
+    ],
+  );
+  const stored = storedCountKey("payments", filters);
+  const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
+  // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp.
+  const sortField = filters.ordering === "updated" ? "updated" : "created";
+  const field = timeCountField(filters, ["created", "updated"]);
+  const seek =
+    stored === countKey("payments") || field === sortField
+      ? seekBy(db, accountId, `payments.${sortField}_at`, "payments", sort, rangeOf(sortField, times))
+      : undefined;
+  const page = await listTable(db, payments, {
+    where,
+    anyOf,
+    seek,
+    sort,
+    id: payments.id,
+    count: () => {
+      if (stored) return storedCount(db, accountId, stored);
+      if (field === "created") return countInRange(db, accountId, "payments.created_at", "payments", payments.createdAt, rangeOf("created", times));
+      if (field === "updated") return countInRange(db, accountId, "payments.updated_at", "payments", payments.updatedAt, rangeOf("updated", times));
+      return countWhere(db, payments, where);
+    },
+  }, request);
+  return { ...page, results: await withDetails(db, page.rows) };
+}
+
+/** Payment rows to details, reading the page's invoices and events in one round trip. */
+async function withDetails(db: Db, rows: PaymentRow[]): Promise<PaymentView[]> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((row) => row.id);
+  const [invoiceRows, events] = await db.batch([
+    db
+      .select({ paymentId: paymentInvoices.paymentId, id: invoices.id, invoiceNumber: invoices.invoiceNumber, amountCents: invoices.amountCents, createdAt: invoices.createdAt })
+      .from(paymentInvoices)
+      .innerJoin(invoices, eq(invoices.id, paymentInvoices.invoiceId))
+      .where(inList(paymentInvoices.paymentId, ids)),
+    // Unordered: paymentView orders each payment's events by seq (an ORDER BY here needs a temporary B-tree).
+    db.select().from(paymentEvents).where(inList(paymentEvents.paymentId, ids)),
+  ]);
+  const invoicesOf = groupBy(oldestFirst(invoiceRows), (row) => row.paymentId);
+  const eventsOf = groupBy(events, (row) => row.paymentId);
+  return rows.map((row) => paymentView(row, invoicesOf.get(row.id) ?? [], eventsOf.get(row.id) ?? []));
+}

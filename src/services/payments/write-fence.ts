@@ -1,0 +1,123 @@
+/**
+ * The payment write fence.
+ *
+ * Protocol: a payment write is one D1 batch. Its first statement writes the payment row with a
+ * fresh write token; it applies only if the row still carries the token the write read (an event)
+ * or does not exist yet (a new payment). Every later statement of the batch (the event, the
+ * invoice links, the list and time counts, and the webhook outbox's delivery rows) runs only if
+ * the payment row carries the new token at that point of the batch. So the delivery rows exist
+ * iff the payment row carries our write token: a change is never committed without its
+ * deliveries, nor deliveries without their change, and a write that lost a race leaves nothing.
+ *
+ * The stamp (`updated`, and the event's `created`) is taken inside the first statement: one ms
+ * above every stamp of the account, or now if later. D1 runs batches one at a time, so stamps
+ * rise in commit order and `updated__gt` polling never misses a write committed after a poll,
+ * with no conflict between concurrent writes of the account. Everything else that carries the
+ * stamp reads it back from the payment row, and delivery bodies get it in SQL (webhooks/outbox).
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { guardedInsert } from "../../db/guarded-insert";
+import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
+import { outboxStatements, type Subscriber } from "../../webhooks/outbox";
+import { countKey, countOneIf, uncountOneIf } from "../list-counts";
+import { inAccount } from "../scope";
+import { countAt } from "../time-counts";
+import { releasesInvoices } from "./status";
+import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
+
+export interface PaymentChange {
+  /** The payment row as the write leaves it, with a fresh write token; its stamps are replaced. */
+  next: PaymentRow;
+  /** The row the write replaces, as read; absent for a new payment. */
+  previous?: PaymentRow;
+  /** The event the write adds. */
+  event: EventRow;
+  /** The payment's invoices, as the detail lists them. */
+  invoices: PaymentInvoiceRow[];
+  /** The payment's earlier events. */
+  events: EventRow[];
+}
+
+type BatchStatement = Parameters<Db["batch"]>[0][number];
+
+/**
+ * Writes one payment change with its outbox rows for `subscribers`. Returns the detail as written
+ * and the delivery ids to hand to the queue, or null when another write changed the payment
+ * first (nothing was written; read again and retry). A new payment whose invoice another payment
+ * claimed meanwhile fails on the claim's unique index, and nothing is written either.
+ */
+export async function commitPaymentChange(
+  db: Db,
+  change: PaymentChange,
+  subscribers: Subscriber[],
+): Promise<{ detail: PaymentView; stamp: number; deliveryIds: string[] } | null> {
+  const { next, previous, event } = change;
+  const accountId = next.accountId;
+  const now = Date.now();
+  const newStamp = sql`max(${now}, coalesce((select max(p.updated_at) from ${payments} p where p.account_id = ${accountId}), 0) + 1)`;
+  const applied = sql`exists (select 1 from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
+  const stamp = sql`(select p.updated_at from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
+  const at = (ms: number): PaymentView =>
+    paymentView({ ...next, createdAt: previous ? next.createdAt : ms, updatedAt: ms }, change.invoices, [...change.events, { ...event, createdAt: ms }]);
+  const outbox = outboxStatements(db, { accountId, paymentId: next.id, snapshotAt: at, stamp, guard: applied }, subscribers, now);
+
+  const write = previous
+    ? db
+        .update(payments)
+        .set({
+          status: next.status,
+          instrumentNumber: next.instrumentNumber,
+          refundReason: next.refundReason,
+          version: next.version,
+          writeToken: next.writeToken,
+          updatedAt: newStamp,
+        })
+        .where(and(inAccount(payments, accountId), eq(payments.id, next.id), eq(payments.writeToken, previous.writeToken)))
+        .returning({ updatedAt: payments.updatedAt })
+    : guardedInsert(db, payments, { ...next, createdAt: newStamp, updatedAt: newStamp }, sql`1`).returning({ updatedAt: payments.updatedAt });
+
+  const statements: BatchStatement[] = [
+    write,
+    guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
+    ...(previous ? eventStatements(db, next, previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
+    ...outbox.statements,
+  ];
+  const [written] = (await db.batch(statements as [BatchStatement, ...BatchStatement[]])) as [{ updatedAt: number }[], ...unknown[]];
+  const row = written[0];
+  return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, deliveryIds: outbox.deliveryIds } : null;
+}
+
+/** A new payment's invoice claims and counts. */
+function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow[], stamp: SQL, applied: SQL): BatchStatement[] {
+  const accountId = payment.accountId;
+  return [
+    ...invoices.map((invoice) => guardedInsert(db, paymentInvoices, { paymentId: payment.id, invoiceId: invoice.id, active: 1 }, applied)),
+    ...[
+      countKey("payments"),
+      countKey("payments", "status", payment.status),
+      countKey("payments", "originating_counterparty_id", payment.originatingCounterpartyId),
+      countKey("payments", "receiving_counterparty_id", payment.receivingCounterpartyId),
+    ].map((key) => countOneIf(db, accountId, key, applied)),
+    countAt(db, accountId, "payments.created_at", stamp, 1, applied),
+    countAt(db, accountId, "payments.updated_at", stamp, 1, applied),
+  ];
+}
+
+/** An event's moves of the counts, and the invoices a cancel or failure lets go of. */
+function eventStatements(db: Db, next: PaymentRow, previous: PaymentRow, stamp: SQL, applied: SQL): BatchStatement[] {
+  const accountId = next.accountId;
+  return [
+    countAt(db, accountId, "payments.updated_at", previous.updatedAt, -1, applied),
+    countAt(db, accountId, "payments.updated_at", stamp, 1, applied),
+    ...(next.status !== previous.status
+      ? [
+          uncountOneIf(db, accountId, countKey("payments", "status", previous.status), applied),
+          countOneIf(db, accountId, countKey("payments", "status", next.status), applied),
+        ]
+      : []),
+    ...(releasesInvoices(next.status) && !releasesInvoices(previous.status)
+      ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, next.id), applied))]
+      : []),
+  ];
+}
