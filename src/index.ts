@@ -8,9 +8,9 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  async queue(batch, env, _ctx) {
+  async queue(batch, env, ctx) {
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
-    else await consumeDeliveries(batch, env);
+    else await consumeDeliveries(batch, env, ctx);
   },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepOutbox(env));

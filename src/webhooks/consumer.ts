@@ -1,155 +1,176 @@
-import { and, eq, isNull, lt, lte, or } from "drizzle-orm";
-import { createDb, type Db } from "../db/client";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
+/**
+ * The delivery queue's consumer, in four stages over a whole batch:
+ *   claim   (claim.ts)    one round trip claims every due delivery and reads their subscriptions;
+ *   attempt (attempt.ts)  each claimed delivery is signed and POSTed, all at once;
+ *   outcome (outcome.ts)  a pure decision per attempt: succeeded, retry in n seconds, or failed;
+ *   record  (record.ts)   one batch records the attempts that ended together, and retries are
+ *                         handed to the queue with their delays.
+ * The row is the truth: a message is acked once its delivery is claimed, and the attempt goes on
+ * in the background (waitUntil; the queue does not wait for it, see wrangler.toml's
+ * compatibility flag), so a receiver that hangs holds only its own attempts (in-flight.ts), never
+ * the batch behind it. If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
+ */
+import { eq, and } from "drizzle-orm";
+import { createDb, runBatch, type Db } from "../db/client";
+import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { refuseWebhookUrl } from "../lib/url-policy";
-import { reveal, UNREADABLE } from "../services/webhook-subscriptions";
-import { attemptDelivery, ATTEMPT_TIMEOUT_MS, type AttemptResult } from "./attempt";
+import { UNREADABLE } from "../services/webhook-subscriptions";
+import { attemptDelivery, type AttemptResult } from "./attempt";
+import { claimDeliveries, type DeliveryRow, type SubscriptionRow } from "./claim";
+import * as inFlight from "./in-flight";
 import type { DeliveryMessage } from "./message";
-import { nextRetryDelay, parseRetryAfter, queueDelay } from "./retry-schedule";
+import { openSecrets } from "./opened-secrets";
+import { handOver } from "./outbox";
+import { decideOutcome } from "./outcome";
+import { recordAttempts, type Attempted } from "./record";
 
-const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 45_000;
-/** A message that arrives this close to its attempt's due time is taken as on time. */
-const EARLY_SLACK_MS = 1000;
-const DEACTIVATE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
+/** Attempts that end within this long of each other are recorded in one batch. */
+const RECORD_EVERY_MS = 20;
 
-export type Outcome = { kind: "ack" } | { kind: "retry"; delaySeconds: number };
+type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
 
-/** The queue consumer: each message is acked or retried explicitly, never left to chance. */
-export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   const db = createDb(env.DB);
+  const now = Date.now();
+  for (const message of batch.messages) if (message.body?.deferred_for) inFlight.returned(message.body.deferred_for);
+  const ids = [...new Set(batch.messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
+  let claims;
+  try {
+    claims = await claimDeliveries(db, ids, now);
+  } catch (error) {
+    console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
+    for (const message of batch.messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
+    return;
+  }
+
+  const started: Started[] = [];
+  const ended: string[] = [];
+  const deferred: { id: string; delaySeconds: number; deferredFor: string }[] = [];
+  for (const message of batch.messages) {
+    const claim = claims.get(message.body?.delivery_id);
+    claims.delete(message.body?.delivery_id); // a second copy in the batch finds it taken
+    if (claim?.kind === "early") {
+      message.retry({ delaySeconds: claim.delaySeconds });
+      continue;
+    }
+    if (claim?.kind === "claimed") {
+      const { delivery, subscription } = claim;
+      if (!subscription || !subscription.isActive) ended.push(delivery.id);
+      else if (inFlight.take(subscription.id)) started.push({ delivery, subscription });
+      else deferred.push({ id: delivery.id, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
+    }
+    message.ack();
+  }
+  ctx.waitUntil(
+    Promise.all([
+      deliverAll(db, env, started),
+      endDeliveries(db, ended, now),
+      putOff(db, env.DELIVERIES, deferred, now),
+    ]).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))),
+  );
+  await inFlight.room();
+}
+
+/** Attempts every started delivery, recording those that end close together in one batch. */
+export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: typeof fetch = fetch): Promise<void> {
+  let pending: Attempted[] = [];
+  let flushing: Promise<void> = Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    timer = undefined;
+    const now = pending.splice(0);
+    flushing = flushing.then(() =>
+      recordAttempts(db, env.DELIVERIES, now).catch((error) =>
+        // Left claimed: the claim lapses and the sweeper sends them again.
+        console.error(JSON.stringify({ type: "delivery_error", delivery_ids: now.map((item) => item.delivery.id), error: String(error) })),
+      ),
+    );
+  };
   await Promise.all(
-    batch.messages.map(async (message) => {
-      let outcome: Outcome;
+    started.map(async ({ delivery, subscription }) => {
+      let result: AttemptResult;
       try {
-        outcome = await processDelivery(db, env, message.body.delivery_id);
+        result = await attempt(delivery, subscription, env, fetcher);
       } catch (error) {
-        console.error(JSON.stringify({ type: "delivery_error", delivery_id: message.body?.delivery_id, error: String(error) }));
-        outcome = { kind: "retry", delaySeconds: ERROR_RETRY_SECONDS };
+        // No usable ENCRYPTION_KEY at all: nothing was sent; the claim lapses and the sweeper retries.
+        console.error(JSON.stringify({ type: "delivery_error", delivery_id: delivery.id, error: String(error) }));
+        return;
+      } finally {
+        inFlight.release(subscription.id);
       }
-      if (outcome.kind === "ack") message.ack();
-      else message.retry({ delaySeconds: outcome.delaySeconds });
+      const outcome = decideOutcome({
+        attempts: delivery.attempts,
+        scheduleStartedAt: delivery.scheduleStartedAt,
+        failingSince: subscription.failingSince,
+        responseStatus: result.responseStatus,
+        retryAfter: result.retryAfter,
+        startedAt: result.startedAt,
+        endedAt: result.startedAt + result.durationMs,
+        random: Math.random,
+      });
+      pending.push({ delivery, result, outcome });
+      timer ??= setTimeout(flush, RECORD_EVERY_MS);
     }),
+  );
+  if (timer) clearTimeout(timer);
+  flush();
+  await flushing;
+}
+
+/** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */
+async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env: Env, fetcher: typeof fetch): Promise<AttemptResult> {
+  const now = Date.now();
+  const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now);
+  const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
+  const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
+  if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null };
+  return attemptDelivery(
+    {
+      url: subscription.url,
+      body: delivery.body,
+      contentType: delivery.contentType,
+      deliveryId: delivery.id,
+      subscriptionId: subscription.id,
+      username: revealed.username,
+      password: revealed.password,
+      secrets: { current: revealed.secretText, previous: revealed.previousSecretText },
+    },
+    fetcher,
   );
 }
 
-/** Makes the attempt that is due for one delivery, records it, and says what to do with the message. */
-export async function processDelivery(db: Db, env: Env, deliveryId: string, fetcher: typeof fetch = fetch): Promise<Outcome> {
-  const now = Date.now();
-  // Claim the delivery if it is pending, due and not held by another copy of this message.
-  const [delivery] = await db
-    .update(webhookDeliveries)
-    .set({ claimedUntil: now + CLAIM_MS })
-    .where(
-      and(
-        eq(webhookDeliveries.id, deliveryId),
-        eq(webhookDeliveries.status, "pending"),
-        lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
-        or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
-      ),
-    )
-    .returning();
-  if (!delivery) {
-    const current = await db
-      .select({ status: webhookDeliveries.status, nextAttemptAt: webhookDeliveries.nextAttemptAt })
-      .from(webhookDeliveries)
-      .where(eq(webhookDeliveries.id, deliveryId))
-      .get();
-    if (current?.status === "pending" && current.nextAttemptAt !== null && current.nextAttemptAt > now + EARLY_SLACK_MS) {
-      // Early: a wait longer than the queue's maximum delay is reached in several hops.
-      return { kind: "retry", delaySeconds: queueDelay((current.nextAttemptAt - now) / 1000) };
-    }
-    return { kind: "ack" }; // dropped, already ended (never sent twice), or another copy is on it
-  }
+/** Deliveries whose subscription is gone or paused end without an attempt. */
+async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> {
+  await runBatch(db, ids.map((id) => endStatement(db, id, now)));
+}
 
-  const row = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, delivery.subscriptionId)).get();
-  if (!row || !row.isActive) {
-    await endDelivery(db, deliveryId, "failed", now);
-    return { kind: "ack" };
-  }
-  const { revealed } = await reveal(row, env.ENCRYPTION_KEY, now);
-  const policy = revealed && refuseWebhookUrl(row.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
-  const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
-  const result: AttemptResult = !revealed || refusal
-    ? { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null }
-    : await attemptDelivery(
-        {
-          url: row.url,
-          body: delivery.body,
-          contentType: delivery.contentType,
-          deliveryId,
-          subscriptionId: row.id,
-          username: revealed.username,
-          password: revealed.password,
-          secrets: { current: revealed.secretText, previous: revealed.previousSecretText },
-        },
-        fetcher,
-      );
-
-  const number = delivery.attempts + 1;
-  const ok = result.responseStatus !== null && result.responseStatus >= 200 && result.responseStatus < 300;
-  const gone = result.responseStatus === 410;
-  const end = Date.now();
-  const retryAfter =
-    result.responseStatus === 429 || result.responseStatus === 503 ? parseRetryAfter(result.retryAfter, end) : null;
-  const delay = ok || gone
-    ? null
-    : nextRetryDelay({ attempts: number, scheduleStartedAt: delivery.scheduleStartedAt ?? result.startedAt, now: end, retryAfterSeconds: retryAfter, random: Math.random });
-  const status = ok ? "succeeded" : delay === null ? "failed" : "pending";
-  const failingSince = ok ? null : (row.failingSince ?? end);
-  const deactivate = gone || (!ok && end - failingSince! >= DEACTIVATE_AFTER_FAILING_MS);
-
-  await db.batch([
-    db.insert(webhookAttempts).values({
-      deliveryId,
-      number,
-      startedAt: result.startedAt,
-      durationMs: result.durationMs,
-      responseStatus: result.responseStatus,
-      error: result.error,
-      responseExcerpt: result.excerpt,
-    }),
-    db
-      .update(webhookDeliveries)
-      .set({
-        status,
-        attempts: number,
-        scheduleStartedAt: delivery.scheduleStartedAt ?? result.startedAt,
-        nextAttemptAt: delay === null ? null : end + delay * 1000,
-        enqueuedAt: delay === null ? delivery.enqueuedAt : end,
-        claimedUntil: null,
-        updatedAt: end,
-      })
-      .where(eq(webhookDeliveries.id, deliveryId)),
-    db
-      .update(webhookSubscriptions)
-      .set({ failingSince, ...(deactivate ? { isActive: false, updatedAt: end } : {}) })
-      .where(eq(webhookSubscriptions.id, row.id)),
-  ]);
-  console.log(
-    JSON.stringify({
-      type: "delivery_attempt",
-      delivery_id: deliveryId,
-      subscription_id: row.id,
-      number,
-      outcome: status,
-      response_status: result.responseStatus,
-      duration_ms: result.durationMs,
-      error: result.error,
-      next_attempt_in_s: delay,
-      deactivated: deactivate || undefined,
-    }),
+/** Deliveries of a subscription at its in-flight limit come back later, unclaimed. */
+async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: { id: string; delaySeconds: number; deferredFor: string }[], now: number): Promise<void> {
+  if (items.length === 0) return;
+  await runBatch(
+    db,
+    items.map((item) =>
+      db
+        .update(webhookDeliveries)
+        .set({ nextAttemptAt: now + item.delaySeconds * 1000, enqueuedAt: now, claimedUntil: null })
+        .where(eq(webhookDeliveries.id, item.id)),
+    ),
   );
-  return delay === null ? { kind: "ack" } : { kind: "retry", delaySeconds: queueDelay(delay) };
+  await handOver(db, queue, items);
 }
 
 /** Ends a delivery without an attempt (its subscription is gone or inactive, or it was dead-lettered). */
-export async function endDelivery(db: Db, deliveryId: string, status: "failed", now = Date.now()): Promise<void> {
-  await db
+export async function endDelivery(db: Db, deliveryId: string, now = Date.now()): Promise<void> {
+  await endStatement(db, deliveryId, now);
+}
+
+function endStatement(db: Db, deliveryId: string, now: number) {
+  return db
     .update(webhookDeliveries)
-    .set({ status, nextAttemptAt: null, claimedUntil: null, updatedAt: now })
+    .set({ status: "failed", nextAttemptAt: null, claimedUntil: null, updatedAt: now })
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
 }
 
@@ -158,7 +179,7 @@ export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, e
   const db = createDb(env.DB);
   for (const message of batch.messages) {
     try {
-      await endDelivery(db, message.body.delivery_id, "failed");
+      await endDelivery(db, message.body.delivery_id);
       console.error(JSON.stringify({ type: "delivery_dead_lettered", delivery_id: message.body.delivery_id }));
       message.ack();
     } catch (error) {
@@ -167,4 +188,3 @@ export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, e
     }
   }
 }
-

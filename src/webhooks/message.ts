@@ -1,14 +1,31 @@
-/** A queue message: which delivery to attempt. Everything else is read from D1 when it arrives. */
+/**
+ * A queue message: which delivery to attempt. Everything else is read from D1 when it arrives.
+ * `deferred_for` marks a message the consumer put off because the subscription had as many
+ * attempts in flight as it may (consumer's in-flight limits).
+ */
 export interface DeliveryMessage {
   delivery_id: string;
+  deferred_for?: string;
 }
 
 const SEND_BATCH_LIMIT = 100;
 
-/** Hands deliveries to the queue, in batches of the most it takes at once. */
-export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, ids: string[]): Promise<void> {
-  for (let start = 0; start < ids.length; start += SEND_BATCH_LIMIT) {
-    const chunk = ids.slice(start, start + SEND_BATCH_LIMIT);
-    await queue.sendBatch(chunk.map((id) => ({ body: { delivery_id: id }, contentType: "json" as const })));
+export type Handover = string | { id: string; delaySeconds: number; deferredFor?: string };
+
+/** Hands deliveries to the queue (now, or after a delay), in batches of the most it takes at once. */
+export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, items: Handover[]): Promise<void> {
+  for (let start = 0; start < items.length; start += SEND_BATCH_LIMIT) {
+    const chunk = items.slice(start, start + SEND_BATCH_LIMIT);
+    await queue.sendBatch(
+      chunk.map((item) =>
+        typeof item === "string"
+          ? { body: { delivery_id: item }, contentType: "json" as const }
+          : {
+              body: { delivery_id: item.id, ...(item.deferredFor ? { deferred_for: item.deferredFor } : {}) },
+              contentType: "json" as const,
+              delaySeconds: item.delaySeconds,
+            },
+      ),
+    );
   }
 }

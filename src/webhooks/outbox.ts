@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
 import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
-import { enqueueDeliveries, type DeliveryMessage } from "./message";
+import { enqueueDeliveries, type DeliveryMessage, type Handover } from "./message";
 import { encodeBody, payloadFor, type ExpansionFlags, type PaymentSnapshot } from "./payload";
 
 /** The account's active subscriptions at this moment: read in the payment write's load batch. */
@@ -94,13 +94,15 @@ export function placeholderStamp(snapshotAt: (stamp: number) => PaymentSnapshot,
 }
 
 /**
- * Sends committed deliveries to the queue. If the send fails, their rows are marked as never
- * handed over, so the sweeper sends them within a minute; a failure is logged, never thrown.
+ * Sends committed deliveries to the queue, now or after a delay. If the send fails, their rows
+ * are marked as never handed over, so the sweeper sends them when due; a failure is logged,
+ * never thrown. `markSent` stamps the rows as handed over now (when nothing else did).
  */
-export async function handOver(db: Db, queue: Queue<DeliveryMessage>, ids: string[], markSent = false): Promise<void> {
-  if (ids.length === 0) return;
+export async function handOver(db: Db, queue: Queue<DeliveryMessage>, items: Handover[], markSent = false): Promise<void> {
+  if (items.length === 0) return;
+  const ids = items.map((item) => (typeof item === "string" ? item : item.id));
   try {
-    await enqueueDeliveries(queue, ids);
+    await enqueueDeliveries(queue, items);
     if (markSent) await db.update(webhookDeliveries).set({ enqueuedAt: Date.now() }).where(inList(webhookDeliveries.id, ids));
   } catch (error) {
     console.error(JSON.stringify({ type: "enqueue_failed", delivery_ids: ids, error: String(error) }));

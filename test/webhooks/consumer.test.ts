@@ -1,8 +1,7 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
-import { processDelivery } from "../../src/webhooks/consumer";
+import { PER_SUBSCRIPTION } from "../../src/webhooks/in-flight";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
@@ -26,18 +25,50 @@ async function pendingDelivery(responses?: number[], fields: Record<string, unkn
   return { client, subscription, box, id };
 }
 
+/** A stand-in for the DELIVERIES queue that keeps what is sent to it (retries go back as new, delayed messages). */
+function recordingQueue() {
+  const sent: { id: string; delaySeconds: number; deferredFor?: string }[] = [];
+  const keep = (message: { body: { delivery_id: string; deferred_for?: string }; delaySeconds?: number }) =>
+    sent.push({ id: message.body.delivery_id, delaySeconds: message.delaySeconds ?? 0, ...(message.body.deferred_for ? { deferredFor: message.body.deferred_for } : {}) });
+  const queue = {
+    send: async (body: { delivery_id: string }, options?: { delaySeconds?: number }) => void keep({ body, delaySeconds: options?.delaySeconds }),
+    sendBatch: async (messages: { body: { delivery_id: string }; delaySeconds?: number }[]) => void messages.forEach(keep),
+  } as unknown as Queue<{ delivery_id: string }>;
+  return { queue, sent };
+}
+
 /**
- * Runs the Worker's queue handler on one message. getQueueResult says which messages were acked
- * or retried; the delay each retry asked for is read off a spy on `retry`.
+ * Runs the Worker's queue handler on messages, and then the attempts it left running. Says which
+ * messages were acked or retried (with the delay each retry asked for), and what went back to
+ * the queue for later (`requeued`: retries on the schedule, and deliveries put off).
  */
-async function consume(deliveryId: string, queue = "payments-deliveries", bindings: Partial<typeof env> = {}) {
-  const batch = createMessageBatch<{ delivery_id: string }>(queue, [{ id: `msg-${deliveryId}`, timestamp: new Date(), attempts: 1, body: { delivery_id: deliveryId } }]);
-  const retry = vi.spyOn(batch.messages[0]!, "retry");
+async function consumeAll(deliveryIds: string[], queue = "payments-deliveries", bindings: Partial<typeof env> = {}) {
+  const batch = createMessageBatch<{ delivery_id: string }>(
+    queue,
+    deliveryIds.map((id, i) => ({ id: `msg-${id}${i ? `-${i}` : ""}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id } })),
+  );
+  const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
+  const { queue: deliveries, sent } = recordingQueue();
   const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ...bindings }, ctx);
+  await worker.queue(batch, { ...env, DELIVERIES: deliveries, ...bindings }, ctx);
+  await waitOnExecutionContext(ctx);
   const result = await getQueueResult(batch, ctx);
-  const delays = retry.mock.calls.map(([options]) => options?.delaySeconds);
-  return { ...result, retryMessages: result.retryMessages.map((m: { msgId: string }, i: number) => ({ ...m, delaySeconds: delays[i] })) };
+  const delays = retries.flatMap((spy) => spy.mock.calls.map(([options]) => options?.delaySeconds));
+  return { ...result, retryMessages: result.retryMessages.map((m: { msgId: string }, i: number) => ({ ...m, delaySeconds: delays[i] })), requeued: sent };
+}
+const consume = (deliveryId: string, queue?: string, bindings?: Partial<typeof env>) => consumeAll([deliveryId], queue, bindings);
+
+/** One more pending delivery of a subscription, due now. */
+async function extraDelivery(accountId: string, subscriptionId: string): Promise<string> {
+  const id = crypto.randomUUID();
+  const now = Date.now();
+  await env.DB.prepare(
+    `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+     values (?, ?, ?, 'pmt_test', '{"object_id":"pmt_test"}', 'pending', 0, ?, null, ?, null, ?, ?)`,
+  )
+    .bind(id, subscriptionId, accountId, now, now, now, now)
+    .run();
+  return id;
 }
 
 const deliveryRow = (id: string) => env.DB.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
@@ -50,7 +81,8 @@ describe("the delivery consumer", () => {
     const result = await consume(id);
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
     expect(result.retryMessages).toEqual([]);
-    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, next_attempt_at: null });
+    expect(result.requeued).toEqual([]);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, next_attempt_at: null, claimed_until: null });
     const [attempt] = await attemptRows(id);
     expect(attempt).toMatchObject({ number: 1, response_status: 200, error: null });
     expect(attempt!.duration_ms).toBeGreaterThanOrEqual(0);
@@ -71,10 +103,11 @@ describe("the delivery consumer", () => {
     const { id } = await pendingDelivery([500]);
     const before = Date.now();
     const result = await consume(id);
-    expect(result.explicitAcks).toEqual([]);
-    expect(result.retryMessages).toHaveLength(1);
-    expect(result.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
-    expect(result.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(6);
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect(result.requeued).toHaveLength(1);
+    expect(result.requeued[0]!.id).toBe(id);
+    expect(result.requeued[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
+    expect(result.requeued[0]!.delaySeconds).toBeLessThanOrEqual(6);
     const row = (await deliveryRow(id))!;
     expect(row).toMatchObject({ status: "pending", attempts: 1 });
     expect(row.next_attempt_at - before).toBeGreaterThanOrEqual(4_500);
@@ -85,12 +118,11 @@ describe("the delivery consumer", () => {
     const { id, box } = await pendingDelivery([200]);
     // What the runtime's fetch throws when the receiver refuses or drops the connection. (A real
     // refused connection would also make workerd print its own exception and stack to the test log.)
-    const lost: typeof fetch = async () => {
-      throw new TypeError("Network connection lost.");
-    };
-    const outcome = await processDelivery(createDb(env.DB), env, id, lost);
-    expect(outcome.kind).toBe("retry");
-    expect(outcome.kind === "retry" && outcome.delaySeconds).toBeGreaterThanOrEqual(5);
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("Network connection lost."));
+    const result = await consume(id);
+    expect(result.requeued).toHaveLength(1);
+    expect(result.requeued[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
+    vi.restoreAllMocks();
     expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: "Network error: Network connection lost." });
     expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1 });
     expect(await receivedAt(box)).toHaveLength(0);
@@ -100,8 +132,8 @@ describe("the delivery consumer", () => {
     const { id } = await pendingDelivery();
     vi.spyOn(globalThis, "fetch").mockRejectedValue(new DOMException("The operation timed out.", "TimeoutError"));
     const result = await consume(id);
-    expect(result.retryMessages).toHaveLength(1);
-    expect(result.retryMessages[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
+    expect(result.requeued).toHaveLength(1);
+    expect(result.requeued[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
     expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: "Timed out after 15 s" });
   });
 
@@ -109,7 +141,7 @@ describe("the delivery consumer", () => {
     const { id } = await pendingDelivery();
     vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("slow down", { status: 429, headers: { "retry-after": "120" } }));
     const result = await consume(id);
-    expect(result.retryMessages).toEqual([{ msgId: `msg-${id}`, delaySeconds: 120 }]);
+    expect(result.requeued).toEqual([{ id, delaySeconds: 120 }]);
   });
 
   it("ends the delivery and deactivates the subscription on 410", async () => {
@@ -135,6 +167,69 @@ describe("the delivery consumer", () => {
     expect(await receivedAt(box)).toHaveLength(1);
   });
 
+  it("acks a batch once its deliveries are claimed: a receiver that has not answered holds no one", async () => {
+    const { id } = await pendingDelivery();
+    let answer!: (response: Response) => void;
+    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id } }]);
+    const acked = vi.spyOn(batch.messages[0]!, "ack");
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx); // returns while the receiver still has the request
+    expect(acked).toHaveBeenCalledOnce();
+    expect((await deliveryRow(id))!.claimed_until).toBeGreaterThan(Date.now());
+    expect(await attemptRows(id)).toHaveLength(0);
+    answer(new Response("ok"));
+    await waitOnExecutionContext(ctx);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, claimed_until: null });
+  });
+
+  it("puts off a subscription's deliveries past its in-flight limit, unclaimed and due later", async () => {
+    const { client, subscription } = await pendingDelivery();
+    const ids = await Promise.all(Array.from({ length: PER_SUBSCRIPTION + 2 }, () => extraDelivery(client.accountId, subscription.id)));
+    const answers: ((response: Response) => void)[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
+    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id } })));
+    const { queue, sent } = recordingQueue();
+    const ctx = createExecutionContext();
+    const before = Date.now();
+    await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
+    await waitFor(async () => answers.length === PER_SUBSCRIPTION && sent.length === 2, (done) => done);
+    expect(sent.map((item) => item.deferredFor)).toEqual([subscription.id, subscription.id]);
+    for (const item of sent) {
+      expect(item.delaySeconds).toBeGreaterThanOrEqual(15);
+      const row = (await deliveryRow(item.id))!;
+      expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null });
+      expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + 15_000);
+    }
+    for (const answer of answers) answer(new Response("ok"));
+    await waitOnExecutionContext(ctx);
+    const ended = await env.DB.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status").bind(subscription.id).all();
+    expect(ended.results).toEqual([{ status: "pending", n: 3 }, { status: "succeeded", n: PER_SUBSCRIPTION }]);
+  });
+
+  it("records a whole batch's attempts, and an attempt whose subscription was deleted meanwhile is dropped with it", async () => {
+    const { client, subscription, box } = await pendingDelivery(Array(8).fill(200));
+    const ids = await Promise.all(Array.from({ length: 6 }, () => extraDelivery(client.accountId, subscription.id)));
+    const other = await pendingDelivery([200]);
+    const result = await consumeAll([...ids, other.id]);
+    expect(result.explicitAcks).toHaveLength(7);
+    for (const id of [...ids, other.id]) expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(await receivedAt(box)).toHaveLength(6);
+
+    const late = await pendingDelivery([200]);
+    let answer!: (response: Response) => void;
+    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", [{ id: "m", timestamp: new Date(), attempts: 1, body: { delivery_id: late.id } }]);
+    const ctx = createExecutionContext();
+    const errors = vi.spyOn(console, "error");
+    await worker.queue(batch, env, ctx);
+    expect((await call("DELETE", `/v1/webhooks/${late.subscription.id}/`, { headers: late.client.headers })).status).toBe(204);
+    answer(new Response("ok"));
+    await waitOnExecutionContext(ctx);
+    expect(await deliveryRow(late.id)).toBeNull();
+    expect(errors).not.toHaveBeenCalled();
+  });
+
   it("chains a wait longer than the queue's maximum delay without sending", async () => {
     const { id, box } = await pendingDelivery([200], {}, { next_attempt_at: Date.now() + 30 * 3600 * 1000 });
     const result = await consume(id);
@@ -145,7 +240,7 @@ describe("the delivery consumer", () => {
   it("re-checks the URL policy before each delivery", async () => {
     const { id, box } = await pendingDelivery([200]);
     const result = await consume(id, "payments-deliveries", { ALLOW_LOCAL_WEBHOOK_URLS: "false" });
-    expect(result.retryMessages).toHaveLength(1);
+    expect(result.requeued).toHaveLength(1);
     expect((await attemptRows(id))[0]!.error).toMatch(/^URL refused/);
     expect(await receivedAt(box)).toHaveLength(0);
   });
@@ -154,8 +249,8 @@ describe("the delivery consumer", () => {
     const { id, box } = await pendingDelivery([200]);
     vi.spyOn(console, "error").mockImplementation(() => {});
     const result = await consume(id, "payments-deliveries", { ENCRYPTION_KEY: btoa(String.fromCharCode(...new Uint8Array(32).fill(9))) });
-    expect(result.retryMessages).toHaveLength(1);
-    expect(result.retryMessages[0]!.delaySeconds).toBeLessThanOrEqual(6);
+    expect(result.requeued).toHaveLength(1);
+    expect(result.requeued[0]!.delaySeconds).toBeLessThanOrEqual(6);
     expect((await attemptRows(id))[0]!.error).toContain("sealed with another ENCRYPTION_KEY");
     expect(await receivedAt(box)).toHaveLength(0);
     // The right key back: the next attempt goes through.

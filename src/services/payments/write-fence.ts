@@ -16,7 +16,7 @@
  * stamp reads it back from the payment row, and delivery bodies get it in SQL (webhooks/outbox).
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks/outbox";
@@ -38,8 +38,6 @@ export interface PaymentChange {
   /** The payment's earlier events. */
   events: EventRow[];
 }
-
-type BatchStatement = Parameters<Db["batch"]>[0][number];
 
 /**
  * Writes one payment change with its outbox rows for `subscribers`. Returns the detail as written
@@ -83,7 +81,7 @@ export async function commitPaymentChange(
     ...(previous ? eventStatements(db, next, previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
     ...outbox.statements,
   ];
-  const [written] = (await db.batch(statements as [BatchStatement, ...BatchStatement[]])) as [{ updatedAt: number }[], ...unknown[]];
+  const [written] = (await runBatch(db, statements)) as [{ updatedAt: number }[], ...unknown[]];
   const row = written[0];
   return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, deliveryIds: outbox.deliveryIds } : null;
 }

@@ -1,0 +1,74 @@
+import { and, eq, inArray, isNull, lt, lte, or } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inList } from "../db/in-list";
+import { webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { ATTEMPT_TIMEOUT_MS } from "./attempt";
+import { queueDelay } from "./retry-schedule";
+
+/** A claimed delivery is held this long: its attempt, its recording, and a margin. */
+export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 45_000;
+/** A message that arrives this close to its attempt's due time is taken as on time. */
+export const EARLY_SLACK_MS = 1000;
+
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+
+/** What a message's delivery turned out to be at the claim. */
+export type Claim =
+  | { kind: "claimed"; delivery: DeliveryRow; subscription: SubscriptionRow | undefined }
+  | { kind: "early"; delaySeconds: number }
+  | { kind: "done" };
+
+/**
+ * Claims every delivery of a batch that is pending, due and not held by another copy of its
+ * message, and reads their subscriptions, in one round trip. Returns each id's claim.
+ */
+export async function claimDeliveries(db: Db, ids: string[], now: number): Promise<Map<string, Claim>> {
+  const [claimed, subscriptions, states] = await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({ claimedUntil: now + CLAIM_MS })
+      .where(
+        and(
+          inList(webhookDeliveries.id, ids),
+          eq(webhookDeliveries.status, "pending"),
+          lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
+          or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
+        ),
+      )
+      .returning(),
+    db
+      .select()
+      .from(webhookSubscriptions)
+      .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
+    db
+      .select({ id: webhookDeliveries.id, status: webhookDeliveries.status, nextAttemptAt: webhookDeliveries.nextAttemptAt })
+      .from(webhookDeliveries)
+      .where(inList(webhookDeliveries.id, ids)),
+  ]);
+  return sortClaims(ids, claimed, subscriptions, states, now);
+}
+
+/** Each id's claim, from what the claim statement took and the rows' states after it. Pure. */
+export function sortClaims(
+  ids: string[],
+  claimed: DeliveryRow[],
+  subscriptions: SubscriptionRow[],
+  states: { id: string; status: string; nextAttemptAt: number | null }[],
+  now: number,
+): Map<string, Claim> {
+  const subscriptionOf = new Map(subscriptions.map((row) => [row.id, row]));
+  const taken = new Map(claimed.map((row) => [row.id, row]));
+  const stateOf = new Map(states.map((row) => [row.id, row]));
+  const claims = new Map<string, Claim>();
+  for (const id of ids) {
+    const delivery = taken.get(id);
+    const state = stateOf.get(id);
+    if (delivery) claims.set(id, { kind: "claimed", delivery, subscription: subscriptionOf.get(delivery.subscriptionId) });
+    else if (state?.status === "pending" && state.nextAttemptAt !== null && state.nextAttemptAt > now + EARLY_SLACK_MS) {
+      // Early: a wait longer than the queue's maximum delay is reached in several hops.
+      claims.set(id, { kind: "early", delaySeconds: queueDelay((state.nextAttemptAt - now) / 1000) });
+    } else claims.set(id, { kind: "done" }); // dropped, already ended (never sent twice), or another copy holds it
+  }
+  return claims;
+}

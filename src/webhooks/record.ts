@@ -1,0 +1,88 @@
+import { eq, sql } from "drizzle-orm";
+import { runBatch, type BatchStatement, type Db } from "../db/client";
+import { guardedInsert } from "../db/guarded-insert";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import type { AttemptResult } from "./attempt";
+import type { DeliveryRow } from "./claim";
+import type { DeliveryMessage } from "./message";
+import { handOver } from "./outbox";
+import type { Outcome } from "./outcome";
+import { queueDelay } from "./retry-schedule";
+
+export interface Attempted {
+  delivery: DeliveryRow;
+  result: AttemptResult;
+  outcome: Outcome;
+}
+
+/**
+ * Records a set of attempts in one batch: each attempt (only while its delivery still exists),
+ * each delivery's new state, and each subscription's failure streak as its latest attempt left
+ * it. Then hands the deliveries to retry to the queue with their delays; if that send fails,
+ * their rows say so and the sweeper sends them when due.
+ */
+export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, attempted: Attempted[]): Promise<void> {
+  if (attempted.length === 0) return;
+  const latest = new Map<string, Attempted>();
+  for (const item of [...attempted].sort((a, b) => a.result.startedAt + a.result.durationMs - (b.result.startedAt + b.result.durationMs))) {
+    latest.set(item.delivery.subscriptionId, item);
+  }
+  const statements: BatchStatement[] = [
+    ...attempted.map(({ delivery, result, outcome }) =>
+      guardedInsert(
+        db,
+        webhookAttempts,
+        {
+          deliveryId: delivery.id,
+          number: outcome.number,
+          startedAt: result.startedAt,
+          durationMs: result.durationMs,
+          responseStatus: result.responseStatus,
+          error: result.error,
+          responseExcerpt: result.excerpt,
+        },
+        sql`exists (select 1 from ${webhookDeliveries} d where d.id = ${delivery.id})`,
+      ),
+    ),
+    ...attempted.map(({ delivery, result, outcome }) => {
+      const end = result.startedAt + result.durationMs;
+      return db
+        .update(webhookDeliveries)
+        .set({
+          status: outcome.status,
+          attempts: outcome.number,
+          scheduleStartedAt: outcome.scheduleStartedAt,
+          nextAttemptAt: outcome.retryInSeconds === null ? null : end + outcome.retryInSeconds * 1000,
+          enqueuedAt: outcome.retryInSeconds === null ? delivery.enqueuedAt : end,
+          claimedUntil: null,
+          updatedAt: end,
+        })
+        .where(eq(webhookDeliveries.id, delivery.id));
+    }),
+    ...[...latest.values()].map(({ delivery, result, outcome }) =>
+      db
+        .update(webhookSubscriptions)
+        .set({ failingSince: outcome.failingSince, ...(outcome.deactivate ? { isActive: false, updatedAt: result.startedAt + result.durationMs } : {}) })
+        .where(eq(webhookSubscriptions.id, delivery.subscriptionId)),
+    ),
+  ];
+  await runBatch(db, statements);
+  for (const { delivery, result, outcome } of attempted) {
+    console.log(
+      JSON.stringify({
+        type: "delivery_attempt",
+        delivery_id: delivery.id,
+        subscription_id: delivery.subscriptionId,
+        number: outcome.number,
+        outcome: outcome.status,
+        response_status: result.responseStatus,
+        duration_ms: result.durationMs,
+        error: result.error,
+        next_attempt_in_s: outcome.retryInSeconds,
+        deactivated: outcome.deactivate || undefined,
+      }),
+    );
+  }
+  const retries = attempted.filter(({ outcome }) => outcome.retryInSeconds !== null);
+  await handOver(db, queue, retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })));
+}
