@@ -22,13 +22,12 @@ import * as inFlight from "./in-flight";
 import type { DeliveryMessage } from "./message";
 import { openSecrets } from "./opened-secrets";
 import { handOver } from "./outbox";
+import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
-/** Attempts that end within this long of each other are recorded in one batch. */
-const RECORD_EVERY_MS = 20;
 
 type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
 
@@ -48,7 +47,6 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
 
   const started: Started[] = [];
   const ended: string[] = [];
-  const deferred: { id: string; delaySeconds: number; deferredFor: string }[] = [];
   for (const message of batch.messages) {
     const claim = claims.get(message.body?.delivery_id);
     claims.delete(message.body?.delivery_id); // a second copy in the batch finds it taken
@@ -59,47 +57,44 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
     if (claim?.kind === "claimed") {
       const { delivery, subscription } = claim;
       if (!subscription || !subscription.isActive) ended.push(delivery.id);
-      else if (inFlight.take(subscription.id)) started.push({ delivery, subscription });
-      else deferred.push({ id: delivery.id, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
+      else started.push({ delivery, subscription });
     }
     message.ack();
   }
   ctx.waitUntil(
-    Promise.all([
-      deliverAll(db, env, started),
-      endDeliveries(db, ended, now),
-      putOff(db, env.DELIVERIES, deferred, now),
-    ]).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))),
+    Promise.all([deliverAll(db, env, started), endDeliveries(db, ended, now)]).catch((error) =>
+      console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
+    ),
   );
   await inFlight.room();
 }
 
-/** Attempts every started delivery, recording those that end close together in one batch. */
+/**
+ * Attempts every claimed delivery as its subscription's in-flight limit allows, recording those
+ * that end close together in one batch; a slow subscription's deliveries are put off instead.
+ */
 export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: typeof fetch = fetch): Promise<void> {
-  let pending: Attempted[] = [];
-  let flushing: Promise<void> = Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = () => {
-    timer = undefined;
-    const now = pending.splice(0);
-    flushing = flushing.then(() =>
-      recordAttempts(db, env.DELIVERIES, now).catch((error) =>
-        // Left claimed: the claim lapses and the sweeper sends them again.
-        console.error(JSON.stringify({ type: "delivery_error", delivery_ids: now.map((item) => item.delivery.id), error: String(error) })),
-      ),
-    );
-  };
+  const logFailure = (ids: string[], error: unknown) =>
+    // Left claimed: the claim lapses and the sweeper sends them again.
+    console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
+  const records = gather<Attempted>((items) => recordAttempts(db, env.DELIVERIES, items), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
+  const deferrals = gather<Deferral>((items) => putOff(db, env.DELIVERIES, items, Date.now()), (items, error) => logFailure(items.map((item) => item.id), error));
   await Promise.all(
     started.map(async ({ delivery, subscription }) => {
+      const slot = await inFlight.take(subscription.id);
+      if (!slot) {
+        deferrals.add({ id: delivery.id, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
+        return;
+      }
       let result: AttemptResult;
       try {
         result = await attempt(delivery, subscription, env, fetcher);
       } catch (error) {
         // No usable ENCRYPTION_KEY at all: nothing was sent; the claim lapses and the sweeper retries.
-        console.error(JSON.stringify({ type: "delivery_error", delivery_id: delivery.id, error: String(error) }));
+        logFailure([delivery.id], error);
         return;
       } finally {
-        inFlight.release(subscription.id);
+        inFlight.release(slot);
       }
       const outcome = decideOutcome({
         attempts: delivery.attempts,
@@ -111,13 +106,10 @@ export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: 
         endedAt: result.startedAt + result.durationMs,
         random: Math.random,
       });
-      pending.push({ delivery, result, outcome });
-      timer ??= setTimeout(flush, RECORD_EVERY_MS);
+      records.add({ delivery, result, outcome });
     }),
   );
-  if (timer) clearTimeout(timer);
-  flush();
-  await flushing;
+  await Promise.all([records.done(), deferrals.done()]);
 }
 
 /** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */
@@ -147,9 +139,10 @@ async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> 
   await runBatch(db, ids.map((id) => endStatement(db, id, now)));
 }
 
-/** Deliveries of a subscription at its in-flight limit come back later, unclaimed. */
-async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: { id: string; delaySeconds: number; deferredFor: string }[], now: number): Promise<void> {
-  if (items.length === 0) return;
+type Deferral = { id: string; delaySeconds: number; deferredFor: string };
+
+/** Deliveries of a slow subscription come back later, unclaimed. */
+async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: Deferral[], now: number): Promise<void> {
   await runBatch(
     db,
     items.map((item) =>

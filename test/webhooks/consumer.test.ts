@@ -183,7 +183,7 @@ describe("the delivery consumer", () => {
     expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, claimed_until: null });
   });
 
-  it("puts off a subscription's deliveries past its in-flight limit, unclaimed and due later", async () => {
+  it("puts off the deliveries of a subscription whose receiver is slow and at its in-flight limit, unclaimed and due later", async () => {
     const { client, subscription } = await pendingDelivery();
     const ids = await Promise.all(Array.from({ length: PER_SUBSCRIPTION + 2 }, () => extraDelivery(client.accountId, subscription.id)));
     const answers: ((response: Response) => void)[] = [];
