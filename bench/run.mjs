@@ -118,19 +118,22 @@ for (const [name, pathOf] of writes) {
 
 // Webhooks: deliveries timed at a receiver, then the bare consumer baseline on the same queue settings.
 const hooks = [];
+/** The baseline sends as many messages as the burst delivers (or 15,000, the burst's count at full size). */
+const smokeOr = (rows) => rows.find((row) => row.scenario.startsWith("burst"))?.deliveries_expected ?? (values.smoke ? 300 : 15000);
 let peakRss = 0;
-if (!values.only || "webhooks".includes(values.only)) {
+// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :isolation) one.
+if (!values.only || values.only.startsWith("webhooks")) {
   const receiver = await startHookReceiver();
   const log = (row) => console.error(`${row.scenario}: ${row.deliveries_per_s} deliveries/s, p99 ${row.e2r_p99_ms ?? "-"} ms`);
   try {
-    hooks.push(...(await webhookScenarios({ base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log })));
+    hooks.push(...(await webhookScenarios({ pick: values.only?.split(":")[1], base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log })));
   } finally {
     peakRss = service.peakRssBytes();
     await service.stop();
   }
   const baseline = await startBaseline({ port: Number(values.port) + 1, dir });
   try {
-    hooks.push(await baselineScenario({ baseline, receiver, count: hooks[0].deliveries_expected, log }));
+    hooks.push(await baselineScenario({ baseline, receiver, count: smokeOr(hooks), log }));
   } finally {
     await baseline.stop();
     await receiver.stop();

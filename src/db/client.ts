@@ -1,8 +1,11 @@
 import { drizzle } from "drizzle-orm/d1";
-import * as schema from "./schema";
 
+/**
+ * The query builder over a D1 binding. No schema is passed: the service uses query builders only
+ * (no relational queries), and building the relational config costs every request CPU.
+ */
 export function createDb(d1: D1Database) {
-  return drizzle(d1, { schema });
+  return drizzle(d1);
 }
 
 export type Db = ReturnType<typeof createDb>;

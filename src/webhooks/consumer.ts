@@ -61,11 +61,10 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
     }
     message.ack();
   }
-  ctx.waitUntil(
-    Promise.all([deliverAll(db, env, started), endDeliveries(db, ended, now)]).catch((error) =>
-      console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
-    ),
+  const work = Promise.all([deliverAll(db, env, started), endDeliveries(db, ended, now)]).catch((error) =>
+    console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
   );
+  ctx.waitUntil(work);
   await inFlight.room();
 }
 
@@ -81,7 +80,7 @@ export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: 
   const deferrals = gather<Deferral>((items) => putOff(db, env.DELIVERIES, items, Date.now()), (items, error) => logFailure(items.map((item) => item.id), error));
   await Promise.all(
     started.map(async ({ delivery, subscription }) => {
-      const slot = await inFlight.take(subscription.id);
+      const slot = inFlight.take(subscription.id);
       if (!slot) {
         deferrals.add({ id: delivery.id, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
         return;
@@ -96,6 +95,7 @@ export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: 
       } finally {
         inFlight.release(slot);
       }
+      if (result.responseStatus !== null) inFlight.answered(result.durationMs);
       const outcome = decideOutcome({
         attempts: delivery.attempts,
         scheduleStartedAt: delivery.scheduleStartedAt,

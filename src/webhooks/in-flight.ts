@@ -1,18 +1,17 @@
 /**
- * How many attempts this isolate has in flight, in all and per subscription. A subscription has
- * at most PER_SUBSCRIPTION at once; more wait here for a slot (a healthy receiver frees one in
- * milliseconds). A subscription whose receiver is slow (an attempt in flight for over
- * SLOW_AFTER_MS) gets no waiters: its further deliveries are put off, spread so that about
- * PER_SUBSCRIPTION come back each timeout, so a receiver that hangs holds only its own slots
- * while every other subscription's deliveries go on. The consumer takes a new batch only while
- * the isolate has fewer than TOTAL in flight.
+ * The attempts this isolate has in flight, in all and per subscription. A subscription whose
+ * receiver is slow (take() says when) gets no new attempt: its further deliveries are put off,
+ * spread so that about PER_SUBSCRIPTION come back each timeout. So a receiver that hangs holds
+ * only its own attempts while every other subscription's deliveries go on. The consumer takes a
+ * new batch only while the isolate has fewer than TOTAL in flight (a memory bound).
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
-export const TOTAL = 200;
+export const TOTAL = 2000;
 export const PER_SUBSCRIPTION = 20;
-export const SLOW_AFTER_MS = 1000;
-const POLL_MS = 2;
+export const FULL_AND_WAITING_MS = 1000;
+/** An attempt in flight longer than this (or 5 times the isolate's typical answer, if longer) makes its subscription slow. */
+export const SLOW_AFTER_MS = 5000;
 
 let total = 0;
 /** The attempts in flight per subscription, each a slot holding when it started. */
@@ -22,22 +21,30 @@ const bySubscription = new Map<string, Set<Slot>>();
 const waiting = new Map<string, number>();
 
 /**
- * Takes a slot for an attempt to this subscription, waiting for one while it is full; resolves
- * null, without a slot, when the subscription is slow (put the delivery off instead).
+ * Takes a slot for an attempt to this subscription, or null when the subscription is slow: an
+ * attempt of it has been in flight past SLOW_AFTER_MS, or it has PER_SUBSCRIPTION in flight and
+ * the oldest has waited a second (both stretched when the whole isolate answers slowly). Never
+ * waits: a delivery without a slot is put off.
  */
-export async function take(subscriptionId: string, now: () => number = Date.now): Promise<Slot | null> {
-  for (;;) {
-    const slots = bySubscription.get(subscriptionId) ?? new Set<Slot>();
-    for (const slot of slots) if (now() - slot.at > SLOW_AFTER_MS) return null;
-    if (slots.size < PER_SUBSCRIPTION) {
-      const slot = { subscriptionId, at: now() };
-      slots.add(slot);
-      bySubscription.set(subscriptionId, slots);
-      total++;
-      return slot;
-    }
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+export function take(subscriptionId: string, now = Date.now()): Slot | null {
+  const slots = bySubscription.get(subscriptionId) ?? new Set<Slot>();
+  let oldest = now;
+  for (const slot of slots) oldest = Math.min(oldest, slot.at);
+  if (now - oldest > Math.max(SLOW_AFTER_MS, 5 * typicalAnswerMs)) return null;
+  if (slots.size >= PER_SUBSCRIPTION && now - oldest > Math.max(FULL_AND_WAITING_MS, 2 * typicalAnswerMs)) return null;
+  const slot = { subscriptionId, at: now };
+  slots.add(slot);
+  bySubscription.set(subscriptionId, slots);
+  total++;
+  return slot;
+}
+
+/** A moving average of how long receivers take to answer, in this isolate: under load every answer is slower. */
+let typicalAnswerMs = 0;
+
+/** Notes how long an answered attempt took (an attempt without an answer says nothing of load). */
+export function answered(durationMs: number): void {
+  typicalAnswerMs = typicalAnswerMs === 0 ? durationMs : typicalAnswerMs * 0.95 + durationMs * 0.05;
 }
 
 export function release(slot: Slot): void {
@@ -64,5 +71,5 @@ export function returned(subscriptionId: string): void {
 
 /** Resolves once the isolate has room for another batch's attempts. */
 export async function room(): Promise<void> {
-  while (total >= TOTAL) await new Promise((resolve) => setTimeout(resolve, 5));
+  while (total >= TOTAL) await new Promise((resolve) => setTimeout(resolve, 20));
 }

@@ -1,6 +1,5 @@
 import { eq, sql } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../db/client";
-import { guardedInsert } from "../db/guarded-insert";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import type { AttemptResult } from "./attempt";
 import type { DeliveryRow } from "./claim";
@@ -16,8 +15,8 @@ export interface Attempted {
 }
 
 /**
- * Records a set of attempts in one batch: each attempt (only while its delivery still exists),
- * each delivery's new state, and each subscription's failure streak as its latest attempt left
+ * Records a set of attempts in one batch: every attempt (only while its delivery still exists),
+ * every delivery's new state, and each subscription's failure streak as its latest attempt left
  * it. Then hands the deliveries to retry to the queue with their delays; if that send fails,
  * their rows say so and the sweeper sends them when due.
  */
@@ -27,38 +26,51 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
   for (const item of [...attempted].sort((a, b) => a.result.startedAt + a.result.durationMs - (b.result.startedAt + b.result.durationMs))) {
     latest.set(item.delivery.subscriptionId, item);
   }
-  const statements: BatchStatement[] = [
-    ...attempted.map(({ delivery, result, outcome }) =>
-      guardedInsert(
-        db,
-        webhookAttempts,
-        {
-          deliveryId: delivery.id,
-          number: outcome.number,
-          startedAt: result.startedAt,
-          durationMs: result.durationMs,
-          responseStatus: result.responseStatus,
-          error: result.error,
-          responseExcerpt: result.excerpt,
-        },
-        sql`exists (select 1 from ${webhookDeliveries} d where d.id = ${delivery.id})`,
-      ),
-    ),
-    ...attempted.map(({ delivery, result, outcome }) => {
+  // One row of values per attempt, read in SQL through json_each: three statements, however many attempts.
+  const values = JSON.stringify(
+    attempted.map(({ delivery, result, outcome }) => {
       const end = result.startedAt + result.durationMs;
-      return db
-        .update(webhookDeliveries)
-        .set({
-          status: outcome.status,
-          attempts: outcome.number,
-          scheduleStartedAt: outcome.scheduleStartedAt,
-          nextAttemptAt: outcome.retryInSeconds === null ? null : end + outcome.retryInSeconds * 1000,
-          enqueuedAt: outcome.retryInSeconds === null ? delivery.enqueuedAt : end,
-          claimedUntil: null,
-          updatedAt: end,
-        })
-        .where(eq(webhookDeliveries.id, delivery.id));
+      return {
+        id: delivery.id,
+        number: outcome.number,
+        startedAt: result.startedAt,
+        durationMs: result.durationMs,
+        responseStatus: result.responseStatus,
+        error: result.error,
+        excerpt: result.excerpt,
+        status: outcome.status,
+        scheduleStartedAt: outcome.scheduleStartedAt,
+        nextAttemptAt: outcome.retryInSeconds === null ? null : end + outcome.retryInSeconds * 1000,
+        enqueuedAt: outcome.retryInSeconds === null ? delivery.enqueuedAt : end,
+        updatedAt: end,
+      };
     }),
+  );
+  const field = (name: string) => sql.raw(`json_extract(value, '$.${name}')`);
+  const v = (name: string) => sql.raw(`v.${name}`);
+  const statements: BatchStatement[] = [
+    // Each attempt, only while its delivery still exists (a subscription deleted meanwhile takes its deliveries with it).
+    db.insert(webhookAttempts).select(
+      sql`select ${field("id")}, ${field("number")}, ${field("startedAt")}, ${field("durationMs")}, ${field("responseStatus")}, ${field("error")}, ${field("excerpt")}
+          from json_each(${values}) where exists (select 1 from ${webhookDeliveries} d where d.id = ${field("id")})`,
+    ),
+    db
+      .update(webhookDeliveries)
+      .set({
+        status: sql`${v("status")}`,
+        attempts: sql`${v("number")}`,
+        scheduleStartedAt: sql`${v("scheduleStartedAt")}`,
+        nextAttemptAt: sql`${v("nextAttemptAt")}`,
+        enqueuedAt: sql`${v("enqueuedAt")}`,
+        claimedUntil: null,
+        updatedAt: sql`${v("updatedAt")}`,
+      })
+      .from(
+        sql`(select ${field("id")} as id, ${field("number")} as number, ${field("status")} as status, ${field("scheduleStartedAt")} as scheduleStartedAt,
+                    ${field("nextAttemptAt")} as nextAttemptAt, ${field("enqueuedAt")} as enqueuedAt, ${field("updatedAt")} as updatedAt
+             from json_each(${values})) as v`,
+      )
+      .where(eq(webhookDeliveries.id, sql`${v("id")}`)),
     ...[...latest.values()].map(({ delivery, result, outcome }) =>
       db
         .update(webhookSubscriptions)

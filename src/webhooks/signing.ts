@@ -13,9 +13,23 @@ export function secretKeyBytes(secret: string): Uint8Array {
   return Uint8Array.from(atob(encoded), (ch) => ch.charCodeAt(0));
 }
 
+/** Imported signing keys, by secret, so a burst to one subscription imports its key once (non-extractable). */
+const keys = new Map<string, Promise<CryptoKey>>();
+const MAX_KEYS = 1000;
+
+function signingKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    if (keys.size >= MAX_KEYS) keys.clear();
+    key = crypto.subtle.importKey("raw", secretKeyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    keys.set(secret, key);
+    key.catch(() => keys.delete(secret));
+  }
+  return key;
+}
+
 async function hmac(secret: string, message: string): Promise<string> {
-  const key = await crypto.subtle.importKey("raw", secretKeyBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message))));
+  return toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", await signingKey(secret), encoder.encode(message))));
 }
 
 /** `hook-hmac`: base64 HMAC-SHA256 of the exact body bytes. */

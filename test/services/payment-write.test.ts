@@ -1,0 +1,84 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/payload";
+import { placeholderStamp, stampText } from "../../src/webhooks/outbox";
+import { call, makePayment, makeTenant } from "../helpers/api";
+import { subscribeToReceiver } from "../helpers/webhooks";
+
+const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false };
+const bodiesOf = (paymentId: string) =>
+  env.DB.prepare("select subscription_id, body, content_type from webhook_deliveries where payment_id = ? order by created_at, rowid")
+    .bind(paymentId)
+    .all<{ subscription_id: string; body: string; content_type: string }>()
+    .then((r) => r.results);
+
+describe("the payment write fence", () => {
+  it("freezes each delivery body with the stamp the write took, in JSON and in a form, leaving the payment's own text alone", async () => {
+    const { client, processor } = await makeTenant();
+    const json = await subscribeToReceiver(client, { all_payment_details: true });
+    const form = await subscribeToReceiver(client, { content_type: "application/x-www-form-urlencoded", payment_events: true, payment_status: true });
+    const { payment } = await makePayment(client);
+    // Text that looks like a stamp, including the far-future kind the write renders bodies with.
+    const description = "Paid 5123-04-05T06:07:08.999Z, see 9999-12-31T23:59:59.999Z";
+    const event = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description, instrument_number: "TR-1:2" }, headers: processor.headers });
+    expect(event.status).toBe(201);
+    const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
+    expect(detail.updated).toBe(event.json.created);
+    expect(detail.events.at(-1)).toEqual(event.json);
+
+    const bodies = await bodiesOf(payment.id);
+    const last = (subscriptionId: string) => bodies.filter((row) => row.subscription_id === subscriptionId).at(-1)!;
+    expect(JSON.parse(last(json.subscription.id).body).object).toEqual(detail);
+    expect(last(form.subscription.id).body).toBe(
+      encodeBody(payloadFor(detail, { ...FLAGS, paymentEvents: true, paymentStatus: true }), "application/x-www-form-urlencoded"),
+    );
+    // The creation's bodies carry the creation's stamp as created and updated.
+    const created = JSON.parse(bodies.find((row) => row.subscription_id === json.subscription.id)!.body).object;
+    expect(created.created).toBe(detail.created);
+    expect(created.updated).toBe(detail.created);
+  });
+
+  it("lands concurrent events on many payments of one account, each with a stamp of its own, rising in commit order", async () => {
+    const { client, processor } = await makeTenant();
+    const payments = await Promise.all(Array.from({ length: 12 }, () => makePayment(client).then((made) => made.payment)));
+    const before = (await call("GET", "/v2/payments/?ordering=updated&page_size=100", { headers: client.headers })).json.results.at(-1).updated;
+    const answers = await Promise.all(
+      payments.map((payment) => call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "concurrent" }, headers: processor.headers })),
+    );
+    expect(answers.map((res) => res.status)).toEqual(payments.map(() => 201));
+    const stamps = answers.map((res) => res.json.created);
+    expect(new Set(stamps).size).toBe(12);
+    // A poll from the last stamp seen before the burst finds exactly the 12, in stamp order.
+    const polled = await call("GET", `/v2/payments/?ordering=updated&updated__gt=${before}&page_size=100`, { headers: client.headers });
+    expect(polled.json.count).toBe(12);
+    expect(polled.json.results.map((row: { updated: string }) => row.updated)).toEqual([...stamps].sort());
+    for (const row of polled.json.results) expect(row.events.at(-1).created).toBe(row.updated);
+  });
+});
+
+describe("placeholderStamp", () => {
+  const subscriber = { ...FLAGS, paymentEvents: true, id: "s", contentType: "application/json" as const };
+  const snapshot = (description: string) => (stamp: number) => ({
+    id: "pmt_1",
+    invoices: [],
+    status: "pending",
+    events: [{ description, created: new Date(stamp).toISOString() }],
+    refund_reason: null,
+    instrument_number: null,
+  });
+
+  it("never picks a stamp whose text the payment already holds", () => {
+    const random = vi.spyOn(Math, "random");
+    random.mockReturnValueOnce(0.5).mockReturnValueOnce(0.25);
+    const taken = Date.UTC(5000, 0, 1) + Math.floor(0.5 * 100_000_000_000_000);
+    const chosen = placeholderStamp(snapshot(`note ${stampText(taken, "application/json")}`), [subscriber]);
+    random.mockRestore();
+    expect(chosen).not.toBe(taken);
+    expect(new Date(chosen).getUTCFullYear()).toBeGreaterThanOrEqual(5000);
+  });
+
+  it("writes a stamp as ISO 8601 in JSON and with its colons escaped in a form", () => {
+    expect(stampText(Date.UTC(2026, 10, 22, 10, 15, 30, 123), "application/json")).toBe("2026-11-22T10:15:30.123Z");
+    expect(stampText(Date.UTC(2026, 10, 22, 10, 15, 30, 123), "application/x-www-form-urlencoded")).toBe("2026-11-22T10%3A15%3A30.123Z");
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { FULL_AND_WAITING_MS, PER_SUBSCRIPTION, release, SLOW_AFTER_MS, take } from "../../src/webhooks/in-flight";
+
+describe("in-flight slots", () => {
+  // [case, attempts already in flight (their age in ms), gets a slot]
+  const cases: [string, number[], boolean][] = [
+    ["none in flight", [], true],
+    ["a few, answering", [10, 50, 200], true],
+    ["one in flight past the slow limit", [SLOW_AFTER_MS + 1], false],
+    ["one in flight just under it", [SLOW_AFTER_MS - 10], true],
+    ["full, all just started", Array(PER_SUBSCRIPTION).fill(5), true],
+    ["full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 1).fill(5)], false],
+    ["one short of full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 2).fill(5)], true],
+  ];
+  it.each(cases)("%s", (_name, ages, expected) => {
+    const subscription = crypto.randomUUID();
+    const now = 1_000_000;
+    const held = ages.map((age) => take(subscription, now - age)!);
+    expect(held.every(Boolean)).toBe(true);
+    const slot = take(subscription, now);
+    expect(slot !== null).toBe(expected);
+    for (const one of [...held, slot]) if (one) release(one);
+  });
+
+  it("frees a subscription's slots as its attempts end", () => {
+    const subscription = crypto.randomUUID();
+    const stuck = take(subscription, 0)!;
+    expect(take(subscription, SLOW_AFTER_MS + 1)).toBeNull();
+    release(stuck);
+    expect(take(subscription, SLOW_AFTER_MS + 1)).not.toBeNull();
+  });
+});
