@@ -22,5 +22,10 @@ export function recountSql(accountId) {
           `INSERT INTO time_counts SELECT account_id, '${table}.${column}', ${size}, (${column} / ${size}) * ${size}, count(*) FROM ${table} ${where} GROUP BY 1, 2, 3, 4;`,
       ),
     ),
+    // Each payment status's own created buckets (a status filter with a created range).
+    ...BUCKET_SIZES_MS.map(
+      (size) =>
+        `INSERT INTO time_counts SELECT account_id, 'payments.created_at|status=' || status, ${size}, (created_at / ${size}) * ${size}, count(*) FROM payments ${where} GROUP BY 1, 2, 3, 4;`,
+    ),
   ].join("\n");
 }

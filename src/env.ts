@@ -5,7 +5,7 @@ import type { Caller } from "./services/api-users";
 /** The Worker's bindings, as declared in wrangler.toml and its secrets. */
 export interface Env {
   DB: D1Database;
-  DELIVERIES: Queue<import("./webhooks/message").DeliveryMessage>;
+  DELIVERIES: Queue<import("./webhooks").DeliveryMessage>;
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;

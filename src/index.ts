@@ -1,8 +1,6 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
-import { consumeDeadLetters, consumeDeliveries } from "./webhooks/consumer";
-import type { DeliveryMessage } from "./webhooks/message";
-import { sweepOutbox } from "./webhooks/sweeper";
+import { consumeDeadLetters, consumeDeliveries, sweepOutbox, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
 

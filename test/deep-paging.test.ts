@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { ServiceContext } from "../src/context";
 import { createDb } from "../src/db/client";
 import { listInvoices } from "../src/services/invoices";
 import { countingD1 } from "../src/db/counting-d1";
@@ -36,9 +37,9 @@ describe(`deep paging over ${ROWS} invoices`, () => {
 
     const { db: d1, tally } = countingD1(env.DB);
     const db = createDb(d1);
-    const readPage = async (request: Parameters<typeof listInvoices>[3]) => {
+    const readPage = async (request: Parameters<typeof listInvoices>[2]) => {
       const before = tally.rowsRead;
-      const page = await listInvoices(db, account.id, {}, request);
+      const page = await listInvoices({ db, accountId: account.id } as ServiceContext, {}, request);
       return { page: page!, rowsRead: tally.rowsRead - before };
     };
 

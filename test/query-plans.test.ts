@@ -26,6 +26,7 @@ const lists: [string, string, RegExp | null][] = [
   [`/v2/payments/?originating_counterparty_id=${buyer.id}`, "payments", /originating_counterparty_id=\?/],
   [`/v2/payments/?receiving_counterparty_id=${supplier.id}`, "payments", /receiving_counterparty_id=\?/],
   ["/v2/payments/?ordering=updated&updated__gt=2026-01-01T00:00:00Z", "payments", /updated_at>\?/],
+  ["/v2/payments/?status=pending&created__gte=2026-01-01T00:00:00.0005Z&page=2&page_size=1", "payments", /status=\?/],
   [firstPage.json.next.slice(firstPage.json.next.indexOf("/v1/")), "invoices", null],
   [`/v2/payments/${payment.id}/`, "payments", null],
 ];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseInstant } from "../src/lib/time";
+import { statusWithCreated, type PaymentFilters } from "../src/services/payments/reads";
 import { rangeOf, timeCountField } from "../src/services/time-counts";
 import { call, insertInvoiceAt, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
 
@@ -75,6 +76,52 @@ describe("time-range counts", () => {
   });
 });
 
+describe("a status with a created range, counted from that status's own buckets", () => {
+  it.each([
+    [{ status: ["pending"] }, "pending"],
+    [{ status: ["pending"], created__gte: at("2026-01-01") }, "pending"],
+    [{ status: ["settled"], created__gt: at("2026-01-01"), created__lt: at("2026-02-01"), ordering: "updated" }, "settled"],
+    [{ status: ["pending", "settled"], created__gte: at("2026-01-01") }, undefined],
+    [{ status: ["pending"], updated__gte: at("2026-01-01") }, undefined],
+    [{ status: ["pending"], created__gte: at("2026-01-01"), receiving_counterparty_id: ["cpty_x"] }, undefined],
+    [{ created__gte: at("2026-01-01") }, undefined],
+  ] as const)("%j -> %s", (filters, status) => {
+    expect(statusWithCreated(filters as PaymentFilters)).toBe(status);
+  });
+
+  it("follows payments as their status moves, at every edge of the range", async () => {
+    const { client, processor } = await makeTenant();
+    const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
+    const made: { id: string; created: string }[] = [];
+    for (let i = 0; i < 6; i++) made.push((await makePayment(client, parties)).payment);
+    const move = (id: string, status: string, code: string) =>
+      call("POST", `/v2/payments/${id}/events/`, { body: { event_code: code, description: status, status }, headers: processor.headers });
+    for (const payment of made.slice(1, 4)) expect((await move(payment.id, "in-progress", "PU10")).status).toBe(201);
+    expect((await move(made[2]!.id, "settled", "PU20")).status).toBe(201);
+    expect((await move(made[5]!.id, "canceled", "PU80")).status).toBe(201);
+    const expected = (status: string, keep: (created: string) => boolean) =>
+      made.filter((payment) => keep(payment.created)).filter((payment) =>
+        ({ [made[1]!.id]: "in-progress", [made[2]!.id]: "settled", [made[3]!.id]: "in-progress", [made[5]!.id]: "canceled" })[payment.id] === status ||
+        (status === "pending" && [made[0]!.id, made[4]!.id].includes(payment.id)),
+      ).length;
+    for (const status of ["pending", "in-progress", "settled", "canceled", "failed"]) {
+      for (const payment of made) {
+        for (const [op, keep] of [
+          ["gte", (c: string) => c >= payment.created],
+          ["gt", (c: string) => c > payment.created],
+          ["lt", (c: string) => c < payment.created],
+          ["lte", (c: string) => c <= payment.created],
+        ] as const) {
+          const filter = `status=${status}&created__${op}=${payment.created}`;
+          const res = await call("GET", `/v2/payments/?${filter}&page_size=1000`, { headers: client.headers });
+          expect(res.json.count, filter).toBe(expected(status, keep));
+          expect(res.json.results, filter).toHaveLength(res.json.count);
+        }
+      }
+    }
+  });
+});
+
 describe("page=N found through the time buckets", () => {
   it("gives the same rows as following next links, for every page, with and without bounds", async () => {
     const { account, client } = await makeTenant();
@@ -116,6 +163,27 @@ describe("page=N found through the time buckets", () => {
     for (let page = 1; page <= 3; page++) {
       const res = await call("GET", `/v2/payments/?ordering=updated&page_size=2&page=${page}`, { headers: client.headers });
       expect(res.json.results.map((row: { id: string }) => row.id)).toEqual(expected.slice((page - 1) * 2, page * 2));
+    }
+  });
+  it("pages one status's payments by created through that status's buckets", async () => {
+    const { client, processor } = await makeTenant();
+    const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
+    const made: { id: string; created: string }[] = [];
+    for (let i = 0; i < 7; i++) made.push((await makePayment(client, parties)).payment);
+    for (const i of [1, 4]) {
+      await call("POST", `/v2/payments/${made[i]!.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
+    }
+    const pending = [0, 2, 3, 5, 6].map((i) => made[i]!.id);
+    for (const [filter, expected] of [
+      ["status=pending", pending],
+      [`status=pending&created__gt=${made[2]!.created}`, pending.slice(2)],
+      ["status=in-progress", [made[1]!.id, made[4]!.id]],
+    ] as const) {
+      for (let page = 1; page <= Math.ceil(expected.length / 2); page++) {
+        const res = await call("GET", `/v2/payments/?${filter}&page_size=2&page=${page}`, { headers: client.headers });
+        expect(res.json.count, filter).toBe(expected.length);
+        expect(res.json.results.map((row: { id: string }) => row.id), `${filter} page ${page}`).toEqual(expected.slice((page - 1) * 2, page * 2));
+      }
     }
   });
 });

@@ -4,8 +4,8 @@ import type { AppEnv } from "../env";
 import { AppError, notFound } from "../errors";
 import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";
-import type { ServiceContext } from "../services/context";
-import type { Page } from "../services/list-page";
+import type { ServiceContext } from "../context";
+import type { Page } from "../db/list-page";
 
 /** The context a service verb works in, for this request's caller. */
 export function serviceContext(c: Context<AppEnv>): ServiceContext {

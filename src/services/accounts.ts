@@ -4,7 +4,7 @@ import { accounts } from "../db/schema";
 import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { countWhere, listTable } from "./list-page";
+import { countWhere, listTable } from "../db/list-page";
 
 export type Account = typeof accounts.$inferSelect;
 

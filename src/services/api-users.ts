@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiUsers, type Role } from "../db/schema";
+import type { Caller } from "../lib/caller";
 import { invalidField, notFound } from "../errors";
 import { constantTimeEqual, newSecret, sha256Hex } from "../lib/crypto";
 import { getAccount } from "./accounts";
@@ -8,13 +9,7 @@ import { getAccount } from "./accounts";
 export type ApiUser = typeof apiUsers.$inferSelect;
 
 /** An API user as a request sees it after authentication. */
-export interface Caller {
-  username: string;
-  accountId: string;
-  role: Role;
-  /** Kept for the webhook rule that a subscription's credentials differ from the caller's own. */
-  password: string;
-}
+export type { Caller } from "../lib/caller";
 
 /** Makes a user with a generated password; the clear password is returned here only. */
 export async function createApiUser(db: Db, accountId: string, username: string, role: Role) {

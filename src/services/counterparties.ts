@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { counterparties, type CounterpartyType } from "../db/schema";
@@ -6,8 +7,8 @@ import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
-import { countWhere, listConditions, listTable } from "./list-page";
-import { inAccount } from "./scope";
+import { countWhere, listConditions, listTable } from "../db/list-page";
+import { inAccount } from "../db/scope";
 
 export type Counterparty = typeof counterparties.$inferSelect;
 
@@ -19,8 +20,7 @@ export interface CounterpartyFilters {
 const CLASH = "A counterparty with this internal_id and type already exists.";
 
 export async function createCounterparty(
-  db: Db,
-  accountId: string,
+  { db, accountId }: ServiceContext,
   input: { internal_id: string; type: CounterpartyType; name: string },
 ): Promise<Counterparty> {
   const now = Date.now();
@@ -46,7 +46,7 @@ export async function createCounterparty(
   return row;
 }
 
-export async function getCounterparty(db: Db, accountId: string, id: string): Promise<Counterparty> {
+export async function getCounterparty({ db, accountId }: ServiceContext, id: string): Promise<Counterparty> {
   const row = await db
     .select()
     .from(counterparties)
@@ -57,8 +57,7 @@ export async function getCounterparty(db: Db, accountId: string, id: string): Pr
 }
 
 export async function updateCounterparty(
-  db: Db,
-  accountId: string,
+  { db, accountId }: ServiceContext,
   id: string,
   input: { name?: string; internal_id?: string },
 ): Promise<Counterparty> {
@@ -79,7 +78,7 @@ export async function updateCounterparty(
   }
 }
 
-export function listCounterparties(db: Db, accountId: string, filters: CounterpartyFilters, request: PageRequest) {
+export function listCounterparties({ db, accountId }: ServiceContext, filters: CounterpartyFilters, request: PageRequest) {
   const { where, anyOf } = listConditions(
     [inAccount(counterparties, accountId)],
     [

@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
 import { invoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
@@ -7,10 +8,10 @@ import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
-import { countWhere, listConditions, listTable } from "./list-page";
+import { countWhere, listConditions, listTable } from "../db/list-page";
 import { countAt, countInRange, rangeOf, seekBy, timeCountField } from "./time-counts";
-import { inAccount } from "./scope";
-import { timeConditions } from "./time-filters";
+import { inAccount } from "../db/scope";
+import { timeConditions } from "../db/time-filters";
 
 export type Invoice = typeof invoices.$inferSelect;
 
@@ -24,10 +25,11 @@ export interface InvoiceInput {
 
 export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Instant | string[] | undefined>;
 
-export async function createInvoice(db: Db, accountId: string, input: InvoiceInput): Promise<Invoice> {
+export async function createInvoice(ctx: ServiceContext, input: InvoiceInput): Promise<Invoice> {
+  const { db, accountId } = ctx;
   const errors: FieldErrors = {};
-  await checkParty(db, accountId, input.buyer_id, "buyer", "buyer_id", errors);
-  await checkParty(db, accountId, input.supplier_id, "supplier", "supplier_id", errors);
+  await checkParty(ctx, input.buyer_id, "buyer", "buyer_id", errors);
+  await checkParty(ctx, input.supplier_id, "supplier", "supplier_id", errors);
   if (Object.keys(errors).length > 0) throw invalid(errors);
   const now = Date.now();
   const row: Invoice = {
@@ -49,19 +51,19 @@ export async function createInvoice(db: Db, accountId: string, input: InvoiceInp
   return row;
 }
 
-async function checkParty(db: Db, accountId: string, id: string, type: "buyer" | "supplier", field: string, errors: FieldErrors) {
-  const party = await getCounterparty(db, accountId, id).catch(() => null);
+async function checkParty(ctx: ServiceContext, id: string, type: "buyer" | "supplier", field: string, errors: FieldErrors) {
+  const party = await getCounterparty(ctx, id).catch(() => null);
   if (!party) errors[field] = [`Invalid pk "${id}" - object does not exist.`];
   else if (party.type !== type) errors[field] = [`Counterparty ${id} is not a ${type}.`];
 }
 
-export async function getInvoice(db: Db, accountId: string, id: string): Promise<Invoice> {
+export async function getInvoice({ db, accountId }: ServiceContext, id: string): Promise<Invoice> {
   const row = await db.select().from(invoices).where(and(inAccount(invoices, accountId), eq(invoices.id, id))).get();
   if (!row) throw notFound();
   return row;
 }
 
-export function listInvoices(db: Db, accountId: string, filters: InvoiceFilters, request: PageRequest) {
+export function listInvoices({ db, accountId }: ServiceContext, filters: InvoiceFilters, request: PageRequest) {
   const times = filters as Record<string, Instant | undefined>;
   const { where, anyOf } = listConditions(
     [inAccount(invoices, accountId), ...timeConditions(invoices.createdAt, "created", times)],

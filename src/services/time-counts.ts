@@ -4,10 +4,19 @@ import { timeCounts } from "../db/schema";
 import { BUCKET_SIZES_MS, bucketsOf, finer, pieces, type Piece } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
 import { givenFilters } from "./list-counts";
-import type { Seek } from "./list-page";
+import type { Seek } from "../db/list-page";
 
-/** The timestamps whose time ranges are counted from buckets (db/schema/time-counts). */
-export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_at";
+/**
+ * The timestamps whose time ranges are counted from buckets (db/schema/time-counts): every
+ * invoice's and payment's, and each payment status's own `created` buckets (for a status filter
+ * with a created range).
+ */
+export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_at" | `payments.created_at|status=${string}`;
+
+/** The key of one payment status's `created` buckets. */
+export function createdWithStatus(status: string): TimeKey {
+  return `payments.created_at|status=${status}`;
+}
 
 const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
 
@@ -57,10 +66,18 @@ export function timeCountField(filters: object, fields: readonly string[]): stri
  * How many rows of the account have `column` in [lo, hi): whole buckets summed, and the two edges
  * shorter than a second counted on the index, in one statement.
  */
-export async function countInRange(db: Db, accountId: string, key: TimeKey, table: string, column: Column, [lo, hi]: [number, number]): Promise<number> {
+export async function countInRange(
+  db: Db,
+  accountId: string,
+  key: TimeKey,
+  table: string,
+  column: Column,
+  [lo, hi]: [number, number],
+  also: SQL = sql`1`,
+): Promise<number> {
   const parts = pieces(lo, hi).map((piece) =>
     piece.kind === "rows"
-      ? rowsBetween(accountId, table, column, piece.from, piece.to)
+      ? rowsBetween(accountId, table, column, piece.from, piece.to, also)
       : sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
   );
   if (parts.length === 0) return 0;
@@ -82,12 +99,13 @@ export async function seekOffset(
   column: Column,
   [lo, hi]: [number, number],
   offset: number,
+  also: SQL = sql`1`,
 ): Promise<{ from: number; skip: number } | null> {
   let remaining = offset;
   const walk = async (parts: Piece[]): Promise<{ from: number; skip: number } | null> => {
     for (const piece of parts) {
       if (piece.kind === "rows") {
-        const n = await countRows(db, accountId, table, column, piece.from, piece.to);
+        const n = await countRows(db, accountId, table, column, piece.from, piece.to, also);
         if (remaining < n) return { from: piece.from, skip: remaining };
         remaining -= n;
         continue;
@@ -111,19 +129,19 @@ export async function seekOffset(
 }
 
 /** `seekOffset` as a list's Seek: rows from `from` on, skipping the few left. */
-export function seekBy(db: Db, accountId: string, key: TimeKey, table: string, column: Column, range: [number, number]): Seek {
+export function seekBy(db: Db, accountId: string, key: TimeKey, table: string, column: Column, range: [number, number], also?: SQL): Seek {
   return async (offset) => {
-    const start = await seekOffset(db, accountId, key, table, column, range, offset);
+    const start = await seekOffset(db, accountId, key, table, column, range, offset, also);
     return start && { condition: gte(column, start.from), skip: start.skip };
   };
 }
 
-/** `(select count(*) …)` of the account's rows with `column` in [from, to), read on the index. */
-function rowsBetween(accountId: string, table: string, column: Column, from: number, to: number): SQL {
-  return sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${column} >= ${from} and ${column} < ${to})`;
+/** `(select count(*) …)` of the account's rows with `column` in [from, to) (and `also`), read on the index. */
+function rowsBetween(accountId: string, table: string, column: Column, from: number, to: number, also: SQL): SQL {
+  return sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${also} and ${column} >= ${from} and ${column} < ${to})`;
 }
 
-async function countRows(db: Db, accountId: string, table: string, column: Column, from: number, to: number): Promise<number> {
-  const row = await db.get<{ n: number }>(sql`select ${rowsBetween(accountId, table, column, from, to)} as n`);
+async function countRows(db: Db, accountId: string, table: string, column: Column, from: number, to: number, also: SQL): Promise<number> {
+  const row = await db.get<{ n: number }>(sql`select ${rowsBetween(accountId, table, column, from, to, also)} as n`);
   return Number(row?.n ?? 0);
 }

@@ -15,7 +15,7 @@ import { createDb, runBatch, type Db } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { refuseWebhookUrl } from "../lib/url-policy";
-import { UNREADABLE } from "../services/webhook-subscriptions";
+import { UNREADABLE } from "./subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { claimDeliveries, type DeliveryRow, type SubscriptionRow } from "./claim";
 import * as inFlight from "./in-flight";

@@ -1,4 +1,4 @@
-import { reveal, type Revealed } from "../services/webhook-subscriptions";
+import { reveal, type Revealed } from "./subscriptions";
 import type { SubscriptionRow } from "./claim";
 
 /**

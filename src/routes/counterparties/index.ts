@@ -18,6 +18,7 @@ import {
   LIST_ERRORS,
   listEnvelope,
   pageRequest,
+  serviceContext,
 } from "../common";
 import { CounterpartyInput, CounterpartyPatch, CounterpartyQuery, CounterpartySchema, counterpartyView } from "./schemas";
 
@@ -45,7 +46,7 @@ counterpartiesRouter.openapi(
   }),
   async (c) => {
     const { type, internal_id } = c.req.valid("query");
-    const page = await listCounterparties(c.get("db"), c.get("caller").accountId, { type, internal_id }, pageRequest(c));
+    const page = await listCounterparties(serviceContext(c), { type, internal_id }, pageRequest(c));
     return c.json(envelope(c, page, page.rows.map(counterpartyView)), 200);
   },
 );
@@ -62,7 +63,7 @@ counterpartiesRouter.openapi(
     responses: { 201: jsonResponse(CounterpartySchema, "Created"), ...errorsOf([...BODY_ERRORS, 409], clash) },
   }),
   async (c) => {
-    const row = await createCounterparty(c.get("db"), c.get("caller").accountId, c.req.valid("json"));
+    const row = await createCounterparty(serviceContext(c), c.req.valid("json"));
     return c.json(counterpartyView(row), 201);
   },
 );
@@ -79,7 +80,7 @@ counterpartiesRouter.openapi(
     responses: { 200: jsonResponse(CounterpartySchema, "The counterparty"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
   async (c) => {
-    const row = await getCounterparty(c.get("db"), c.get("caller").accountId, c.req.valid("param").id);
+    const row = await getCounterparty(serviceContext(c), c.req.valid("param").id);
     return c.json(counterpartyView(row), 200);
   },
 );
@@ -96,7 +97,7 @@ counterpartiesRouter.openapi(
     responses: { 200: jsonResponse(CounterpartySchema, "Updated"), ...errorsOf([...BODY_ERRORS, 404, 409], clash) },
   }),
   async (c) => {
-    const row = await updateCounterparty(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, c.req.valid("json"));
+    const row = await updateCounterparty(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
     return c.json(counterpartyView(row), 200);
   },
 );

@@ -46,7 +46,7 @@ paymentsRouter.openapi(
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
-    const page = await listPayments(c.get("db"), c.get("caller").accountId, filters, pageRequest(c));
+    const page = await listPayments(serviceContext(c), filters, pageRequest(c));
     return c.json(envelope(c, page, page.results), 200);
   },
 );
@@ -81,7 +81,7 @@ paymentsRouter.openapi(
     request: { params: Params },
     responses: { 200: jsonResponse(PaymentSchema, "The payment"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
-  async (c) => c.json(await getPayment(c.get("db"), c.get("caller").accountId, c.req.valid("param").id), 200),
+  async (c) => c.json(await getPayment(serviceContext(c), c.req.valid("param").id), 200),
 );
 
 paymentsRouter.openapi(

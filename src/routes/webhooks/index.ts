@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../env";
 import { requireEncryptionKey } from "../../lib/encryption";
 import { pagingParams } from "../../lib/filters";
-import { getDelivery, listDeliveries, redeliver } from "../../services/webhook-deliveries";
+import { getDelivery, listDeliveries, redeliver } from "../../webhooks";
 import {
   createSubscription,
   deleteSubscription,
@@ -11,9 +11,8 @@ import {
   listSubscriptions,
   rotateSubscriptionSecret,
   updateSubscription,
-  type Keys,
-} from "../../services/webhook-subscriptions";
-import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
+} from "../../webhooks";
+import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus, serviceContext } from "../common";
 import { DeliveryQuery, DeliverySchema, deliveryView, SubscriptionInput, SubscriptionPatch, SubscriptionSchema, subscriptionView } from "./schemas";
 
 const tags = ["webhooks"];
@@ -25,10 +24,6 @@ const UNREADABLE_409 = { 409: "The subscription's secrets were sealed with anoth
 /** Every webhook route needs ENCRYPTION_KEY, so each can answer 500 "Service is not configured.". */
 const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) => errorsOf([...statuses, 500], described);
 
-const keys = (c: Context<AppEnv>): Keys => ({
-  encryptionKey: c.env.ENCRYPTION_KEY,
-  allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true",
-});
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 
 export const webhooksRouter = createRouter();
@@ -52,7 +47,7 @@ webhooksRouter.openapi(
     responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS]) },
   }),
   async (c) => {
-    const subscription = await createSubscription(c.get("db"), c.get("caller"), c.req.valid("json"), keys(c));
+    const subscription = await createSubscription(serviceContext(c), c.req.valid("json"));
     return c.json(subscriptionView(subscription, origin(c)), 201);
   },
 );
@@ -72,7 +67,7 @@ webhooksRouter.openapi(
     },
   }),
   async (c) => {
-    const page = await listSubscriptions(c.get("db"), c.get("caller").accountId, pageRequest(c), keys(c));
+    const page = await listSubscriptions(serviceContext(c), pageRequest(c));
     return c.json(envelope(c, page, page.results.map((subscription) => subscriptionView(subscription, origin(c)))), 200);
   },
 );
@@ -89,7 +84,7 @@ webhooksRouter.openapi(
     responses: { 200: jsonResponse(SubscriptionSchema, "The subscription"), ...webhookErrors([401, 404]) },
   }),
   async (c) => {
-    const subscription = await getSubscription(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, keys(c));
+    const subscription = await getSubscription(serviceContext(c), c.req.valid("param").id);
     return c.json(subscriptionView(subscription, origin(c)), 200);
   },
 );
@@ -108,7 +103,7 @@ for (const [method, schema] of [["patch", SubscriptionPatch], ["put", Subscripti
       responses: { 200: jsonResponse(SubscriptionSchema, method === "put" ? "Replaced" : "Updated"), ...webhookErrors([...BODY_ERRORS, 404, 409], UNREADABLE_409) },
     }),
     async (c) => {
-      const subscription = await updateSubscription(c.get("db"), c.get("caller"), c.req.valid("param").id, c.req.valid("json"), keys(c));
+      const subscription = await updateSubscription(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
       return c.json(subscriptionView(subscription, origin(c)), 200);
     },
   );
@@ -127,7 +122,7 @@ webhooksRouter.openapi(
     responses: { 204: { description: "Deleted, with its pending deliveries" }, ...webhookErrors([401, 404]) },
   }),
   async (c) => {
-    await deleteSubscription(c.get("db"), c.get("caller").accountId, c.req.valid("param").id);
+    await deleteSubscription(serviceContext(c), c.req.valid("param").id);
     return c.body(null, 204);
   },
 );
@@ -146,7 +141,7 @@ webhooksRouter.openapi(
     responses: { 200: jsonResponse(SubscriptionSchema, "The subscription with its new secret"), ...webhookErrors([401, 404, 409], UNREADABLE_409) },
   }),
   async (c) => {
-    const subscription = await rotateSubscriptionSecret(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, keys(c));
+    const subscription = await rotateSubscriptionSecret(serviceContext(c), c.req.valid("param").id);
     return c.json(subscriptionView(subscription, origin(c)), 200);
   },
 );
@@ -165,7 +160,7 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
-    const page = await listDeliveries(c.get("db"), c.get("caller").accountId, c.req.valid("param").id, filters, pageRequest(c));
+    const page = await listDeliveries(serviceContext(c), c.req.valid("param").id, filters, pageRequest(c));
     return c.json(envelope(c, page, page.results.map(deliveryView)), 200);
   },
 );
@@ -183,7 +178,7 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const { id, delivery_id } = c.req.valid("param");
-    return c.json(deliveryView(await getDelivery(c.get("db"), c.get("caller").accountId, id, delivery_id)), 200);
+    return c.json(deliveryView(await getDelivery(serviceContext(c), id, delivery_id)), 200);
   },
 );
 
@@ -201,6 +196,6 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const { id, delivery_id } = c.req.valid("param");
-    return c.json(deliveryView(await redeliver(c.get("db"), c.env.DELIVERIES, c.get("caller").accountId, id, delivery_id)), 202);
+    return c.json(deliveryView(await redeliver(serviceContext(c), id, delivery_id)), 202);
   },
 );

@@ -3,8 +3,7 @@ import { DELIVERY_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
 import { choiceFilter, createdFilters, pagingParams } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
-import type { AttemptRow, DeliveryRow } from "../../services/webhook-deliveries";
-import type { Subscription } from "../../services/webhook-subscriptions";
+import type { AttemptRow, DeliveryRow, Subscription } from "../../webhooks";
 
 const credential = (description: string, example: string) => z.string().min(1).max(190).openapi({ description, example });
 const fields = {

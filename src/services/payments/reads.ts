@@ -1,4 +1,5 @@
 import { and, asc, eq, exists } from "drizzle-orm";
+import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { inList } from "../../db/in-list";
 import { invoices, paymentEvents, paymentInvoices, payments, type PaymentStatus } from "../../db/schema";
@@ -6,11 +7,11 @@ import { notFound } from "../../errors";
 import { groupBy } from "../../lib/group-by";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
-import { countKey, storedCount, storedCountKey } from "../list-counts";
-import { countWhere, listConditions, listTable } from "../list-page";
-import { inAccount } from "../scope";
-import { countInRange, rangeOf, seekBy, timeCountField } from "../time-counts";
-import { timeConditions } from "../time-filters";
+import { countKey, givenFilters, storedCount, storedCountKey } from "../list-counts";
+import { countWhere, listConditions, listTable } from "../../db/list-page";
+import { inAccount } from "../../db/scope";
+import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField } from "../time-counts";
+import { timeConditions } from "../../db/time-filters";
 import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
 /** A payment's invoices as the detail lists them: by created, then id. */
@@ -51,7 +52,7 @@ async function loadPayment(db: Db, accountId: string, paymentId: string) {
   return loadedPayment(await db.batch(paymentQueries(db, accountId, paymentId)));
 }
 
-export async function getPayment(db: Db, accountId: string, paymentId: string): Promise<PaymentView> {
+export async function getPayment({ db, accountId }: ServiceContext, paymentId: string): Promise<PaymentView> {
   const { payment, invoices: invoiceRows, events } = await loadPayment(db, accountId, paymentId);
   return paymentView(payment, invoiceRows, events);
 }
@@ -64,7 +65,7 @@ export interface PaymentFilters {
   [time: string]: Instant | string[] | string | undefined;
 }
 
-export async function listPayments(db: Db, accountId: string, filters: PaymentFilters, request: PageRequest) {
+export async function listPayments({ db, accountId }: ServiceContext, filters: PaymentFilters, request: PageRequest) {
   const times = filters as Record<string, Instant | undefined>;
   const { where, anyOf } = listConditions(
     [inAccount(payments, accountId), ...timeConditions(payments.createdAt, "created", times), ...timeConditions(payments.updatedAt, "updated", times)],
@@ -76,13 +77,19 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
   );
   const stored = storedCountKey("payments", filters);
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
-  // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp.
   const sortField = filters.ordering === "updated" ? "updated" : "created";
   const field = timeCountField(filters, ["created", "updated"]);
+  // One status, and at most bounds on created: that status's own created buckets count it.
+  const status = statusWithCreated(filters);
+  const ofStatus = status ? eq(payments.status, status) : undefined;
+  // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp
+  // (or are one status, for a list by created).
   const seek =
     stored === countKey("payments") || field === sortField
       ? seekBy(db, accountId, `payments.${sortField}_at`, "payments", sort, rangeOf(sortField, times))
-      : undefined;
+      : status && sortField === "created"
+        ? seekBy(db, accountId, createdWithStatus(status), "payments", sort, rangeOf("created", times), ofStatus)
+        : undefined;
   const page = await listTable(db, payments, {
     where,
     anyOf,
@@ -93,10 +100,18 @@ export async function listPayments(db: Db, accountId: string, filters: PaymentFi
       if (stored) return storedCount(db, accountId, stored);
       if (field === "created") return countInRange(db, accountId, "payments.created_at", "payments", payments.createdAt, rangeOf("created", times));
       if (field === "updated") return countInRange(db, accountId, "payments.updated_at", "payments", payments.updatedAt, rangeOf("updated", times));
+      if (status) return countInRange(db, accountId, createdWithStatus(status), "payments", payments.createdAt, rangeOf("created", times), ofStatus);
       return countWhere(db, payments, where);
     },
   }, request);
   return { ...page, results: await withDetails(db, page.rows) };
+}
+
+/** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */
+export function statusWithCreated(filters: PaymentFilters): PaymentStatus | undefined {
+  if (filters.status?.length !== 1) return undefined;
+  const rest = { ...filters, status: undefined };
+  return givenFilters(rest).length === 0 || timeCountField(rest, ["created"]) === "created" ? filters.status[0] : undefined;
 }
 
 /** Payment rows to details, reading the page's invoices and events in one round trip. */

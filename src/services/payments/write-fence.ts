@@ -19,10 +19,10 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
-import { outboxStatements, type Subscriber } from "../../webhooks/outbox";
+import { outboxStatements, type Subscriber } from "../../webhooks";
 import { countKey, countOneIf, uncountOneIf } from "../list-counts";
-import { inAccount } from "../scope";
-import { countAt } from "../time-counts";
+import { inAccount } from "../../db/scope";
+import { countAt, createdWithStatus } from "../time-counts";
 import { releasesInvoices } from "./status";
 import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
@@ -98,6 +98,7 @@ function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoic
       countKey("payments", "receiving_counterparty_id", payment.receivingCounterpartyId),
     ].map((key) => countOneIf(db, accountId, key, applied)),
     countAt(db, accountId, "payments.created_at", stamp, 1, applied),
+    countAt(db, accountId, createdWithStatus(payment.status), stamp, 1, applied),
     countAt(db, accountId, "payments.updated_at", stamp, 1, applied),
   ];
 }
@@ -112,6 +113,8 @@ function eventStatements(db: Db, next: PaymentRow, previous: PaymentRow, stamp: 
       ? [
           uncountOneIf(db, accountId, countKey("payments", "status", previous.status), applied),
           countOneIf(db, accountId, countKey("payments", "status", next.status), applied),
+          countAt(db, accountId, createdWithStatus(previous.status), previous.createdAt, -1, applied),
+          countAt(db, accountId, createdWithStatus(next.status), next.createdAt, 1, applied),
         ]
       : []),
     ...(releasesInvoices(next.status) && !releasesInvoices(previous.status)

@@ -1,8 +1,8 @@
 import { and, asc, count, desc, eq, sql, type Column, type SQL } from "drizzle-orm";
-import { inList } from "../db/in-list";
+import { inList } from "./in-list";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { getTableColumns } from "drizzle-orm";
-import type { Db } from "../db/client";
+import type { Db } from "./client";
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 

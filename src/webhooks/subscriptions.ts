@@ -6,10 +6,11 @@ import { constantTimeEqual } from "../lib/crypto";
 import { decrypt, encrypt } from "../lib/encryption";
 import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
-import { newSigningSecret } from "../webhooks/signing";
-import type { Caller } from "./api-users";
-import { countWhere, listTable } from "./list-page";
-import { inAccount } from "./scope";
+import { newSigningSecret } from "./signing";
+import type { Caller } from "../lib/caller";
+import type { ServiceContext } from "../context";
+import { countWhere, listTable } from "../db/list-page";
+import { inAccount } from "../db/scope";
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 
@@ -85,7 +86,8 @@ function flagColumns(input: Partial<SubscriptionInput>) {
   return out;
 }
 
-export async function createSubscription(db: Db, caller: Caller, input: SubscriptionInput, keys: Keys): Promise<Subscription> {
+export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput): Promise<Subscription> {
+  const { db, caller, keys } = ctx;
   check(input, caller, keys);
   const now = Date.now();
   const secretText = newSigningSecret();
@@ -115,7 +117,7 @@ export async function createSubscription(db: Db, caller: Caller, input: Subscrip
   return { ...row, revealed: { username: input.username, password: input.password, secretText, previousSecretText: null } };
 }
 
-export async function getSubscription(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription> {
+export async function getSubscription({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription> {
   const row = await db
     .select()
     .from(webhookSubscriptions)
@@ -143,21 +145,16 @@ export async function reveal(row: SubscriptionRow, encryptionKey: string | undef
 }
 
 /** The subscription, opened; a write to one that cannot be opened is refused with the reason. */
-async function openSubscription(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription & { revealed: Revealed }> {
-  const subscription = await getSubscription(db, accountId, id, keys);
+async function openSubscription(ctx: ServiceContext, id: string): Promise<Subscription & { revealed: Revealed }> {
+  const subscription = await getSubscription(ctx, id);
   if (!subscription.revealed) throw conflict(UNREADABLE);
   return subscription as Subscription & { revealed: Revealed };
 }
 
 /** PATCH (partial) and PUT (whole: the route's schema makes every field present). */
-export async function updateSubscription(
-  db: Db,
-  caller: Caller,
-  id: string,
-  input: Partial<SubscriptionInput>,
-  keys: Keys,
-): Promise<Subscription> {
-  const current = (await openSubscription(db, caller.accountId, id, keys)).revealed;
+export async function updateSubscription(ctx: ServiceContext, id: string, input: Partial<SubscriptionInput>): Promise<Subscription> {
+  const { db, caller, keys } = ctx;
+  const current = (await openSubscription(ctx, id)).revealed;
   check(input, caller, keys);
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), updatedAt: Date.now() };
   if (input.username !== undefined || input.password !== undefined) {
@@ -175,8 +172,9 @@ export async function updateSubscription(
   return reveal(row, keys.encryptionKey);
 }
 
-export async function rotateSubscriptionSecret(db: Db, accountId: string, id: string, keys: Pick<Keys, "encryptionKey">): Promise<Subscription> {
-  const current = await openSubscription(db, accountId, id, keys);
+export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string): Promise<Subscription> {
+  const { db, accountId, keys } = ctx;
+  const current = await openSubscription(ctx, id);
   const now = Date.now();
   const [row] = await db
     .update(webhookSubscriptions)
@@ -193,7 +191,7 @@ export async function rotateSubscriptionSecret(db: Db, accountId: string, id: st
 }
 
 /** Deletes the subscription with its delivery log; pending deliveries are dropped with it. */
-export async function deleteSubscription(db: Db, accountId: string, id: string): Promise<void> {
+export async function deleteSubscription({ db, accountId }: ServiceContext, id: string): Promise<void> {
   const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
   const found = await db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(scoped).get();
   if (!found) throw notFound();
@@ -205,7 +203,7 @@ export async function deleteSubscription(db: Db, accountId: string, id: string):
   ]);
 }
 
-export async function listSubscriptions(db: Db, accountId: string, request: PageRequest, keys: Pick<Keys, "encryptionKey">) {
+export async function listSubscriptions({ db, accountId, keys }: ServiceContext, request: PageRequest) {
   const where = inAccount(webhookSubscriptions, accountId);
   const page = await listTable(db, webhookSubscriptions, {
     where,
@@ -215,12 +213,3 @@ export async function listSubscriptions(db: Db, accountId: string, request: Page
   }, request);
   return { ...page, results: await Promise.all(page.rows.map((row) => reveal(row, keys.encryptionKey))) };
 }
-
-/** The account's active subscriptions at this moment, for a payment write's outbox rows. */
-export function activeSubscriptions(db: Db, accountId: string) {
-  return db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.isActive, true)));
-}
-

@@ -6,11 +6,11 @@ import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type Delivery
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
-import { handOver } from "../webhooks/outbox";
-import type { DeliveryMessage } from "../webhooks/message";
-import { countWhere, listTable } from "./list-page";
-import { inAccount } from "./scope";
-import { timeConditions } from "./time-filters";
+import { handOver } from "./outbox";
+import type { ServiceContext } from "../context";
+import { countWhere, listTable } from "../db/list-page";
+import { inAccount } from "../db/scope";
+import { timeConditions } from "../db/time-filters";
 
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
@@ -27,7 +27,7 @@ async function requireSubscription(db: Db, accountId: string, subscriptionId: st
 export type DeliveryFilters = { status?: DeliveryStatus[] } & Record<string, Instant | DeliveryStatus[] | undefined>;
 
 /** A subscription's delivery log, newest first. */
-export async function listDeliveries(db: Db, accountId: string, subscriptionId: string, filters: DeliveryFilters, request: PageRequest) {
+export async function listDeliveries({ db, accountId }: ServiceContext, subscriptionId: string, filters: DeliveryFilters, request: PageRequest) {
   await requireSubscription(db, accountId, subscriptionId);
   const conditions: SQL[] = [
     inAccount(webhookDeliveries, accountId),
@@ -57,7 +57,7 @@ async function withAttempts(db: Db, rows: DeliveryRow[]) {
   return rows.map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
 }
 
-export async function getDelivery(db: Db, accountId: string, subscriptionId: string, deliveryId: string) {
+export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string) {
   const [found, attempts] = await db.batch([
     db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
     db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number)),
@@ -68,7 +68,8 @@ export async function getDelivery(db: Db, accountId: string, subscriptionId: str
 }
 
 /** A new attempt now, with the same delivery id and body, and a fresh retry schedule. */
-export async function redeliver(db: Db, queue: Queue<DeliveryMessage>, accountId: string, subscriptionId: string, deliveryId: string) {
+export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string) {
+  const { db, accountId, queue } = ctx;
   const now = Date.now();
   const updated = await db
     .update(webhookDeliveries)
@@ -77,7 +78,7 @@ export async function redeliver(db: Db, queue: Queue<DeliveryMessage>, accountId
     .returning({ id: webhookDeliveries.id });
   if (updated.length === 0) throw notFound();
   await handOver(db, queue, [deliveryId], true);
-  return getDelivery(db, accountId, subscriptionId, deliveryId);
+  return getDelivery(ctx, subscriptionId, deliveryId);
 }
 
 function ofDelivery(accountId: string, subscriptionId: string, deliveryId: string) {

@@ -1,0 +1,16 @@
+import type { Db } from "./db/client";
+import type { Caller } from "./lib/caller";
+import type { DeliveryMessage, Keys } from "./webhooks";
+
+/**
+ * What every tenant-scoped verb (src/services/, src/webhooks/) works in: one per request, made by
+ * the route from the authenticated caller. Admin verbs (accounts, API users) act across accounts
+ * and take the database alone.
+ */
+export interface ServiceContext {
+  db: Db;
+  accountId: string;
+  caller: Caller;
+  queue: Queue<DeliveryMessage>;
+  keys: Keys;
+}

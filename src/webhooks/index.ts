@@ -1,0 +1,22 @@
+/**
+ * The webhooks module's face: subscriptions, their deliveries and log, the outbox a payment write
+ * appends to, the queue consumer and the outbox sweeper. Everything outside src/webhooks/ uses
+ * only what is exported here; nothing in src/webhooks/ reaches into src/services/.
+ */
+export {
+  createSubscription,
+  deleteSubscription,
+  getSubscription,
+  listSubscriptions,
+  rotateSubscriptionSecret,
+  updateSubscription,
+  type Keys,
+  type Subscription,
+  type SubscriptionInput,
+} from "./subscriptions";
+export { getDelivery, listDeliveries, redeliver, type AttemptRow, type DeliveryRow } from "./deliveries";
+export { handOver, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox";
+export type { PaymentSnapshot } from "./payload";
+export type { DeliveryMessage } from "./message";
+export { consumeDeadLetters, consumeDeliveries } from "./consumer";
+export { sweepOutbox } from "./sweeper";
