@@ -1,6 +1,6 @@
 // The benchmark's webhook receiver, in its own process so that firing events does not delay the
 // clock it stamps arrivals with. Paths: /ok/<tag> answers 200; /hang/<tag> never answers (the
-// sender's timeout ends it). GET /_arrivals/<tag> returns [[object_id, received_at_ms], ...].
+// sender's timeout ends it). GET /_arrivals/<tag> returns [[object_id, received_at_ms, hook-delivery], ...].
 //
 //   node bench/hook-receiver.mjs    (prints {"port": N} on its first line)
 import { createServer } from "node:http";
@@ -23,7 +23,7 @@ const server = createServer((req, res) => {
       objectId = JSON.parse(Buffer.concat(chunks).toString("utf8")).object_id ?? null;
     } catch {}
     if (!arrivals.has(tag)) arrivals.set(tag, []);
-    arrivals.get(tag).push([objectId, receivedAt]);
+    arrivals.get(tag).push([objectId, receivedAt, req.headers["hook-delivery"] ?? null]);
     if (kind === "hang") {
       hanging.add(res);
       res.on("close", () => hanging.delete(res));

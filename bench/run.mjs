@@ -124,6 +124,7 @@ const hooks = [];
 /** The baseline sends as many messages as the burst delivers (or 15,000, the burst's count at full size). */
 const smokeOr = (rows) => rows.find((row) => row.scenario.startsWith("burst"))?.deliveries_expected ?? (values.smoke ? 300 : 15000);
 let peakRss = 0;
+let rssSamples = [];
 // `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :isolation) one.
 if (!values.only || values.only.startsWith("webhooks")) {
   const receiver = await startHookReceiver();
@@ -132,6 +133,7 @@ if (!values.only || values.only.startsWith("webhooks")) {
     hooks.push(...(await webhookScenarios({ pick: values.only?.split(":")[1], base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log })));
   } finally {
     peakRss = service.peakRssBytes();
+    rssSamples = service.rssSamples();
     await service.stop();
   }
   const baseline = await startBaseline({ port: Number(values.port) + 1, dir });
@@ -145,15 +147,22 @@ if (!values.only || values.only.startsWith("webhooks")) {
   for (const row of hooks) row.vs_baseline = bare ? Math.round((row.deliveries_per_s / bare) * 100) / 100 : null;
 } else {
   peakRss = service.peakRssBytes();
+  rssSamples = service.rssSamples();
   await service.stop();
 }
+// Memory over the run: the median RSS of its first and last tenth, and the peak.
+const tenth = (from) => {
+  const part = rssSamples.slice(from, from + Math.max(1, Math.floor(rssSamples.length / 10))).sort((a, b) => a - b);
+  return Math.round((part[Math.floor(part.length / 2)] ?? 0) / 2 ** 20);
+};
+const memory = { first_tenth_mib: tenth(0), last_tenth_mib: tenth(Math.max(0, rssSamples.length - Math.max(1, Math.floor(rssSamples.length / 10)))), peak_mib: Math.round(peakRss / 2 ** 20) };
 
 // Each scenario's rate as a ratio to the payment detail's at the same concurrency, in this run.
 const detail = new Map(rows.filter((row) => row.scenario === "payment detail").map((row) => [row.connections, row.requests_per_s]));
 for (const row of rows) row.vs_detail = detail.get(row.connections) ? Math.round((row.requests_per_s / detail.get(row.connections)) * 100) / 100 : null;
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: Math.round(peakRss / 2 ** 20), shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
 mkdirSync("bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -161,7 +170,7 @@ const file = join("bench/results", `${report.at.replace(/[:.]/g, "-")}${suffix}.
 writeFileSync(file, JSON.stringify(report, null, 2));
 
 const table = [
-  `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${MODE}; ${machine}; peak RSS of the service ${report.peak_rss_mib} MiB.`,
+  `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${MODE}; ${machine}; service RSS ${memory.first_tenth_mib} MiB in the run's first tenth, ${memory.last_tenth_mib} MiB in its last, peak ${memory.peak_mib} MiB.`,
   "",
   "| Scenario | conc. | req/s | vs detail | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
   "|---|---|---|---|---|---|---|---|---|",
@@ -169,9 +178,9 @@ const table = [
   "",
   ...(hooks.length
     ? [
-        "| Webhook scenario | events/s accepted | non-2xx | delivered / expected | deliveries/s | vs bare consumer | event-to-receipt p50 ms | p99 ms | drain s |",
-        "|---|---|---|---|---|---|---|---|---|",
-        ...hooks.map((h) => `| ${h.scenario}${h.vs_alone != null ? ` (${h.vs_alone} of alone; ${h.hanging_attempts_started} hanging attempts)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`),
+        "| Webhook scenario | events/s accepted | non-2xx | delivered / expected | duplicates | deliveries/s | vs bare consumer | event-to-receipt p50 ms | p99 ms | drain s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        ...hooks.map((h) => `| ${h.scenario}${h.vs_alone != null ? ` (${h.vs_alone} of alone; ${h.hanging_attempts_started} hanging attempts)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`),
         "",
       ]
     : []),

@@ -46,6 +46,8 @@ export async function startService({ dir, port }) {
   return {
     base,
     peakRssBytes: () => memory.peak,
+    /** RSS samples (bytes), every 500 ms since the service was up: is memory flat over the run? */
+    rssSamples: () => memory.samples,
     async stop() {
       memory.stop();
       await stopGroup(child);
@@ -56,7 +58,7 @@ export async function startService({ dir, port }) {
 
 /** The resident memory of a process and its descendants (wrangler, workerd), sampled every 500 ms. */
 function watchMemory(rootPid) {
-  const state = { peak: 0 };
+  const state = { peak: 0, samples: [] };
   const rss = (pid) => {
     try {
       const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -76,10 +78,14 @@ function watchMemory(rootPid) {
   const timer = setInterval(() => {
     const total = tree(rootPid).reduce((sum, pid) => sum + rss(pid), 0);
     state.peak = Math.max(state.peak, total);
+    state.samples.push(total);
   }, 500);
   return {
     get peak() {
       return state.peak;
+    },
+    get samples() {
+      return state.samples;
     },
     stop: () => clearInterval(timer),
   };

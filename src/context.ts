@@ -1,6 +1,6 @@
 import type { Db } from "./db/client";
 import type { Caller } from "./lib/caller";
-import type { DeliveryMessage, Keys } from "./webhooks";
+import type { DeliveryMessage } from "./webhooks/message";
 
 /**
  * What every tenant-scoped verb (src/services/, src/webhooks/) works in: one per request, made by
@@ -13,4 +13,10 @@ export interface ServiceContext {
   caller: Caller;
   queue: Queue<DeliveryMessage>;
   keys: Keys;
+}
+
+/** The Worker secrets and settings a verb may need: the key that seals webhook secrets, and the local URL policy switch. */
+export interface Keys {
+  encryptionKey: string | undefined;
+  allowLocalUrls: boolean;
 }

@@ -1,11 +1,11 @@
 import type { Db } from "./db/client";
 import type { D1Tally } from "./db/counting-d1";
-import type { Caller } from "./services/api-users";
+import type { Caller } from "./lib/caller";
 
 /** The Worker's bindings, as declared in wrangler.toml and its secrets. */
 export interface Env {
   DB: D1Database;
-  DELIVERIES: Queue<import("./webhooks").DeliveryMessage>;
+  DELIVERIES: Queue<import("./webhooks/message").DeliveryMessage>;
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;

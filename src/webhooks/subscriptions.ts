@@ -8,7 +8,7 @@ import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { newSigningSecret } from "./signing";
 import type { Caller } from "../lib/caller";
-import type { ServiceContext } from "../context";
+import type { Keys, ServiceContext } from "../context";
 import { countWhere, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
 
@@ -29,10 +29,7 @@ export interface SubscriptionInput {
   is_active?: boolean;
 }
 
-export interface Keys {
-  encryptionKey: string | undefined;
-  allowLocalUrls: boolean;
-}
+export type { Keys } from "../context";
 
 /** What is sealed in a subscription row, opened. */
 export interface Revealed {
