@@ -3,11 +3,13 @@
  * receiver is slow (take() says when) gets no new attempt: its further deliveries are put off,
  * spread so that about PER_SUBSCRIPTION come back each timeout. So a receiver that hangs holds
  * only its own attempts while every other subscription's deliveries go on. The consumer takes a
- * new batch only while the isolate has fewer than TOTAL in flight (a memory bound).
+ * new batch only while fewer than TOTAL of its attempts started in the last second: past that,
+ * more concurrent attempts only slow each other down (measured: 2,000 allowed, a burst of 5,000
+ * events delivered at 161 a second with p99 5.6 s; 100 allowed, 401 a second with p99 219 ms).
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
-export const TOTAL = 2000;
+export const TOTAL = 100;
 export const PER_SUBSCRIPTION = 20;
 export const FULL_AND_WAITING_MS = 1000;
 /** An attempt in flight longer than this (or 5 times the isolate's typical answer, if longer) makes its subscription slow. */
@@ -69,7 +71,17 @@ export function returned(subscriptionId: string): void {
   else waiting.set(subscriptionId, ahead);
 }
 
-/** Resolves once the isolate has room for another batch's attempts. */
-export async function room(): Promise<void> {
-  while (total >= TOTAL) await new Promise((resolve) => setTimeout(resolve, 20));
+/**
+ * Resolves once the isolate has room for another batch: fewer than TOTAL attempts started in the
+ * last second. Older ones are a slow receiver's, which hold only their own subscription back.
+ */
+export async function room(now: () => number = Date.now): Promise<void> {
+  while (busy(now()) >= TOTAL) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+function busy(at: number): number {
+  if (total < TOTAL) return total;
+  let young = 0;
+  for (const slots of bySubscription.values()) for (const slot of slots) if (at - slot.at <= FULL_AND_WAITING_MS) young++;
+  return young;
 }

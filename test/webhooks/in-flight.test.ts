@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FULL_AND_WAITING_MS, PER_SUBSCRIPTION, release, SLOW_AFTER_MS, take } from "../../src/webhooks/in-flight";
+import { FULL_AND_WAITING_MS, PER_SUBSCRIPTION, release, room, SLOW_AFTER_MS, take, TOTAL } from "../../src/webhooks/in-flight";
 
 describe("in-flight slots", () => {
   // [case, attempts already in flight (their age in ms), gets a slot]
@@ -28,5 +28,21 @@ describe("in-flight slots", () => {
     expect(take(subscription, SLOW_AFTER_MS + 1)).toBeNull();
     release(stuck);
     expect(take(subscription, SLOW_AFTER_MS + 1)).not.toBeNull();
+  });
+});
+
+describe("room for another batch", () => {
+  it("waits while TOTAL attempts started in the last second, not for older ones", async () => {
+    const now = 5_000_000;
+    const held = Array.from({ length: TOTAL }, (_, i) => take(`room-${i}`, now)!);
+    let ready = false;
+    const waiting = room(() => now + 10).then(() => (ready = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(ready).toBe(false);
+    held.forEach(release);
+    await waiting;
+    const old = Array.from({ length: TOTAL }, (_, i) => take(`room-old-${i}`, now)!);
+    await room(() => now + FULL_AND_WAITING_MS + 1); // all of them are a slow receiver's by now
+    old.forEach(release);
   });
 });
