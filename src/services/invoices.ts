@@ -9,7 +9,7 @@ import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
 import { countKey, countOne, storedCount, storedCountKey } from "./list-counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
-import { countAt, countInRange, rangeOf, seekBy, timeCountField } from "./time-counts";
+import { countAt, countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "./time-counts";
 import { inAccount } from "../db/scope";
 import { timeConditions } from "../db/time-filters";
 
@@ -63,6 +63,11 @@ export async function getInvoice({ db, accountId }: ServiceContext, id: string):
   return row;
 }
 
+/** Where invoices' `created` ranges are counted. */
+function createdBuckets(accountId: string): Buckets {
+  return { accountId, key: "invoices.created_at", table: "invoices", column: invoices.createdAt };
+}
+
 export function listInvoices({ db, accountId }: ServiceContext, filters: InvoiceFilters, request: PageRequest) {
   const times = filters as Record<string, Instant | undefined>;
   const { where, anyOf } = listConditions(
@@ -74,12 +79,12 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
   return listTable(db, invoices, {
     where,
     anyOf,
-    seek: bucketed ? seekBy(db, accountId, "invoices.created_at", "invoices", invoices.createdAt, rangeOf("created", times)) : undefined,
+    seek: bucketed ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,
     sort: invoices.createdAt,
     id: invoices.id,
     count: () => {
       if (stored) return storedCount(db, accountId, stored);
-      if (timeCountField(filters, ["created"])) return countInRange(db, accountId, "invoices.created_at", "invoices", invoices.createdAt, rangeOf("created", times));
+      if (timeCountField(filters, ["created"])) return countInRange(db, createdBuckets(accountId), rangeOf("created", times));
       return countWhere(db, invoices, where);
     },
   }, request);

@@ -62,19 +62,20 @@ export function timeCountField(filters: object, fields: readonly string[]): stri
   return onlyBounds && prefixes.size === 1 && fields.includes(prefix!) ? prefix! : null;
 }
 
+/** Where a range is counted: a timestamp's buckets (`key`) and, for the edges, its rows (`also` narrows them). */
+export interface Buckets {
+  accountId: string;
+  key: TimeKey;
+  table: string;
+  column: Column;
+  also?: SQL;
+}
+
 /**
  * How many rows of the account have `column` in [lo, hi): whole buckets summed, and the two edges
  * shorter than a second counted on the index, in one statement.
  */
-export async function countInRange(
-  db: Db,
-  accountId: string,
-  key: TimeKey,
-  table: string,
-  column: Column,
-  [lo, hi]: [number, number],
-  also: SQL = sql`1`,
-): Promise<number> {
+export async function countInRange(db: Db, { accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number]): Promise<number> {
   const parts = pieces(lo, hi).map((piece) =>
     piece.kind === "rows"
       ? rowsBetween(accountId, table, column, piece.from, piece.to, also)
@@ -91,16 +92,7 @@ export async function countInRange(
  * Walks the buckets from the range's start, coarse to fine, reading a few hundred rows however
  * deep the offset is; null when the range holds no more than `offset` rows.
  */
-export async function seekOffset(
-  db: Db,
-  accountId: string,
-  key: TimeKey,
-  table: string,
-  column: Column,
-  [lo, hi]: [number, number],
-  offset: number,
-  also: SQL = sql`1`,
-): Promise<{ from: number; skip: number } | null> {
+export async function seekOffset(db: Db, { accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): Promise<{ from: number; skip: number } | null> {
   let remaining = offset;
   const walk = async (parts: Piece[]): Promise<{ from: number; skip: number } | null> => {
     for (const piece of parts) {
@@ -129,10 +121,10 @@ export async function seekOffset(
 }
 
 /** `seekOffset` as a list's Seek: rows from `from` on, skipping the few left. */
-export function seekBy(db: Db, accountId: string, key: TimeKey, table: string, column: Column, range: [number, number], also?: SQL): Seek {
+export function seekBy(db: Db, buckets: Buckets, range: [number, number]): Seek {
   return async (offset) => {
-    const start = await seekOffset(db, accountId, key, table, column, range, offset, also);
-    return start && { condition: gte(column, start.from), skip: start.skip };
+    const start = await seekOffset(db, buckets, range, offset);
+    return start && { condition: gte(buckets.column, start.from), skip: start.skip };
   };
 }
 

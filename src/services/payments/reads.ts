@@ -86,9 +86,9 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
   // (or are one status, for a list by created).
   const seek =
     stored === countKey("payments") || field === sortField
-      ? seekBy(db, accountId, `payments.${sortField}_at`, "payments", sort, rangeOf(sortField, times))
+      ? seekBy(db, { accountId, key: `payments.${sortField}_at`, table: "payments", column: sort }, rangeOf(sortField, times))
       : status && sortField === "created"
-        ? seekBy(db, accountId, createdWithStatus(status), "payments", sort, rangeOf("created", times), ofStatus)
+        ? seekBy(db, { accountId, key: createdWithStatus(status), table: "payments", column: sort, also: ofStatus }, rangeOf("created", times))
         : undefined;
   const page = await listTable(db, payments, {
     where,
@@ -98,9 +98,9 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     id: payments.id,
     count: () => {
       if (stored) return storedCount(db, accountId, stored);
-      if (field === "created") return countInRange(db, accountId, "payments.created_at", "payments", payments.createdAt, rangeOf("created", times));
-      if (field === "updated") return countInRange(db, accountId, "payments.updated_at", "payments", payments.updatedAt, rangeOf("updated", times));
-      if (status) return countInRange(db, accountId, createdWithStatus(status), "payments", payments.createdAt, rangeOf("created", times), ofStatus);
+      if (field === "created") return countInRange(db, { accountId, key: "payments.created_at", table: "payments", column: payments.createdAt }, rangeOf("created", times));
+      if (field === "updated") return countInRange(db, { accountId, key: "payments.updated_at", table: "payments", column: payments.updatedAt }, rangeOf("updated", times));
+      if (status) return countInRange(db, { accountId, key: createdWithStatus(status), table: "payments", column: payments.createdAt, also: ofStatus }, rangeOf("created", times));
       return countWhere(db, payments, where);
     },
   }, request);
