@@ -10,7 +10,7 @@
  * compatibility flag), so a receiver that hangs holds only its own attempts (in-flight.ts), never
  * the batch behind it. If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
  */
-import { eq, and } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
@@ -72,7 +72,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
  * Attempts every claimed delivery as its subscription's in-flight limit allows, recording those
  * that end close together in one batch; a slow subscription's deliveries are put off instead.
  */
-export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: typeof fetch = fetch): Promise<void> {
+async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
   const logFailure = (ids: string[], error: unknown) =>
     // Left claimed: the claim lapses and the sweeper sends them again.
     console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
@@ -87,7 +87,7 @@ export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: 
       }
       let result: AttemptResult;
       try {
-        result = await attempt(delivery, subscription, env, fetcher);
+        result = await attempt(delivery, subscription, env);
       } catch (error) {
         // No usable ENCRYPTION_KEY at all: nothing was sent; the claim lapses and the sweeper retries.
         logFailure([delivery.id], error);
@@ -113,25 +113,22 @@ export async function deliverAll(db: Db, env: Env, started: Started[], fetcher: 
 }
 
 /** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */
-async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env: Env, fetcher: typeof fetch): Promise<AttemptResult> {
+async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env: Env): Promise<AttemptResult> {
   const now = Date.now();
   const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now);
   const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
   const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
   if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null };
-  return attemptDelivery(
-    {
-      url: subscription.url,
-      body: delivery.body,
-      contentType: delivery.contentType,
-      deliveryId: delivery.id,
-      subscriptionId: subscription.id,
-      username: revealed.username,
-      password: revealed.password,
-      secrets: { current: revealed.secretText, previous: revealed.previousSecretText },
-    },
-    fetcher,
-  );
+  return attemptDelivery({
+    url: subscription.url,
+    body: delivery.body,
+    contentType: delivery.contentType,
+    deliveryId: delivery.id,
+    subscriptionId: subscription.id,
+    username: revealed.username,
+    password: revealed.password,
+    secrets: { current: revealed.secretText, previous: revealed.previousSecretText },
+  });
 }
 
 /** Deliveries whose subscription is gone or paused end without an attempt. */
