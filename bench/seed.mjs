@@ -12,7 +12,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { recountSql } from "../scripts/recount-sql.mjs";
 
-export const SEED_VERSION = 2;
+export const SEED_VERSION = 3;
 export const ACCOUNT = "acct_benchAccount0000000001";
 export const USERS = {
   client: { username: "bench-client", password: "bench-client-password-local-only" },
@@ -59,7 +59,9 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payments SELECT printf('pmt_%022d', n), '${ACCOUNT}', printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD',
        CASE n % 3 WHEN 0 THEN 'ach' WHEN 1 THEN 'wire' ELSE 'check' END, ${status},
        CASE WHEN n % 4 = 0 THEN NULL ELSE 'TR-' || n END, NULL, ${version}, 'seed-' || n, ${T0} + n * 10 + 5, ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq;`,
-    `${seq(s.payments)} INSERT INTO payment_invoices SELECT printf('pmt_%022d', n), printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN 0 ELSE 1 END FROM seq;`,
+    `${seq(s.payments)} INSERT INTO payment_invoices (payment_id, invoice_id, active) SELECT printf('pmt_%022d', n), printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN 0 ELSE 1 END FROM seq;`,
+    // Each link carries its invoice's number, amount and created, as the payment write copies them.
+    `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5 FROM seq;`,
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 <> 0;`,

@@ -54,11 +54,13 @@ export function demoSeedSql(vars) {
       row("payments", [id, DEMO_ACCOUNT, BUYER, supplier, amount, "USD", method, last[1], instrument, null, events.length,
         `demo-${events.length}`, minutes(events[0][3]), minutes(last[3])]),
     );
-    for (const invoiceId of invoiceIds) sql.push(row("payment_invoices", [id, invoiceId, 1]));
+    for (const invoiceId of invoiceIds) sql.push(`INSERT OR IGNORE INTO payment_invoices (payment_id, invoice_id, active) VALUES (${q(id)}, ${q(invoiceId)}, 1);`);
     events.forEach(([code, status, description, minute], index) => {
       sql.push(row("payment_events", [`pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute)]));
     });
   }
+  // Each link carries its invoice's number, amount and created, as the payment write copies them.
+  sql.push("UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;");
   sql.push(recountSql(DEMO_ACCOUNT));
   return sql.join("\n") + "\n";
 }

@@ -10,6 +10,11 @@ export const paymentInvoices = sqliteTable(
     invoiceId: text("invoice_id").notNull().references(() => invoices.id),
     // 1 while the payment is not canceled or failed: the invoice is claimed by it.
     active: integer("active").notNull(),
+    // The invoice as the payment detail lists it, copied when the payment is made (invoices never
+    // change), so that a page of payments reads one row per invoice instead of two.
+    invoiceNumber: text("invoice_number").notNull().default(""),
+    amountCents: integer("amount_cents").notNull().default(0),
+    invoiceCreatedAt: integer("invoice_created_at").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.paymentId, t.invoiceId] }),

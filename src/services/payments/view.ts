@@ -7,6 +7,7 @@ export interface PaymentInvoiceRow {
   id: string;
   invoiceNumber: string;
   amountCents: number;
+  createdAt: number;
 }
 
 export function eventView(event: EventRow) {

@@ -90,7 +90,14 @@ export async function commitPaymentChange(
 function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow[], stamp: SQL, applied: SQL): BatchStatement[] {
   const accountId = payment.accountId;
   return [
-    ...invoices.map((invoice) => guardedInsert(db, paymentInvoices, { paymentId: payment.id, invoiceId: invoice.id, active: 1 }, applied)),
+    ...invoices.map((invoice) =>
+      guardedInsert(
+        db,
+        paymentInvoices,
+        { paymentId: payment.id, invoiceId: invoice.id, active: 1, invoiceNumber: invoice.invoiceNumber, amountCents: invoice.amountCents, invoiceCreatedAt: invoice.createdAt },
+        applied,
+      ),
+    ),
     ...[
       countKey("payments"),
       countKey("payments", "status", payment.status),
