@@ -37,6 +37,26 @@ export function countAt(db: Db, accountId: string, key: TimeKey, ms: number | SQ
     .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
 }
 
+/**
+ * The statement that moves one row's count from the buckets holding `from` to those holding `to`
+ * (a payment's `updated` moving to its new stamp), touching only the sizes whose bucket changes:
+ * a write a second after the last one leaves the 30-day, day and hour buckets alone.
+ */
+export function countMove(db: Db, accountId: string, key: TimeKey, from: number, to: SQL, guard: SQL = sql`1`) {
+  // The old buckets as one JSON parameter, and the new stamp read once: D1 allows 100 parameters.
+  const old = JSON.stringify(bucketsOf(from).map(({ size, start }) => [size, start]));
+  return db
+    .insert(timeCounts)
+    .select(
+      sql`select ${accountId}, ${key}, p.s, case when m.n = -1 then p.b else t.v - t.v % p.s end, m.n
+          from (select (${to}) as v) t,
+               (select json_extract(value, '$[0]') as s, json_extract(value, '$[1]') as b from json_each(${old})) p,
+               (select -1 as n union all select 1) m
+          where t.v - t.v % p.s <> p.b and ${guard}`,
+    )
+    .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
+}
+
 /** The integer-ms half-open range [lo, hi) that `<prefix>__gt|gte|lt|lte` filters select. */
 export function rangeOf(prefix: string, filters: Record<string, Instant | undefined>): [number, number] {
   let lo = 0;
