@@ -26,7 +26,8 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
   for (const item of [...attempted].sort((a, b) => a.result.startedAt + a.result.durationMs - (b.result.startedAt + b.result.durationMs))) {
     latest.set(item.delivery.subscriptionId, item);
   }
-  // One row of values per attempt, read in SQL through json_each: three statements, however many attempts.
+  // One row of values per attempt, read in SQL through json_each: two statements for all the
+  // attempts, and one per subscription.
   const values = JSON.stringify(
     attempted.map(({ delivery, result, outcome }) => {
       const end = result.startedAt + result.durationMs;
