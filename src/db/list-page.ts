@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, sql, type Column, type SQL } from "drizzle-o
 import { inList } from "./in-list";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { getTableColumns } from "drizzle-orm";
-import type { Db } from "./client";
+import type { BatchStatement, Db } from "./client";
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 
@@ -105,6 +105,11 @@ export interface TableList {
   sort: Column;
   id: Column;
   count: () => Promise<number>;
+  /**
+   * The count as one query (a stored count): read in the same round trip as the page's rows,
+   * when the page is one query. `count` is still used otherwise.
+   */
+  countQuery?: BatchStatement & PromiseLike<{ n: number }[]>;
   descending?: boolean;
   seek?: Seek;
   /**
@@ -133,11 +138,30 @@ export function listTable<T extends SQLiteTable>(db: Db, table: T, list: TableLi
       .limit(limit)
       .offset(offset);
   const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
+  // A stored count rides along with the page's one query: one round trip for the whole page.
+  const countQuery = split ? undefined : list.countQuery;
+  let counted!: (n: number) => void;
+  const countAlong = new Promise<number>((resolve) => (counted = resolve));
   return listPage<Row>(
     {
       ...list,
       key,
+      count: countQuery ? () => countAlong : list.count,
+      // A page=N past the end reads no rows: the count is then read on its own.
+      seek:
+        list.seek && countQuery
+          ? async (offset) => {
+              const start = await list.seek!(offset);
+              if (!start) counted(await list.count());
+              return start;
+            }
+          : list.seek,
       rows: async (extra, direction, limit, offset) => {
+        if (countQuery) {
+          const [rows, count] = (await db.batch([query(list.where, extra, direction, limit, offset), countQuery])) as [unknown[], { n: number }[]];
+          counted(count[0]?.n ?? 0);
+          return rows as unknown as Row[];
+        }
         if (!split) return (await query(list.where, extra, direction, limit, offset)) as unknown as Row[];
         const [first, ...rest] = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + offset, 0));
         const results = (await db.batch([first!, ...rest])) as unknown as Row[][];

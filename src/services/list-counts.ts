@@ -65,11 +65,15 @@ export function uncountOneIf(db: Db, accountId: string, key: CountKey, guard: SQ
     .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key), guard));
 }
 
-export async function storedCount(db: Db, accountId: string, key: CountKey): Promise<number> {
-  const row = await db
+/** The query that reads a stored count, for a list to read in the same round trip as its rows. */
+export function storedCountQuery(db: Db, accountId: string, key: CountKey) {
+  return db
     .select({ n: listCounts.n })
     .from(listCounts)
-    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key)))
-    .get();
+    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key)));
+}
+
+export async function storedCount(db: Db, accountId: string, key: CountKey): Promise<number> {
+  const [row] = await storedCountQuery(db, accountId, key);
   return row?.n ?? 0;
 }

@@ -7,7 +7,7 @@ import { notFound } from "../../errors";
 import { groupBy } from "../../lib/group-by";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
-import { countKey, givenFilters, storedCount, storedCountKey } from "../list-counts";
+import { countKey, givenFilters, storedCount, storedCountKey, storedCountQuery } from "../list-counts";
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField } from "../time-counts";
@@ -100,6 +100,7 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     seek,
     sort,
     id: payments.id,
+    countQuery: stored ? storedCountQuery(db, accountId, stored) : undefined,
     count: () => {
       if (stored) return storedCount(db, accountId, stored);
       if (field === "created") return countInRange(db, { accountId, key: "payments.created_at", table: "payments", column: payments.createdAt }, rangeOf("created", times));
