@@ -98,18 +98,19 @@ export async function countWhere(db: Db, table: SQLiteTable, where: SQL): Promis
   return row?.n ?? 0;
 }
 
+export type CountQuery = BatchStatement & PromiseLike<{ n: number }[]>;
+
 export interface TableList {
   /** The list's filters, tenant scope included. */
   where: SQL;
   /** An integer-ms column of the table, and its id column as the tie-breaker. */
   sort: Column;
   id: Column;
-  count: () => Promise<number>;
   /**
-   * The count as one query (a stored count): read in the same round trip as the page's rows,
-   * when the page is one query. `count` is still used otherwise.
+   * The list's `count`: a function that counts, or one query (a stored count), which is read in
+   * the same round trip as the page's rows when the page is one query, and alone otherwise.
    */
-  countQuery?: BatchStatement & PromiseLike<{ n: number }[]>;
+  count: (() => Promise<number>) | CountQuery;
   descending?: boolean;
   seek?: Seek;
   /**
@@ -138,21 +139,23 @@ export function listTable<T extends SQLiteTable>(db: Db, table: T, list: TableLi
       .limit(limit)
       .offset(offset);
   const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
+  const stored = typeof list.count === "function" ? null : list.count;
+  const countAlone = stored ? async () => (await stored)[0]?.n ?? 0 : (list.count as () => Promise<number>);
   // A stored count rides along with the page's one query: one round trip for the whole page.
-  const countQuery = split ? undefined : list.countQuery;
+  const countQuery = split ? null : stored;
   let counted!: (n: number) => void;
   const countAlong = new Promise<number>((resolve) => (counted = resolve));
   return listPage<Row>(
     {
       ...list,
       key,
-      count: countQuery ? () => countAlong : list.count,
+      count: countQuery ? () => countAlong : countAlone,
       // A page=N past the end reads no rows: the count is then read on its own.
       seek:
         list.seek && countQuery
           ? async (offset) => {
               const start = await list.seek!(offset);
-              if (!start) counted(await list.count());
+              if (!start) counted(await countAlone());
               return start;
             }
           : list.seek,

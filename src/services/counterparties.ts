@@ -6,7 +6,7 @@ import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { countKey, countOne, storedCount, storedCountKey, storedCountQuery } from "./list-counts";
+import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
 
@@ -92,7 +92,6 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
     anyOf,
     sort: counterparties.createdAt,
     id: counterparties.id,
-    count: () => (stored ? storedCount(db, accountId, stored) : countWhere(db, counterparties, where)),
-    countQuery: stored ? storedCountQuery(db, accountId, stored) : undefined,
+    count: stored ? storedCountQuery(db, accountId, stored) : () => countWhere(db, counterparties, where),
   }, request);
 }

@@ -7,7 +7,7 @@ import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { getCounterparty } from "./counterparties";
-import { countKey, countOne, storedCount, storedCountKey, storedCountQuery } from "./list-counts";
+import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { countAt, countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "./time-counts";
 import { inAccount } from "../db/scope";
@@ -82,11 +82,11 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
     seek: bucketed ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,
     sort: invoices.createdAt,
     id: invoices.id,
-    countQuery: stored ? storedCountQuery(db, accountId, stored) : undefined,
-    count: () => {
-      if (stored) return storedCount(db, accountId, stored);
-      if (timeCountField(filters, ["created"])) return countInRange(db, createdBuckets(accountId), rangeOf("created", times));
-      return countWhere(db, invoices, where);
-    },
+    count: stored
+      ? storedCountQuery(db, accountId, stored)
+      : () => {
+          if (timeCountField(filters, ["created"])) return countInRange(db, createdBuckets(accountId), rangeOf("created", times));
+          return countWhere(db, invoices, where);
+        },
   }, request);
 }

@@ -72,8 +72,3 @@ export function storedCountQuery(db: Db, accountId: string, key: CountKey) {
     .from(listCounts)
     .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key)));
 }
-
-export async function storedCount(db: Db, accountId: string, key: CountKey): Promise<number> {
-  const [row] = await storedCountQuery(db, accountId, key);
-  return row?.n ?? 0;
-}

@@ -34,9 +34,9 @@ export interface OutboxChange {
  * batch, so each body is rendered once with a placeholder stamp, and SQL puts the real one in.
  */
 export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
-  const placeholder = placeholderStamp(change.snapshotAt, subscribers);
-  const rows = subscribers.map((subscriber) => {
-    const body = encodeBody(payloadFor(change.snapshotAt(placeholder), subscriber), subscriber.contentType);
+  const { stamp: placeholder, bodies } = placeholderStamp(change.snapshotAt, subscribers);
+  const rows = subscribers.map((subscriber, i) => {
+    const body = bodies[i]!;
     return {
       id: crypto.randomUUID(),
       subscriptionId: subscriber.id,
@@ -75,20 +75,24 @@ function stampSql(ms: SQL, contentType: WebhookContentType): SQL {
 }
 
 /**
- * A far-future stamp whose text appears in the bodies only where the stamp goes: the bodies made
- * with it and with a second one differ exactly there (so no text of the payment can be mistaken
- * for it).
+ * A far-future stamp whose text appears in the bodies only where the stamp goes (the bodies made
+ * with it and with a second one differ exactly there, so no text of the payment can be mistaken
+ * for it), with each subscriber's body made with it.
  */
-export function placeholderStamp(snapshotAt: (stamp: number) => PaymentSnapshot, subscribers: Subscriber[]): number {
+export function placeholderStamp(snapshotAt: (stamp: number) => PaymentSnapshot, subscribers: Subscriber[]): { stamp: number; bodies: string[] } {
   const random = () => Date.UTC(5000, 0, 1) + Math.floor(Math.random() * 100_000_000_000_000);
+  const bodiesAt = (stamp: number) => {
+    const snapshot = snapshotAt(stamp);
+    return subscribers.map((subscriber) => encodeBody(payloadFor(snapshot, subscriber), subscriber.contentType));
+  };
   for (let tries = 0; tries < 8; tries++) {
     const [first, second] = [random(), random()];
-    const exact = subscribers.every((subscriber) => {
-      const bodyOf = (stamp: number) => encodeBody(payloadFor(snapshotAt(stamp), subscriber), subscriber.contentType);
+    const [bodies, others] = [bodiesAt(first), bodiesAt(second)];
+    const exact = subscribers.every((subscriber, i) => {
       const text = (stamp: number) => stampText(stamp, subscriber.contentType);
-      return bodyOf(first).replaceAll(text(first), text(second)) === bodyOf(second);
+      return bodies[i]!.replaceAll(text(first), text(second)) === others[i];
     });
-    if (exact) return first;
+    if (exact) return { stamp: first, bodies };
   }
   throw new Error("no placeholder stamp fits this payment's text");
 }

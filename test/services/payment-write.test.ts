@@ -71,7 +71,7 @@ describe("placeholderStamp", () => {
     const random = vi.spyOn(Math, "random");
     random.mockReturnValueOnce(0.5).mockReturnValueOnce(0.25);
     const taken = Date.UTC(5000, 0, 1) + Math.floor(0.5 * 100_000_000_000_000);
-    const chosen = placeholderStamp(snapshot(`note ${stampText(taken, "application/json")}`), [subscriber]);
+    const chosen = placeholderStamp(snapshot(`note ${stampText(taken, "application/json")}`), [subscriber]).stamp;
     random.mockRestore();
     expect(chosen).not.toBe(taken);
     expect(new Date(chosen).getUTCFullYear()).toBeGreaterThanOrEqual(5000);

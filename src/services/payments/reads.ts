@@ -7,7 +7,7 @@ import { notFound } from "../../errors";
 import { groupBy } from "../../lib/group-by";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
-import { countKey, givenFilters, storedCount, storedCountKey, storedCountQuery } from "../list-counts";
+import { countKey, givenFilters, storedCountKey, storedCountQuery } from "../list-counts";
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField } from "../time-counts";
@@ -100,14 +100,14 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     seek,
     sort,
     id: payments.id,
-    countQuery: stored ? storedCountQuery(db, accountId, stored) : undefined,
-    count: () => {
-      if (stored) return storedCount(db, accountId, stored);
-      if (field === "created") return countInRange(db, { accountId, key: "payments.created_at", table: "payments", column: payments.createdAt }, rangeOf("created", times));
-      if (field === "updated") return countInRange(db, { accountId, key: "payments.updated_at", table: "payments", column: payments.updatedAt }, rangeOf("updated", times));
-      if (status) return countInRange(db, { accountId, key: createdWithStatus(status), table: "payments", column: payments.createdAt, also: ofStatus }, rangeOf("created", times));
-      return countWhere(db, payments, where);
-    },
+    count: stored
+      ? storedCountQuery(db, accountId, stored)
+      : () => {
+          if (field === "created") return countInRange(db, { accountId, key: "payments.created_at", table: "payments", column: payments.createdAt }, rangeOf("created", times));
+          if (field === "updated") return countInRange(db, { accountId, key: "payments.updated_at", table: "payments", column: payments.updatedAt }, rangeOf("updated", times));
+          if (status) return countInRange(db, { accountId, key: createdWithStatus(status), table: "payments", column: payments.createdAt, also: ofStatus }, rangeOf("created", times));
+          return countWhere(db, payments, where);
+        },
   }, request);
   return { ...page, results: await withDetails(db, page.rows) };
 }
