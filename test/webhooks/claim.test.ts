@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { EARLY_SLACK_MS, sortClaims, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/claim";
+
+const NOW = Date.UTC(2026, 10, 22, 12);
+const delivery = (id: string, subscriptionId = "sub") => ({ id, subscriptionId }) as DeliveryRow;
+const subscription = { id: "sub" } as SubscriptionRow;
+
+describe("sortClaims", () => {
+  // [case, claimed by the statement, the row's state after it, expected claim]
+  const cases: [string, boolean, { status: string; nextAttemptAt: number | null } | null, unknown][] = [
+    ["claimed, with its subscription", true, { status: "pending", nextAttemptAt: NOW }, { kind: "claimed", subscription }],
+    ["succeeded already: never sent twice", false, { status: "succeeded", nextAttemptAt: null }, { kind: "done" }],
+    ["failed: dropped", false, { status: "failed", nextAttemptAt: null }, { kind: "done" }],
+    ["gone (its subscription was deleted)", false, null, { kind: "done" }],
+    ["held by another copy, due now", false, { status: "pending", nextAttemptAt: NOW }, { kind: "done" }],
+    ["due within the slack, held elsewhere", false, { status: "pending", nextAttemptAt: NOW + EARLY_SLACK_MS }, { kind: "done" }],
+    ["early by a minute: comes back then", false, { status: "pending", nextAttemptAt: NOW + 60_000 }, { kind: "early", delaySeconds: 60 }],
+    ["early by 30 hours: the queue's longest delay, then again", false, { status: "pending", nextAttemptAt: NOW + 30 * 3600_000 }, { kind: "early", delaySeconds: 12 * 3600 }],
+  ];
+  it.each(cases)("%s", (_name, claimed, state, expected) => {
+    const claims = sortClaims(["d1"], claimed ? [delivery("d1")] : [], [subscription], state ? [{ id: "d1", ...state }] : [], NOW);
+    expect(claims.get("d1")).toMatchObject(expected as object);
+  });
+
+  it("claims a delivery whose subscription is gone without one, for the consumer to end", () => {
+    const claims = sortClaims(["d1"], [delivery("d1", "deleted")], [], [{ id: "d1", status: "pending", nextAttemptAt: NOW }], NOW);
+    expect(claims.get("d1")).toEqual({ kind: "claimed", delivery: delivery("d1", "deleted"), subscription: undefined });
+  });
+});
