@@ -10,9 +10,10 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { paymentDetailSql } from "../scripts/payment-detail-sql.mjs";
 import { recountSql } from "../scripts/recount-sql.mjs";
 
-export const SEED_VERSION = 3;
+export const SEED_VERSION = 4;
 export const ACCOUNT = "acct_benchAccount0000000001";
 export const USERS = {
   client: { username: "bench-client", password: "bench-client-password-local-only" },
@@ -58,7 +59,7 @@ export function seedSql(scale) {
     `${seq(s.invoices)} INSERT INTO invoices SELECT printf('inv_%022d', n), '${ACCOUNT}', 'INV-' || n, printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD', ${T0} + n * 10, ${T0} + n * 10 FROM seq;`,
     `${seq(s.payments)} INSERT INTO payments SELECT printf('pmt_%022d', n), '${ACCOUNT}', printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD',
        CASE n % 3 WHEN 0 THEN 'ach' WHEN 1 THEN 'wire' ELSE 'check' END, ${status},
-       CASE WHEN n % 4 = 0 THEN NULL ELSE 'TR-' || n END, NULL, ${version}, 'seed-' || n, ${T0} + n * 10 + 5, ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq;`,
+       CASE WHEN n % 4 = 0 THEN NULL ELSE 'TR-' || n END, NULL, ${version}, 'seed-' || n, ${T0} + n * 10 + 5, ${T0 + s.invoices * 10 + 1000} + n * 10, NULL FROM seq;`,
     `${seq(s.payments)} INSERT INTO payment_invoices (payment_id, invoice_id, active) SELECT printf('pmt_%022d', n), printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN 0 ELSE 1 END FROM seq;`,
     // Each link carries its invoice's number, amount and created, as the payment write copies them.
     `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
@@ -66,6 +67,7 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 <> 0;`,
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 = 2;`,
+    paymentDetailSql(),
     recountSql(ACCOUNT),
   ].join("\n") + "\n";
 }

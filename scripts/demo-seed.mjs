@@ -1,6 +1,7 @@
 // The demo data of `npm start`, as SQL that is safe to run on every start: fixed ids, INSERT OR
 // IGNORE, and the demo users' password hashes taken from .dev.vars each time.
 import { createHash } from "node:crypto";
+import { paymentDetailSql } from "./payment-detail-sql.mjs";
 import { recountSql } from "./recount-sql.mjs";
 
 export const DEMO_ACCOUNT = "acct_demoAccount000000001";
@@ -52,7 +53,7 @@ export function demoSeedSql(vars) {
     const last = events.at(-1);
     sql.push(
       row("payments", [id, DEMO_ACCOUNT, BUYER, supplier, amount, "USD", method, last[1], instrument, null, events.length,
-        `demo-${events.length}`, minutes(events[0][3]), minutes(last[3])]),
+        `demo-${events.length}`, minutes(events[0][3]), minutes(last[3]), null]),
     );
     for (const invoiceId of invoiceIds) sql.push(`INSERT OR IGNORE INTO payment_invoices (payment_id, invoice_id, active) VALUES (${q(id)}, ${q(invoiceId)}, 1);`);
     events.forEach(([code, status, description, minute], index) => {
@@ -61,6 +62,7 @@ export function demoSeedSql(vars) {
   }
   // Each link carries its invoice's number, amount and created, as the payment write copies them.
   sql.push("UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;");
+  sql.push(paymentDetailSql());
   sql.push(recountSql(DEMO_ACCOUNT));
   return sql.join("\n") + "\n";
 }

@@ -19,4 +19,25 @@ describe("data migrations", () => {
     const detail = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
     expect(detail.json.invoices).toEqual([{ id: invoice.id, invoice_number: invoice.invoice_number, amount_cents: invoice.amount_cents }]);
   });
+
+  it("0012 stores each existing payment's detail as the API shows it, events, invoices and stamps included", async () => {
+    const { client, processor } = await makeTenant();
+    const { payment, buyer, supplier } = await makePayment(client);
+    const second = await makePayment(client, { buyer, supplier });
+    const post = (body: Record<string, unknown>) => call("POST", `/v2/payments/${payment.id}/events/`, { body, headers: processor.headers });
+    expect((await post({ event_code: "PU05", description: "Wire sent, \"quoted\"\nnext line", instrument_number: "TR-1", status: "in-progress" })).status).toBe(201);
+    expect((await post({ event_code: "PU20", description: "Settled", status: "settled" })).status).toBe(201);
+    expect((await post({ event_code: "PU30", description: "Refunded", status: "refunded", refund_reason: "Paid twice" })).status).toBe(201);
+    const detail = (id: string) => call("GET", `/v2/payments/${id}/`, { headers: client.headers }).then((res) => res.json);
+    const before = [await detail(payment.id), await detail(second.payment.id)];
+    expect(before[0].events).toHaveLength(4);
+
+    // Rows as they were before 0011: no stored detail.
+    await env.DB.prepare("update payments set detail = null where id in (?, ?)").bind(payment.id, second.payment.id).run();
+    for (const query of migration("0012_backfill_payment_detail")) await env.DB.prepare(query).run();
+    expect([await detail(payment.id), await detail(second.payment.id)]).toEqual(before);
+    const listed = await call("GET", "/v2/payments/?ordering=created", { headers: client.headers });
+    expect(listed.json.results).toEqual([before[1], before[0]].sort((a, b) => a.created.localeCompare(b.created) || a.id.localeCompare(b.id)));
+  });
 });
+

@@ -5,6 +5,7 @@ import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { enqueueDeliveries, type DeliveryMessage, type Handover } from "./message";
 import { encodeBody, payloadFor, type ExpansionFlags, type PaymentSnapshot } from "./payload";
+import { isoSql, placeholderStamp, replacedSql } from "../db/stamped-text";
 
 /** The account's active subscriptions at this moment: read in the payment write's load batch. */
 export function subscribersQuery(db: Db, accountId: string) {
@@ -34,15 +35,19 @@ export interface OutboxChange {
  * batch, so each body is rendered once with a placeholder stamp, and SQL puts the real one in.
  */
 export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
-  const { stamp: placeholder, bodies } = placeholderStamp(change.snapshotAt, subscribers);
+  const bodiesAt = (stamp: number) => {
+    const snapshot = change.snapshotAt(stamp);
+    return subscribers.map((subscriber) => encodeBody(payloadFor(snapshot, subscriber), subscriber.contentType));
+  };
+  const textOf = (stamp: number, i: number) => stampText(stamp, subscribers[i]!.contentType);
+  const { stamp: placeholder, texts: bodies } = placeholderStamp(bodiesAt, textOf);
   const rows = subscribers.map((subscriber, i) => {
-    const body = bodies[i]!;
     return {
       id: crypto.randomUUID(),
       subscriptionId: subscriber.id,
       accountId: change.accountId,
       paymentId: change.paymentId,
-      body: sql`replace(${body}, ${stampText(placeholder, subscriber.contentType)}, ${stampSql(change.stamp, subscriber.contentType)})`,
+      body: replacedSql(bodies[i]!, textOf(placeholder, i), stampSql(change.stamp, subscriber.contentType)),
       contentType: subscriber.contentType,
       status: "pending" as const,
       attempts: 0,
@@ -70,31 +75,8 @@ export function stampText(ms: number, contentType: WebhookContentType): string {
 
 /** The same, in SQL, for an integer-ms expression. */
 function stampSql(ms: SQL, contentType: WebhookContentType): SQL {
-  const iso = sql`strftime('%Y-%m-%dT%H:%M:%S', (${ms}) / 1000, 'unixepoch') || '.' || printf('%03d', (${ms}) % 1000) || 'Z'`;
+  const iso = isoSql(ms);
   return contentType === "application/json" ? iso : sql`replace(${iso}, ':', '%3A')`;
-}
-
-/**
- * A far-future stamp whose text appears in the bodies only where the stamp goes (the bodies made
- * with it and with a second one differ exactly there, so no text of the payment can be mistaken
- * for it), with each subscriber's body made with it.
- */
-export function placeholderStamp(snapshotAt: (stamp: number) => PaymentSnapshot, subscribers: Subscriber[]): { stamp: number; bodies: string[] } {
-  const random = () => Date.UTC(5000, 0, 1) + Math.floor(Math.random() * 100_000_000_000_000);
-  const bodiesAt = (stamp: number) => {
-    const snapshot = snapshotAt(stamp);
-    return subscribers.map((subscriber) => encodeBody(payloadFor(snapshot, subscriber), subscriber.contentType));
-  };
-  for (let tries = 0; tries < 8; tries++) {
-    const [first, second] = [random(), random()];
-    const [bodies, others] = [bodiesAt(first), bodiesAt(second)];
-    const exact = subscribers.every((subscriber, i) => {
-      const text = (stamp: number) => stampText(stamp, subscriber.contentType);
-      return bodies[i]!.replaceAll(text(first), text(second)) === others[i];
-    });
-    if (exact) return { stamp: first, bodies };
-  }
-  throw new Error("no placeholder stamp fits this payment's text");
 }
 
 /**

@@ -27,6 +27,9 @@ export const payments = sqliteTable(
     createdAt: integer("created_at").notNull(),
     // Strictly increasing per account, so `updated__gt=<last seen>&ordering=updated` misses nothing.
     updatedAt: integer("updated_at").notNull(),
+    // The payment's detail (section 5.1) as JSON, written by every payment write in its batch, so a
+    // list reads one row per payment. Null only before migration 0012 filled it.
+    detail: text("detail"),
   },
   (t) => [
     index("payments_created_idx").on(t.accountId, t.createdAt, t.id),

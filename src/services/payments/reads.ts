@@ -52,13 +52,17 @@ export function loadedPayment([found, invoiceRows, events]: readonly [PaymentRow
   return { payment, invoices: oldestFirst(invoiceRows), events };
 }
 
-async function loadPayment(db: Db, accountId: string, paymentId: string) {
-  return loadedPayment(await db.batch(paymentQueries(db, accountId, paymentId)));
+/** The detail as the payment's last write stored it (write-fence.ts): one row read. */
+export async function getPayment({ db, accountId }: ServiceContext, paymentId: string): Promise<PaymentView> {
+  const [found] = await db.select({ detail: payments.detail }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId)));
+  if (!found) throw notFound();
+  return storedDetail(found);
 }
 
-export async function getPayment({ db, accountId }: ServiceContext, paymentId: string): Promise<PaymentView> {
-  const { payment, invoices: invoiceRows, events } = await loadPayment(db, accountId, paymentId);
-  return paymentView(payment, invoiceRows, events);
+/** A payment row's stored detail. Every write stores it, and migration 0012 filled the rows before. */
+function storedDetail(row: { detail: string | null }): PaymentView {
+  if (row.detail === null) throw new Error("a payment row without its stored detail");
+  return JSON.parse(row.detail) as PaymentView;
 }
 
 export interface PaymentFilters {
@@ -109,7 +113,7 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
           return countWhere(db, payments, where);
         },
   }, request);
-  return { ...page, results: await withDetails(db, page.rows) };
+  return { ...page, results: page.rows.map(storedDetail) };
 }
 
 /** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */
@@ -117,18 +121,4 @@ export function statusWithCreated(filters: PaymentFilters): PaymentStatus | unde
   if (filters.status?.length !== 1) return undefined;
   const rest = { ...filters, status: undefined };
   return givenFilters(rest).length === 0 || timeCountField(rest, ["created"]) === "created" ? filters.status[0] : undefined;
-}
-
-/** Payment rows to details, reading the page's invoices and events in one round trip. */
-async function withDetails(db: Db, rows: PaymentRow[]): Promise<PaymentView[]> {
-  if (rows.length === 0) return [];
-  const ids = rows.map((row) => row.id);
-  const [invoiceRows, events] = await db.batch([
-    db.select({ paymentId: paymentInvoices.paymentId, ...invoiceColumns }).from(paymentInvoices).where(inList(paymentInvoices.paymentId, ids)),
-    // Unordered: paymentView orders each payment's events by seq (an ORDER BY here needs a temporary B-tree).
-    db.select().from(paymentEvents).where(inList(paymentEvents.paymentId, ids)),
-  ]);
-  const invoicesOf = groupBy(oldestFirst(invoiceRows), (row) => row.paymentId);
-  const eventsOf = groupBy(events, (row) => row.paymentId);
-  return rows.map((row) => paymentView(row, invoicesOf.get(row.id) ?? [], eventsOf.get(row.id) ?? []));
 }

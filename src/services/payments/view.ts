@@ -1,7 +1,8 @@
 import type { paymentEvents, payments } from "../../db/schema";
 import { toIso } from "../../lib/time";
 
-export type PaymentRow = typeof payments.$inferSelect;
+/** A payment row as the lifecycle sees it; its stored detail is derived from it by the write. */
+export type PaymentRow = Omit<typeof payments.$inferSelect, "detail">;
 export type EventRow = typeof paymentEvents.$inferSelect;
 export interface PaymentInvoiceRow {
   id: string;

@@ -13,11 +13,15 @@
  * above every stamp of the account, or now if later. D1 runs batches one at a time, so stamps
  * rise in commit order and `updated__gt` polling never misses a write committed after a poll,
  * with no conflict between concurrent writes of the account. Everything else that carries the
- * stamp reads it back from the payment row, and delivery bodies get it in SQL (webhooks/outbox).
+ * stamp reads it back from the payment row: the event, the payment's stored detail (which lists
+ * read whole), and the delivery bodies, rendered once with a placeholder stamp that SQL replaces
+ * (db/stamped-text).
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
+import { isoSql, placeholderStamp, replacedSql } from "../../db/stamped-text";
+import { toIso } from "../../lib/time";
 import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks";
 import { countKey, countOneIf, uncountOneIf } from "../list-counts";
@@ -77,6 +81,7 @@ export async function commitPaymentChange(
 
   const statements: BatchStatement[] = [
     write,
+    detailStatement(db, next, stamp, at),
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
     ...(previous ? eventStatements(db, next, previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
     ...outbox.statements,
@@ -84,6 +89,15 @@ export async function commitPaymentChange(
   const [written] = (await runBatch(db, statements)) as [{ updatedAt: number }[], ...unknown[]];
   const row = written[0];
   return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, deliveryIds: outbox.deliveryIds } : null;
+}
+
+/** Stores the detail as written on the payment row, its stamps put in by SQL. */
+function detailStatement(db: Db, next: PaymentRow, stamp: SQL, at: (ms: number) => PaymentView): BatchStatement {
+  const { stamp: placeholder, texts } = placeholderStamp((ms) => [JSON.stringify(at(ms))], toIso);
+  return db
+    .update(payments)
+    .set({ detail: replacedSql(texts[0]!, toIso(placeholder), isoSql(stamp)) })
+    .where(and(eq(payments.id, next.id), eq(payments.writeToken, next.writeToken)));
 }
 
 /** A new payment's invoice claims and counts. */

@@ -1,0 +1,36 @@
+import { sql, type SQL } from "drizzle-orm";
+
+/**
+ * Text that carries a stamp taken inside a D1 batch (a payment's `updated`, in its stored detail
+ * and its delivery bodies): rendered once in JS with a placeholder stamp, which SQL replaces with
+ * the real one when the row is written.
+ */
+
+/**
+ * A far-future placeholder stamp, with each text rendered with it. Its text appears in the texts
+ * only where the stamp goes: the texts made with it and with a second one differ exactly there,
+ * so no other text (a description, say) can be mistaken for it. `textOf` is how a stamp reads in
+ * text `index`.
+ */
+export function placeholderStamp(
+  render: (stamp: number) => string[],
+  textOf: (stamp: number, index: number) => string,
+): { stamp: number; texts: string[] } {
+  const random = () => Date.UTC(5000, 0, 1) + Math.floor(Math.random() * 100_000_000_000_000);
+  for (let tries = 0; tries < 8; tries++) {
+    const [first, second] = [random(), random()];
+    const [texts, others] = [render(first), render(second)];
+    if (texts.every((text, i) => text.replaceAll(textOf(first, i), textOf(second, i)) === others[i])) return { stamp: first, texts };
+  }
+  throw new Error("no placeholder stamp fits this text");
+}
+
+/** An integer-ms SQL expression as ISO 8601 text, as `Date.toISOString` writes it. */
+export function isoSql(ms: SQL): SQL {
+  return sql`strftime('%Y-%m-%dT%H:%M:%S', (${ms}) / 1000, 'unixepoch') || '.' || printf('%03d', (${ms}) % 1000) || 'Z'`;
+}
+
+/** `text` with every `placeholder` replaced by `stamp`, in SQL. */
+export function replacedSql(text: string, placeholder: string, stamp: SQL): SQL {
+  return sql`replace(${text}, ${placeholder}, ${stamp})`;
+}
