@@ -92,10 +92,9 @@ export function keyOrder(direction: Direction, sort: Column, id: Column): SQL[] 
   return direction === "asc" ? [asc(sort), asc(id)] : [desc(sort), desc(id)];
 }
 
-/** `select count(*) from table where …`, for filtered lists. */
-export async function countWhere(db: Db, table: SQLiteTable, where: SQL): Promise<number> {
-  const row = await db.select({ n: count() }).from(table).where(where).get();
-  return row?.n ?? 0;
+/** `select count(*) from table where …`, for filtered lists, as a query read with the page. */
+export function countWhere(db: Db, table: SQLiteTable, where: SQL): CountQuery {
+  return db.select({ n: count() }).from(table).where(where);
 }
 
 export type CountQuery = BatchStatement & PromiseLike<{ n: number }[]>;
@@ -107,10 +106,10 @@ export interface TableList {
   sort: Column;
   id: Column;
   /**
-   * The list's `count`: a function that counts, or one query (a stored count), which is read in
-   * the same round trip as the page's rows when the page is one query, and alone otherwise.
+   * The list's `count`, as one query (a stored count, bucket sums, or a count of the matches): read
+   * in the same round trip as the page's rows when the page is one query, and alone otherwise.
    */
-  count: (() => Promise<number>) | CountQuery;
+  count: CountQuery;
   descending?: boolean;
   seek?: Seek;
   /**
@@ -122,27 +121,35 @@ export interface TableList {
   anyOf?: { where: SQL; arms: SQL[] };
 }
 
-/** A page of one table's rows, ordered and keyed by (sort, id). */
-export function listTable<T extends SQLiteTable>(db: Db, table: T, list: TableList, request: PageRequest) {
-  type Row = T["$inferSelect"];
+/**
+ * A page of one table's rows, ordered and keyed by (sort, id): whole rows, or only `fields` (and
+ * the sort and id, which the page's links need).
+ */
+export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSelect"] & string = keyof T["$inferSelect"] & string>(
+  db: Db,
+  table: T,
+  list: TableList & { fields?: Field[] },
+  request: PageRequest,
+) {
+  type Row = Pick<T["$inferSelect"], Field>;
   const columns = Object.entries(getTableColumns(table));
   const field = (column: Column) => columns.find(([, candidate]) => candidate === column)![0];
   const sortField = field(list.sort);
   const idField = field(list.id);
+  const chosen = list.fields && new Set<string>([...list.fields, sortField, idField]);
+  const selection = chosen && Object.fromEntries(columns.filter(([name]) => chosen.has(name)));
   const key = (row: Row): [number, string] => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!];
   const query = (where: SQL, condition: SQL | undefined, direction: Direction, limit: number, offset: number) =>
-    db
-      .select()
+    (selection ? db.select(selection) : db.select())
       .from(table as SQLiteTable)
       .where(and(where, condition))
       .orderBy(...keyOrder(direction, list.sort, list.id))
       .limit(limit)
       .offset(offset);
   const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
-  const stored = typeof list.count === "function" ? null : list.count;
-  const countAlone = stored ? async () => (await stored)[0]?.n ?? 0 : (list.count as () => Promise<number>);
-  // A stored count rides along with the page's one query: one round trip for the whole page.
-  const countQuery = split ? null : stored;
+  const countAlone = async () => Number((await list.count)[0]?.n ?? 0);
+  // The count rides along with the page's one query: one round trip for the whole page.
+  const countQuery = split ? null : list.count;
   let counted!: (n: number) => void;
   const countAlong = new Promise<number>((resolve) => (counted = resolve));
   return listPage<Row>(
@@ -162,7 +169,7 @@ export function listTable<T extends SQLiteTable>(db: Db, table: T, list: TableLi
       rows: async (extra, direction, limit, offset) => {
         if (countQuery) {
           const [rows, count] = (await db.batch([query(list.where, extra, direction, limit, offset), countQuery])) as [unknown[], { n: number }[]];
-          counted(count[0]?.n ?? 0);
+          counted(Number(count[0]?.n ?? 0));
           return rows as unknown as Row[];
         }
         if (!split) return (await query(list.where, extra, direction, limit, offset)) as unknown as Row[];

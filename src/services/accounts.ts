@@ -27,6 +27,6 @@ export function listAccounts(db: Db, request: PageRequest) {
     where: everyAccount,
     sort: accounts.createdAt,
     id: accounts.id,
-    count: () => countWhere(db, accounts, everyAccount),
+    count: countWhere(db, accounts, everyAccount),
   }, request);
 }

@@ -92,6 +92,6 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
     anyOf,
     sort: counterparties.createdAt,
     id: counterparties.id,
-    count: stored ? storedCountQuery(db, accountId, stored) : () => countWhere(db, counterparties, where),
+    count: stored ? storedCountQuery(db, accountId, stored) : countWhere(db, counterparties, where),
   }, request);
 }

@@ -84,9 +84,8 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
     id: invoices.id,
     count: stored
       ? storedCountQuery(db, accountId, stored)
-      : () => {
-          if (timeCountField(filters, ["created"])) return countInRange(db, createdBuckets(accountId), rangeOf("created", times));
-          return countWhere(db, invoices, where);
-        },
+      : timeCountField(filters, ["created"])
+        ? countInRange(db, createdBuckets(accountId), rangeOf("created", times))
+        : countWhere(db, invoices, where),
   }, request);
 }

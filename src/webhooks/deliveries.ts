@@ -41,7 +41,7 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
     sort: webhookDeliveries.createdAt,
     id: webhookDeliveries.id,
     descending: true,
-    count: () => countWhere(db, webhookDeliveries, where),
+    count: countWhere(db, webhookDeliveries, where),
   }, request);
   return { ...page, results: await withAttempts(db, page.rows) };
 }

@@ -206,7 +206,7 @@ export async function listSubscriptions({ db, accountId, keys }: ServiceContext,
     where,
     sort: webhookSubscriptions.createdAt,
     id: webhookSubscriptions.id,
-    count: () => countWhere(db, webhookSubscriptions, where),
+    count: countWhere(db, webhookSubscriptions, where),
   }, request);
   return { ...page, results: await Promise.all(page.rows.map((row) => reveal(row, keys.encryptionKey))) };
 }

@@ -99,6 +99,8 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
         ? seekBy(db, { accountId, key: createdWithStatus(status), table: "payments", column: sort, also: ofStatus }, rangeOf("created", times))
         : undefined;
   const page = await listTable(db, payments, {
+    // The stored detail is the whole answer; the rest of the row is not read out.
+    fields: ["detail"],
     where,
     anyOf,
     seek,
@@ -106,12 +108,11 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     id: payments.id,
     count: stored
       ? storedCountQuery(db, accountId, stored)
-      : () => {
-          if (field === "created") return countInRange(db, { accountId, key: "payments.created_at", table: "payments", column: payments.createdAt }, rangeOf("created", times));
-          if (field === "updated") return countInRange(db, { accountId, key: "payments.updated_at", table: "payments", column: payments.updatedAt }, rangeOf("updated", times));
-          if (status) return countInRange(db, { accountId, key: createdWithStatus(status), table: "payments", column: payments.createdAt, also: ofStatus }, rangeOf("created", times));
-          return countWhere(db, payments, where);
-        },
+      : field === "created" || field === "updated"
+        ? countInRange(db, { accountId, key: `payments.${field}_at`, table: "payments", column: field === "created" ? payments.createdAt : payments.updatedAt }, rangeOf(field, times))
+        : status
+          ? countInRange(db, { accountId, key: createdWithStatus(status), table: "payments", column: payments.createdAt, also: ofStatus }, rangeOf("created", times))
+          : countWhere(db, payments, where),
   }, request);
   return { ...page, results: page.rows.map(storedDetail) };
 }
