@@ -1,12 +1,15 @@
-import { and, eq, inArray, isNull, lt, lte, or } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/in-list";
-import { webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 import { queueDelay } from "./retry-schedule";
 
-/** A claimed delivery is held this long: its attempt, its recording, and a margin. */
-export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 45_000;
+/**
+ * A claimed delivery is held this long: its attempt, its recording, and a margin. A claim that
+ * lapses without its outcome recorded means the worker died: the sweeper re-sends it then.
+ */
+export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 /** A message that arrives this close to its attempt's due time is taken as on time. */
 export const EARLY_SLACK_MS = 1000;
 
@@ -21,13 +24,18 @@ export type Claim =
 
 /**
  * Claims every delivery of a batch that is pending, due and not held by another copy of its
- * message, and reads their subscriptions, in one round trip. Returns each id's claim.
+ * message, and reads their subscriptions, in one round trip. A claimed delivery whose
+ * subscription is active gets its attempt counted and logged as started here, before anything is
+ * sent: if the worker dies mid-attempt, the log still shows the attempt (never answered), and the
+ * next attempt has the next number. Returns each id's claim.
  */
 export async function claimDeliveries(db: Db, ids: string[], now: number): Promise<Map<string, Claim>> {
-  const [claimed, subscriptions, states] = await db.batch([
+  const token = crypto.randomUUID();
+  const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
+  const [claimed, , subscriptions, states] = await db.batch([
     db
       .update(webhookDeliveries)
-      .set({ claimedUntil: now + CLAIM_MS })
+      .set({ claimedUntil: now + CLAIM_MS, claimToken: token, attempts: sql`${webhookDeliveries.attempts} + ${active}` })
       .where(
         and(
           inList(webhookDeliveries.id, ids),
@@ -37,6 +45,11 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
         ),
       )
       .returning(),
+    db.insert(webhookAttempts).select(
+      sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0 from ${webhookDeliveries} d
+          where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token}
+            and exists (select 1 from ${webhookSubscriptions} s where s.id = d.subscription_id and s.is_active = 1)`,
+    ),
     db
       .select()
       .from(webhookSubscriptions)

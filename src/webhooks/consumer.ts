@@ -12,7 +12,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../db/client";
-import { webhookDeliveries } from "../db/schema";
+import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { UNREADABLE } from "./subscriptions";
@@ -77,12 +77,12 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
     // Left claimed: the claim lapses and the sweeper sends them again.
     console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
   const records = gather<Attempted>((items) => recordAttempts(db, env.DELIVERIES, items), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
-  const deferrals = gather<Deferral>((items) => putOff(db, env.DELIVERIES, items, Date.now()), (items, error) => logFailure(items.map((item) => item.id), error));
+  const deferrals = gather<Deferral>((items) => putOff(db, env.DELIVERIES, items, Date.now()), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
   await Promise.all(
     started.map(async ({ delivery, subscription }) => {
       const slot = inFlight.take(subscription.id);
       if (!slot) {
-        deferrals.add({ id: delivery.id, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
+        deferrals.add({ delivery, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
         return;
       }
       let result: AttemptResult;
@@ -97,7 +97,7 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
       }
       if (result.responseStatus !== null) inFlight.answered(result.durationMs);
       const outcome = decideOutcome({
-        attempts: delivery.attempts,
+        attempts: delivery.attempts - 1, // the claim counted this one
         scheduleStartedAt: delivery.scheduleStartedAt,
         failingSince: subscription.failingSince,
         responseStatus: result.responseStatus,
@@ -136,20 +136,26 @@ async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> 
   await runBatch(db, ids.map((id) => endStatement(db, id, now)));
 }
 
-type Deferral = { id: string; delaySeconds: number; deferredFor: string };
+type Deferral = { delivery: DeliveryRow; delaySeconds: number; deferredFor: string };
 
-/** Deliveries of a slow subscription come back later, unclaimed. */
+/**
+ * Deliveries of a slow subscription come back later, unclaimed, with the attempt their claim
+ * counted taken back (nothing was sent).
+ */
 async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: Deferral[], now: number): Promise<void> {
   await runBatch(
     db,
-    items.map((item) =>
+    items.flatMap(({ delivery, delaySeconds }) => [
+      db
+        .delete(webhookAttempts)
+        .where(and(eq(webhookAttempts.deliveryId, delivery.id), eq(webhookAttempts.number, delivery.attempts), eq(webhookAttempts.ended, 0))),
       db
         .update(webhookDeliveries)
-        .set({ nextAttemptAt: now + item.delaySeconds * 1000, enqueuedAt: now, claimedUntil: null })
-        .where(eq(webhookDeliveries.id, item.id)),
-    ),
+        .set({ nextAttemptAt: now + delaySeconds * 1000, enqueuedAt: now, claimedUntil: null, claimToken: null, attempts: delivery.attempts - 1 })
+        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.claimToken, delivery.claimToken!))),
+    ]),
   );
-  await handOver(db, queue, items);
+  await handOver(db, queue, items.map(({ delivery, delaySeconds, deferredFor }) => ({ id: delivery.id, delaySeconds, deferredFor })));
 }
 
 /** Ends a delivery without an attempt (its subscription is gone or inactive, or it was dead-lettered). */

@@ -67,13 +67,16 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
   return { delivery, attempts };
 }
 
-/** A new attempt now, with the same delivery id and body, and a fresh retry schedule. */
+/**
+ * A new attempt now, with the same delivery id and body, and a fresh retry schedule. An attempt
+ * in flight meanwhile is still logged, but its outcome no longer decides the delivery's state.
+ */
 export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string) {
   const { db, accountId, queue } = ctx;
   const now = Date.now();
   const updated = await db
     .update(webhookDeliveries)
-    .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, updatedAt: now })
+    .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null, updatedAt: now })
     .where(ofDelivery(accountId, subscriptionId, deliveryId))
     .returning({ id: webhookDeliveries.id });
   if (updated.length === 0) throw notFound();

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import type { AttemptResult } from "./attempt";
@@ -15,10 +15,11 @@ export interface Attempted {
 }
 
 /**
- * Records a set of attempts in one batch: every attempt (only while its delivery still exists),
- * every delivery's new state, and each subscription's failure streak as its latest attempt left
- * it. Then hands the deliveries to retry to the queue with their delays; if that send fails,
- * their rows say so and the sweeper sends them when due.
+ * Records a set of attempts in one batch: every attempt's outcome on the row its claim started
+ * (gone if the delivery was deleted meanwhile), every delivery's new state (only under the claim
+ * that made the attempt: a redelivery asked for meanwhile stands), and each subscription's
+ * failure streak as its latest attempt left it. Then hands the deliveries to retry to the queue
+ * with their delays; if that send fails, their rows say so and the sweeper sends them when due.
  */
 export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, attempted: Attempted[]): Promise<void> {
   if (attempted.length === 0) return;
@@ -33,6 +34,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       const end = result.startedAt + result.durationMs;
       return {
         id: delivery.id,
+        claimToken: delivery.claimToken,
         number: outcome.number,
         startedAt: result.startedAt,
         durationMs: result.durationMs,
@@ -50,28 +52,41 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
   const field = (name: string) => sql.raw(`json_extract(value, '$.${name}')`);
   const v = (name: string) => sql.raw(`v.${name}`);
   const statements: BatchStatement[] = [
-    // Each attempt, only while its delivery still exists (a subscription deleted meanwhile takes its deliveries with it).
-    db.insert(webhookAttempts).select(
-      sql`select ${field("id")}, ${field("number")}, ${field("startedAt")}, ${field("durationMs")}, ${field("responseStatus")}, ${field("error")}, ${field("excerpt")}
-          from json_each(${values}) where exists (select 1 from ${webhookDeliveries} d where d.id = ${field("id")})`,
-    ),
+    // Each attempt's outcome, on the row the claim wrote when it started.
+    db
+      .update(webhookAttempts)
+      .set({
+        startedAt: sql`${v("startedAt")}`,
+        durationMs: sql`${v("durationMs")}`,
+        responseStatus: sql`${v("responseStatus")}`,
+        error: sql`${v("error")}`,
+        responseExcerpt: sql`${v("excerpt")}`,
+        ended: 1,
+      })
+      .from(
+        sql`(select ${field("id")} as id, ${field("number")} as number, ${field("startedAt")} as startedAt, ${field("durationMs")} as durationMs,
+                    ${field("responseStatus")} as responseStatus, ${field("error")} as error, ${field("excerpt")} as excerpt
+             from json_each(${values})) as v`,
+      )
+      .where(and(eq(webhookAttempts.deliveryId, sql`${v("id")}`), eq(webhookAttempts.number, sql`${v("number")}`))),
     db
       .update(webhookDeliveries)
       .set({
         status: sql`${v("status")}`,
-        attempts: sql`${v("number")}`,
         scheduleStartedAt: sql`${v("scheduleStartedAt")}`,
         nextAttemptAt: sql`${v("nextAttemptAt")}`,
         enqueuedAt: sql`${v("enqueuedAt")}`,
         claimedUntil: null,
+        claimToken: null,
         updatedAt: sql`${v("updatedAt")}`,
       })
       .from(
-        sql`(select ${field("id")} as id, ${field("number")} as number, ${field("status")} as status, ${field("scheduleStartedAt")} as scheduleStartedAt,
+        sql`(select ${field("id")} as id, ${field("claimToken")} as claimToken, ${field("status")} as status, ${field("scheduleStartedAt")} as scheduleStartedAt,
                     ${field("nextAttemptAt")} as nextAttemptAt, ${field("enqueuedAt")} as enqueuedAt, ${field("updatedAt")} as updatedAt
              from json_each(${values})) as v`,
       )
-      .where(eq(webhookDeliveries.id, sql`${v("id")}`)),
+      .where(and(eq(webhookDeliveries.id, sql`${v("id")}`), eq(webhookDeliveries.claimToken, sql`${v("claimToken")}`)))
+      .returning({ id: webhookDeliveries.id }),
     ...[...latest.values()].map(({ delivery, result, outcome }) =>
       db
         .update(webhookSubscriptions)
@@ -79,7 +94,8 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         .where(eq(webhookSubscriptions.id, delivery.subscriptionId)),
     ),
   ];
-  await runBatch(db, statements);
+  const [, applied] = (await runBatch(db, statements)) as [unknown, { id: string }[]];
+  const held = new Set(applied.map((row) => row.id));
   for (const { delivery, result, outcome } of attempted) {
     console.log(
       JSON.stringify({
@@ -96,6 +112,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       }),
     );
   }
-  const retries = attempted.filter(({ outcome }) => outcome.retryInSeconds !== null);
+  // A delivery redelivered mid-attempt already has its message: no retry of this attempt's.
+  const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && held.has(delivery.id));
   await handOver(db, queue, retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })));
 }

@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { PER_SUBSCRIPTION } from "../../src/webhooks/in-flight";
+import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
@@ -177,10 +178,71 @@ describe("the delivery consumer", () => {
     await worker.queue(batch, env, ctx); // returns while the receiver still has the request
     expect(acked).toHaveBeenCalledOnce();
     expect((await deliveryRow(id))!.claimed_until).toBeGreaterThan(Date.now());
-    expect(await attemptRows(id)).toHaveLength(0);
+    // The attempt is in the log before the receiver answers.
+    expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 0 }]);
     answer(new Response("ok"));
     await waitOnExecutionContext(ctx);
     expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, claimed_until: null });
+    expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 1, response_status: 200 }]);
+  });
+
+  it("sends a redelivery asked for while an attempt is in flight, after that attempt succeeds", async () => {
+    const { client, subscription, id } = await pendingDelivery();
+    const answers: ((response: Response) => void)[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
+    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id } }]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    const path = `/v1/webhooks/${subscription.id}/deliveries/${id}/`;
+    const during = await call("GET", path, { headers: client.headers });
+    expect(during.json.attempts).toEqual([{ number: 1, started_at: expect.any(String), duration_ms: null, response_status: null, error: "in progress" }]);
+
+    const { queue, sent } = recordingQueue();
+    expect((await call("POST", `${path}redeliver/`, { headers: client.headers, bindings: { DELIVERIES: queue } })).status).toBe(202);
+    answers[0]!(new Response("ok")); // the first attempt succeeds after the redelivery was asked for
+    await waitOnExecutionContext(ctx);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1 });
+    expect(sent.map((message) => message.id)).toEqual([id]);
+
+    vi.mocked(globalThis.fetch).mockImplementation(async () => new Response("ok again"));
+    await consume(id);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 2 });
+    const after = await call("GET", path, { headers: client.headers });
+    expect(after.json.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 200], [2, 200]]);
+    expect(globalThis.fetch).toHaveBeenCalledTimes(2);
+  });
+
+  it("keeps an attempt whose worker died before recording it, as interrupted, and sends the delivery again once its claim lapses", async () => {
+    const { client, subscription, box, id } = await pendingDelivery([200, 200]);
+    // A worker claims the delivery, POSTs it, and dies before recording the answer.
+    const dying = createExecutionContext();
+    const posted = new Promise<void>((resolve) => {
+      const real = globalThis.fetch;
+      vi.spyOn(globalThis, "fetch").mockImplementation(async (...args) => {
+        await real(...args); // the receiver gets it
+        resolve();
+        return new Promise<Response>(() => {}); // and the worker never sees the answer
+      });
+    });
+    await worker.queue(createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id } }]), env, dying);
+    await posted;
+    vi.restoreAllMocks();
+    const claim = await deliveryRow(id);
+    expect(claim).toMatchObject({ status: "pending", attempts: 1 });
+
+    // Time passes beyond the claim; the sweeper tells a lapsed claim from a late message.
+    const { queue, sent } = recordingQueue();
+    expect(await sweepOutbox({ ...env, DELIVERIES: queue }, claim!.claimed_until - 1)).toBe(0); // still held
+    expect(await sweepOutbox({ ...env, DELIVERIES: queue }, claim!.claimed_until + 1)).toBe(1);
+    expect(sent.map((message) => message.id)).toEqual([id]);
+    await consume(id);
+    expect(await receivedAt(box)).toHaveLength(2);
+    const log = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers });
+    expect(log.json.status).toBe("succeeded");
+    expect(log.json.attempts).toMatchObject([
+      { number: 1, duration_ms: null, response_status: null, error: expect.stringMatching(/^interrupted/) },
+      { number: 2, response_status: 200, error: null },
+    ]);
   });
 
   it("puts off the deliveries of a subscription whose receiver is slow, unclaimed and due later", async () => {
@@ -321,6 +383,18 @@ describe("the delivery log", () => {
 });
 
 describe("the outbox", () => {
+  it("re-sends a message that is late behind a slow queue once per lost interval, not at every sweep", async () => {
+    const minute = 60_000;
+    const { id } = await pendingDelivery(undefined, {}, { next_attempt_at: Date.now() - 10 * minute, enqueued_at: Date.now() - 10 * minute });
+    const { queue, sent } = recordingQueue();
+    const sweep = (at: number) => sweepOutbox({ ...env, DELIVERIES: queue }, at);
+    const now = Date.now();
+    await sweep(now); // handed over 10 minutes ago and never claimed: lost
+    for (const later of [1, 2]) await sweep(now + later * minute); // the re-sent message is only late
+    await sweep(now + LOST_AFTER_MS + 1); // and lost again only after the interval
+    expect(sent.filter((message) => message.id === id)).toHaveLength(2);
+  });
+
   it("loses nothing when the queue send fails after the commit: the sweeper sends it, once", async () => {
     const { client, processor } = await makeTenant();
     const { box } = await subscribeToReceiver(client, { payment_status: true });

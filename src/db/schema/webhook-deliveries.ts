@@ -27,6 +27,9 @@ export const webhookDeliveries = sqliteTable(
     enqueuedAt: integer("enqueued_at"),
     // A consumer working on it holds it until then, so two copies of a message never both send.
     claimedUntil: integer("claimed_until"),
+    // Which claim holds it: an attempt's outcome is recorded on the row only under its own claim,
+    // so a redelivery asked for mid-attempt is not swallowed by that attempt's success.
+    claimToken: text("claim_token"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -47,6 +50,9 @@ export const webhookAttempts = sqliteTable(
     responseStatus: integer("response_status"),
     error: text("error"),
     responseExcerpt: text("response_excerpt"),
+    // 0 from the claim until the attempt's outcome is recorded: a worker that dies mid-attempt
+    // leaves the attempt in the log, marked as never answered, rather than losing it.
+    ended: integer("ended").notNull().default(1),
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.number] })],
 );

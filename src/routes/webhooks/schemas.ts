@@ -100,9 +100,13 @@ export const DeliverySchema = z
         z.object({
           number: z.int().openapi({ description: "1 for the first attempt.", example: 1 }),
           started_at: timestamp("When the attempt started."),
-          duration_ms: z.int().openapi({ description: "How long the receiver took to answer.", example: 42 }),
+          duration_ms: z.int().nullable().openapi({ description: "How long the receiver took to answer; null while the attempt is in progress, or if it was interrupted.", example: 42 }),
           response_status: z.int().nullable().openapi({ description: "The receiver's HTTP status; null when there was no answer.", example: 200 }),
-          error: z.string().nullable().openapi({ description: "Why the attempt failed; null on success.", example: null }),
+          error: z.string().nullable().openapi({
+            description:
+              "Why the attempt failed; null on success. `in progress` while it runs; an attempt whose worker stopped before its answer was recorded says `interrupted…` (the receiver may have received it).",
+            example: null,
+          }),
         }),
       )
       .openapi({ description: "Every attempt, oldest first." }),
@@ -137,6 +141,12 @@ export function subscriptionView(subscription: Subscription, origin: string) {
   };
 }
 
+/** What an attempt with no recorded outcome is: still running under its claim, or cut short. Pure. */
+export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: number): string {
+  const running = delivery.claimToken !== null && (delivery.claimedUntil ?? 0) > now && attempt.number === delivery.attempts;
+  return running ? "in progress" : "interrupted: the worker stopped before the answer was recorded; the receiver may have received it";
+}
+
 export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
   return {
     id: delivery.id,
@@ -145,9 +155,9 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
     attempts: attempts.map((attempt) => ({
       number: attempt.number,
       started_at: toIso(attempt.startedAt),
-      duration_ms: attempt.durationMs,
+      duration_ms: attempt.ended ? attempt.durationMs : null,
       response_status: attempt.responseStatus,
-      error: attempt.error,
+      error: attempt.ended ? attempt.error : unendedAttempt(delivery, attempt, Date.now()),
     })),
     body: delivery.body,
     created: toIso(delivery.createdAt),
