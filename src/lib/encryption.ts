@@ -1,61 +1,108 @@
 import { AppError } from "../errors";
 
 /**
- * AES-GCM at rest with the Worker secret ENCRYPTION_KEY (base64 of 32 bytes). A ciphertext is
- * `v1.` + base64(12-byte IV || ciphertext+tag).
+ * AES-GCM at rest with the Worker secret ENCRYPTION_KEY: one or more keys (base64 of 32 bytes),
+ * separated by commas, newest first. New data is sealed with the newest; data sealed with any
+ * listed key is read. A key's id is the first 16 hex digits of its SHA-256, so a key names
+ * itself and the secret holds nothing but keys.
+ *
+ * A ciphertext is `v2.<key id>.` + base64(12-byte IV || ciphertext+tag). Ciphertexts from before
+ * key ids (`v1.` + the same) are read with whichever listed key opens them.
+ *
+ * Rotation: put the new key first (`NEW,OLD`), deploy, re-seal (POST /admin/encryption/reseal
+ * until it reports none left), then drop the old key. A ciphertext whose key is not listed is
+ * unreadable (reported as such by its owner), never a 500.
  */
-const keys = new Map<string, Promise<CryptoKey>>();
 const encoder = new TextEncoder();
+
+interface RingKey {
+  id: string;
+  key: CryptoKey;
+}
+
+/** The configured keys, newest first. */
+export interface KeyRing {
+  newest: RingKey;
+  keys: RingKey[];
+}
+
+const rings = new Map<string, Promise<KeyRing>>();
 
 export function notConfigured(reason: string): AppError {
   console.error(JSON.stringify({ type: "config_error", message: reason }));
   return new AppError("not_configured", "Service is not configured.");
 }
 
-function keyBytes(encoded: string | undefined): Uint8Array {
-  if (!encoded) throw notConfigured("ENCRYPTION_KEY is not set");
-  let bytes: Uint8Array;
-  try {
-    bytes = Uint8Array.from(atob(encoded.trim()), (ch) => ch.charCodeAt(0));
-  } catch {
-    throw notConfigured("ENCRYPTION_KEY is not valid base64");
-  }
-  if (bytes.byteLength !== 32) throw notConfigured(`ENCRYPTION_KEY must be 32 bytes, got ${bytes.byteLength}`);
-  return bytes;
+/** Each listed key's bytes; the 500 "Service is not configured." when one is missing or malformed. */
+function keyBytes(encoded: string | undefined): Uint8Array[] {
+  const parts = (encoded ?? "").split(",").map((part) => part.trim()).filter(Boolean);
+  if (parts.length === 0) throw notConfigured("ENCRYPTION_KEY is not set");
+  return parts.map((part, i) => {
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.from(atob(part), (ch) => ch.charCodeAt(0));
+    } catch {
+      throw notConfigured(`ENCRYPTION_KEY's key ${i + 1} is not valid base64`);
+    }
+    if (bytes.byteLength !== 32) throw notConfigured(`ENCRYPTION_KEY's key ${i + 1} must be 32 bytes, got ${bytes.byteLength}`);
+    return bytes;
+  });
 }
 
-function importKey(encoded: string | undefined): Promise<CryptoKey> {
-  const bytes = keyBytes(encoded);
-  const cacheKey = encoded!;
-  let key = keys.get(cacheKey);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", bytes, "AES-GCM", false, ["encrypt", "decrypt"]);
-    keys.set(cacheKey, key);
-  }
-  return key;
+/** A key's id: the first 16 hex digits of its SHA-256. */
+export async function keyId(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return [...digest.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
-/** Throws the 500 "Service is not configured." when the key is missing or malformed. */
+export function keyRing(encoded: string | undefined): Promise<KeyRing> {
+  const all = keyBytes(encoded);
+  let ring = rings.get(encoded!);
+  if (!ring) {
+    ring = Promise.all(
+      all.map(async (bytes) => ({ id: await keyId(bytes), key: await crypto.subtle.importKey("raw", bytes, "AES-GCM", false, ["encrypt", "decrypt"]) })),
+    ).then((keys) => ({ newest: keys[0]!, keys }));
+    rings.set(encoded!, ring);
+  }
+  return ring;
+}
+
+/** Throws the 500 "Service is not configured." when the keys are missing or malformed. */
 export function requireEncryptionKey(encoded: string | undefined): void {
   keyBytes(encoded);
 }
 
-export async function encrypt(encodedKey: string | undefined, plaintext: string): Promise<string> {
-  const key = await importKey(encodedKey);
+export async function encrypt(encodedKeys: string | undefined, plaintext: string): Promise<string> {
+  const { newest } = await keyRing(encodedKeys);
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, key, encoder.encode(plaintext)));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, newest.key, encoder.encode(plaintext)));
   const out = new Uint8Array(iv.byteLength + sealed.byteLength);
   out.set(iv);
   out.set(sealed, iv.byteLength);
-  return `v1.${toBase64(out)}`;
+  return `v2.${newest.id}.${toBase64(out)}`;
 }
 
-export async function decrypt(encodedKey: string | undefined, ciphertext: string): Promise<string> {
-  const key = await importKey(encodedKey);
-  if (!ciphertext.startsWith("v1.")) throw new Error("unknown ciphertext version");
-  const bytes = Uint8Array.from(atob(ciphertext.slice(3)), (ch) => ch.charCodeAt(0));
-  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12) }, key, bytes.slice(12));
-  return new TextDecoder().decode(plain);
+/** Opens a ciphertext with the listed key that sealed it; throws when none of them did. */
+export async function decrypt(encodedKeys: string | undefined, ciphertext: string): Promise<string> {
+  const { keys } = await keyRing(encodedKeys);
+  const [version, id, body] = ciphertext.split(".");
+  const candidates = version === "v2" ? keys.filter((key) => key.id === id) : version === "v1" ? keys : [];
+  const bytes = Uint8Array.from(atob(version === "v2" ? (body ?? "") : (id ?? "")), (ch) => ch.charCodeAt(0));
+  for (const { key } of candidates) {
+    try {
+      const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12) }, key, bytes.slice(12));
+      return new TextDecoder().decode(plain);
+    } catch {
+      // not this key: try the next listed one (v1 ciphertexts name none)
+    }
+  }
+  throw new Error(version === "v2" ? `sealed with key ${id}, which ENCRYPTION_KEY does not list` : "no listed key opens it");
+}
+
+/** Whether a ciphertext is sealed with the newest listed key (nothing to re-seal). */
+export async function sealedWithNewest(encodedKeys: string | undefined, ciphertext: string): Promise<boolean> {
+  const { newest } = await keyRing(encodedKeys);
+  return ciphertext.startsWith(`v2.${newest.id}.`);
 }
 
 export function toBase64(bytes: Uint8Array): string {

@@ -20,3 +20,4 @@ export type { PaymentSnapshot } from "./payload";
 export type { DeliveryMessage } from "./message";
 export { consumeDeadLetters, consumeDeliveries } from "./consumer";
 export { sweepOutbox } from "./sweeper";
+export { resealSubscriptions, type ResealReport } from "./reseal";

@@ -49,7 +49,7 @@ describe("webhook subscriptions", () => {
     expect(stored).not.toContain(HOOK_USER.password);
     expect(stored).not.toContain(HOOK_USER.username);
     expect(stored).not.toContain(res.json.secret.slice(6));
-    expect(row!.secret).toMatch(/^v1\./);
+    expect(row!.secret).toMatch(/^v2\.[0-9a-f]{16}\./);
   });
 
   it.each([

@@ -3,6 +3,7 @@ import { createAccount, listAccounts } from "../../services/accounts";
 import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../services/api-users";
 import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
 import { pagingParams } from "../../lib/filters";
+import { resealSubscriptions } from "../../webhooks";
 import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView } from "./schemas";
 
 const security = [{ adminToken: [] }];
@@ -109,4 +110,30 @@ admin.openapi(
     await deleteApiUser(c.get("db"), account_id, username);
     return c.body(null, 204);
   },
+);
+
+const ResealReportSchema = z
+  .object({
+    resealed: z.int().openapi({ description: "Subscriptions sealed again with the newest key by this call.", example: 200 }),
+    unreadable: z
+      .array(z.object({ id: z.string(), account_id: z.string() }))
+      .openapi({ description: "Subscriptions no listed key opens: restore their key, or their owners re-create them." }),
+    next_after: z.string().nullable().openapi({ description: "Call again with `?after=` this to go on; null when every subscription was looked at.", example: null }),
+  })
+  .openapi("ResealReport");
+
+admin.openapi(
+  createRoute({
+    method: "post",
+    path: "/encryption/reseal",
+    operationId: "resealSubscriptions",
+    summary: "Re-seal stored secrets with the newest ENCRYPTION_KEY",
+    description:
+      "After a new key is put first in ENCRYPTION_KEY (`NEW,OLD`), seals every subscription's credentials and signing secrets with it, 200 subscriptions a call: call again with `?after=<next_after>` until `next_after` is null, then the old key can be dropped.",
+    tags,
+    security,
+    request: { query: z.object({ after: z.string().optional().openapi({ description: "Go on after this subscription id (the last call's `next_after`)." }) }) },
+    responses: { 200: jsonResponse(ResealReportSchema, "What this call re-sealed"), ...adminErrors([]), 500: { description: "ENCRYPTION_KEY is missing or malformed: `Service is not configured.`" } },
+  }),
+  async (c) => c.json(await resealSubscriptions(c.get("db"), c.env.ENCRYPTION_KEY, c.req.valid("query").after ?? null), 200),
 );

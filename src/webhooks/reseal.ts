@@ -1,0 +1,62 @@
+import { and, asc, eq, gt, isNull } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { webhookSubscriptions } from "../db/schema";
+import { encrypt, sealedWithNewest } from "../lib/encryption";
+import { reveal } from "./subscriptions";
+
+/** Subscriptions looked at per call: each is opened and sealed again, so a call stays short. */
+export const RESEAL_BATCH = 200;
+
+export interface ResealReport {
+  /** Rows sealed again with the newest key in this call. */
+  resealed: number;
+  /** Rows no listed key opens: restore their key, or their owners delete and re-create them. */
+  unreadable: { id: string; account_id: string }[];
+  /** Pass as `after` to go on; null once every subscription was looked at. */
+  next_after: string | null;
+}
+
+/**
+ * Seals every subscription's secrets with the newest ENCRYPTION_KEY (after a key was added in
+ * front), RESEAL_BATCH rows a call in id order after `after`. A row changed meanwhile is left to
+ * the change, which seals with the newest key itself; an expired previous secret is dropped.
+ */
+export async function resealSubscriptions(db: Db, encryptionKey: string | undefined, after: string | null, now = Date.now()): Promise<ResealReport> {
+  const rows = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(after === null ? undefined : gt(webhookSubscriptions.id, after))
+    .orderBy(asc(webhookSubscriptions.id))
+    .limit(RESEAL_BATCH);
+  const report: ResealReport = { resealed: 0, unreadable: [], next_after: rows.length === RESEAL_BATCH ? rows.at(-1)!.id : null };
+  for (const row of rows) {
+    const previousValid = Boolean(row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now);
+    const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : [])];
+    const current = await Promise.all(sealed.map((text) => sealedWithNewest(encryptionKey, text)));
+    if (current.every(Boolean) && (previousValid || row.previousSecret === null)) continue;
+    const { revealed } = await reveal(row, encryptionKey, now);
+    if (!revealed) {
+      report.unreadable.push({ id: row.id, account_id: row.accountId });
+      continue;
+    }
+    const changed = await db
+      .update(webhookSubscriptions)
+      .set({
+        credentials: await encrypt(encryptionKey, JSON.stringify([revealed.username, revealed.password])),
+        secret: await encrypt(encryptionKey, revealed.secretText),
+        previousSecret: revealed.previousSecretText === null ? null : await encrypt(encryptionKey, revealed.previousSecretText),
+        previousSecretExpiresAt: revealed.previousSecretText === null ? null : row.previousSecretExpiresAt,
+      })
+      .where(
+        and(
+          eq(webhookSubscriptions.id, row.id),
+          eq(webhookSubscriptions.credentials, row.credentials),
+          eq(webhookSubscriptions.secret, row.secret),
+          row.previousSecret === null ? isNull(webhookSubscriptions.previousSecret) : eq(webhookSubscriptions.previousSecret, row.previousSecret),
+        ),
+      )
+      .returning({ id: webhookSubscriptions.id });
+    report.resealed += changed.length;
+  }
+  return report;
+}
