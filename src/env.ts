@@ -6,6 +6,10 @@ import type { Caller } from "./lib/caller";
 export interface Env {
   DB: D1Database;
   DELIVERIES: Queue<import("./webhooks/message").DeliveryMessage>;
+  /** Cloudflare's rate limiting binding (wrangler.toml `[[ratelimits]]`), keyed by API user. */
+  API_RATE_LIMIT?: RateLimit;
+  /** "off" lifts the per-user rate limit: for local benchmarks only, never set in the deployed configuration. */
+  RATE_LIMITING?: string;
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;

@@ -12,6 +12,7 @@ type Kind =
   | "conflict"
   | "payload_too_large"
   | "unsupported_media_type"
+  | "throttled"
   | "busy"
   | "not_configured"
   | "internal";
@@ -25,6 +26,7 @@ const STATUS: Record<Kind, ContentfulStatusCode> = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  throttled: 429,
   busy: 503,
   not_configured: 500,
   internal: 500,

@@ -34,8 +34,26 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const caller = await authenticate(c.get("db"), credentials.username, credentials.password);
   if (!caller) throw unauthorized("Invalid username/password.");
   c.set("caller", caller);
+  await throttle(c.env, caller.username);
   return next();
 };
+
+/** The rate limit's period, in seconds: wrangler.toml's `[[ratelimits]]` `period`. */
+export const RATE_LIMIT_PERIOD_S = 10;
+
+/**
+ * Each API user's requests pass Cloudflare's rate limiting binding (a limit per period, counted
+ * per location); over it, 429 with Retry-After, worded as Django REST framework's throttles.
+ */
+async function throttle(env: AppEnv["Bindings"], username: string): Promise<void> {
+  if (!env.API_RATE_LIMIT || env.RATE_LIMITING === "off") return;
+  const { success } = await env.API_RATE_LIMIT.limit({ key: username });
+  if (!success) {
+    throw new AppError("throttled", `Request was throttled. Expected available in ${RATE_LIMIT_PERIOD_S} seconds.`, undefined, {
+      "Retry-After": String(RATE_LIMIT_PERIOD_S),
+    });
+  }
+}
 
 /** Operators: `Bearer ADMIN_TOKEN`. Without a configured token the admin API is off. */
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {

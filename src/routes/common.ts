@@ -39,7 +39,7 @@ export const FieldErrorsSchema = z
     example: { amount_cents: ["Ensure this value is greater than or equal to 1."], currency: ["This field is required."] },
   });
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: "Invalid input: a field error for each bad field or filter",
@@ -49,6 +49,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   409: "Conflicts with the current state",
   413: "The body is larger than 1 MiB",
   415: "The body is not JSON",
+  429: "Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds",
   500: "ENCRYPTION_KEY is missing or malformed: `Service is not configured.`",
   503: "Too many concurrent writes to this payment; retry after `Retry-After` seconds",
 };
@@ -56,11 +57,11 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
 /**
  * The error answers one operation can give, for the OpenAPI document: each status with the shape
  * it has (field errors for 400, `{detail}` otherwise) and a description, which `described` may
- * make specific to the operation.
+ * make specific to the operation. An operation of API users (401) can also be throttled (429).
  */
-export function errorsOf(statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) {
+export function errorsOf(statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}, { throttled = statuses.includes(401) } = {}) {
   const out: Record<number, { description: string; content: { "application/json": { schema: z.ZodTypeAny } } }> = {};
-  for (const status of statuses) {
+  for (const status of throttled ? [...statuses, 429 as const] : statuses) {
     const schema = status === 400 ? z.union([FieldErrorsSchema, ErrorSchema]) : ErrorSchema;
     out[status] = { description: described[status] ?? ERROR_DESCRIPTIONS[status], content: { "application/json": { schema } } };
   }

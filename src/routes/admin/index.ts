@@ -13,7 +13,8 @@ const ADMIN_DESCRIPTIONS = {
   403: "The admin API is disabled: ADMIN_TOKEN is not set",
   404: "No such account or user",
 };
-const adminErrors = (statuses: ErrorStatus[]) => errorsOf([401, 403, ...statuses], ADMIN_DESCRIPTIONS);
+// Operators are not rate limited.
+const adminErrors = (statuses: ErrorStatus[]) => errorsOf([401, 403, ...statuses], ADMIN_DESCRIPTIONS, { throttled: false });
 const AccountParam = z.object({
   account_id: z.string().openapi({ param: { name: "account_id", in: "path", description: "The account's id (`acct_…`)." }, example: "acct_demoAccount000000001" }),
 });
@@ -48,7 +49,7 @@ admin.openapi(
     tags,
     security,
     request: { query: z.object({ page: pagingParams.page, page_size: pagingParams.page_size, cursor: pagingParams.cursor }) },
-    responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }) },
+    responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }, { throttled: false }) },
   }),
   async (c) => {
     const page = await listAccounts(c.get("db"), pageRequest(c));
