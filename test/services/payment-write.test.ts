@@ -4,7 +4,9 @@ import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/
 import { placeholderStamp } from "../../src/db/stamped-text";
 import { stampText } from "../../src/webhooks/outbox";
 import { call, makePayment, makeTenant } from "../helpers/api";
-import { subscribeToReceiver } from "../helpers/webhooks";
+import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { canMove } from "../../src/services/payments/status";
+import type { PaymentStatus } from "../../src/db/schema";
 
 const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false };
 const bodiesOf = (paymentId: string) =>
@@ -55,6 +57,46 @@ describe("the payment write fence", () => {
     expect(polled.json.results.map((row: { updated: string }) => row.updated)).toEqual([...stamps].sort());
     for (const row of polled.json.results) expect(row.events.at(-1).created).toBe(row.updated);
   });
+});
+
+describe("50 concurrent events on one payment", () => {
+  it("leaves a legal history: every accepted event is in it with its deliveries, every refused one left nothing", async () => {
+    const { client, processor } = await makeTenant();
+    const first = await subscribeToReceiver(client, { payment_status: true });
+    const second = await subscribeToReceiver(client, { all_payment_details: true });
+    const { payment } = await makePayment(client);
+    const statuses = [undefined, "in-progress", "settled", "canceled", "failed", "refunded", "pending"] as const;
+    const bodies = Array.from({ length: 50 }, (_, i) => {
+      const status = statuses[i % statuses.length];
+      return { event_code: `PX${i}`, description: `event ${i}`, ...(status ? { status } : {}), ...(status === "refunded" ? { refund_reason: "Paid twice" } : {}) };
+    });
+    const answers = await Promise.all(bodies.map((body) => call("POST", `/v2/payments/${payment.id}/events/`, { body, headers: processor.headers })));
+    expect(answers.filter((res) => ![201, 409, 503].includes(res.status))).toEqual([]);
+    const accepted = answers.filter((res) => res.status === 201).map((res) => res.json);
+    expect(accepted.length).toBeGreaterThan(0);
+
+    const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
+    // The history is the creation and exactly the accepted events, in stamp order, each move legal.
+    expect(detail.events.slice(1).map((event: { id: string }) => event.id).sort()).toEqual(accepted.map((event) => event.id).sort());
+    expect(detail.events.map((event: { created: string }) => event.created)).toEqual(detail.events.map((event: { created: string }) => event.created).sort());
+    let status = "pending";
+    for (const event of detail.events.slice(1)) {
+      if (event.status !== status) expect(canMove(status as PaymentStatus, event.status)).toBe(true);
+      status = event.status;
+    }
+    expect(detail.status).toBe(status);
+
+    // Each subscription has one delivery per write that landed (the creation and each accepted event), and no other.
+    for (const { subscription } of [first, second]) {
+      const rows = (await bodiesOf(payment.id)).filter((row) => row.subscription_id === subscription.id);
+      expect(rows).toHaveLength(1 + accepted.length);
+    }
+    const objects = (await bodiesOf(payment.id)).filter((row) => row.subscription_id === second.subscription.id).map((row) => JSON.parse(row.body).object);
+    expect(objects.map((object) => object.updated).sort()).toEqual([detail.created, ...accepted.map((event) => event.created)].sort());
+    expect(objects.find((object) => object.updated === detail.updated)).toEqual(detail);
+    // And every one of them arrives.
+    for (const { box } of [first, second]) await waitFor(() => receivedAt(box), (got) => got.length === 1 + accepted.length);
+  }, 60_000);
 });
 
 describe("placeholderStamp", () => {
