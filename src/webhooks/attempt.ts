@@ -53,7 +53,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       durationMs: elapsed(started, startedAt),
       responseStatus: response.status,
       error: response.ok ? null : `HTTP ${response.status}`,
-      excerpt: text.slice(0, EXCERPT_CHARS),
+      excerpt: redacted(text, secretsOf(request, headers.authorization)).slice(0, EXCERPT_CHARS),
       retryAfter: response.headers.get("retry-after"),
     };
   } catch (error) {
@@ -62,11 +62,23 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       startedAt,
       durationMs: elapsed(started, startedAt),
       responseStatus: null,
-      error: timedOut ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Network error: ${String((error as Error)?.message ?? error)}`,
+      error: timedOut ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Network error: ${redacted(String((error as Error)?.message ?? error), secretsOf(request))}`,
       excerpt: null,
       retryAfter: null,
     };
   }
+}
+
+/** What a receiver's answer must not carry into the delivery log: the credentials and secrets we sent. */
+function secretsOf(request: AttemptRequest, authorization?: string): string[] {
+  const { current, previous } = request.secrets;
+  const keyPart = (secret: string | null) => (secret?.startsWith("whsec_") ? secret.slice(6) : null);
+  return [request.password, authorization?.slice(6) ?? null, current, previous, keyPart(current), keyPart(previous)].filter((text): text is string => Boolean(text));
+}
+
+/** `text` with every occurrence of each secret replaced by `[redacted]`, longest first. Pure. */
+export function redacted(text: string, secrets: string[]): string {
+  return [...secrets].sort((a, b) => b.length - a.length).reduce((out, secret) => out.replaceAll(secret, "[redacted]"), text);
 }
 
 /** Workers freeze performance.now() between I/O; Date.now() moves on I/O; take the larger. */

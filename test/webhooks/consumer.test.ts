@@ -4,7 +4,7 @@ import worker from "../../src/index";
 import { PER_SUBSCRIPTION } from "../../src/webhooks/in-flight";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
-import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -351,6 +351,41 @@ describe("the delivery consumer", () => {
     const result = await consume(id, "payments-deliveries-dlq");
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
     expect((await deliveryRow(id))!.status).toBe("failed");
+  });
+});
+
+describe("secrets", () => {
+  it("never reach the logs, the delivery log or the stored rows in plain text, even when a receiver echoes them back", async () => {
+    const logged: string[] = [];
+    for (const method of ["log", "error", "warn", "info", "debug"] as const) {
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
+    }
+    const { client, subscription, id } = await pendingDelivery();
+    // A receiver that echoes every header it got, then one that fails with them in its error page.
+    const echo = async (_url: RequestInfo | URL, init?: RequestInit) => new Response(JSON.stringify(init?.headers), { status: 200 });
+    vi.spyOn(globalThis, "fetch").mockImplementation(echo);
+    await consume(id);
+    const rotated = await call("POST", `/v1/webhooks/${subscription.id}/rotate-secret/`, { headers: client.headers });
+    expect(rotated.status).toBe(200);
+    const second = await extraDelivery(client.accountId, subscription.id);
+    vi.mocked(globalThis.fetch).mockImplementation(async (url, init) => new Response(`bad request: ${JSON.stringify(init?.headers)}`, { status: 400 }));
+    await consume(second);
+
+    const secrets = [HOOK_USER.password, subscription.secret, subscription.secret.slice(6), rotated.json.secret, rotated.json.secret.slice(6), client.password, btoa(`${HOOK_USER.username}:${HOOK_USER.password}`)];
+    const excerpts = await env.DB.prepare("select response_excerpt, error from webhook_attempts where delivery_id in (?, ?)").bind(id, second).all();
+    expect(excerpts.results.map((row) => row.response_excerpt).join("")).toContain("[redacted]");
+    const stored = JSON.stringify([
+      excerpts.results,
+      await env.DB.prepare("select * from webhook_subscriptions where id = ?").bind(subscription.id).first(),
+      await env.DB.prepare("select * from api_users where username = ?").bind(client.username).first(),
+    ]);
+    const deliveryLog = JSON.stringify((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json);
+    for (const secret of secrets) {
+      expect(logged.join("\n")).not.toContain(secret);
+      expect(stored).not.toContain(secret);
+      expect(deliveryLog).not.toContain(secret);
+    }
+    expect(logged.some((line) => line.includes("delivery_attempt"))).toBe(true);
   });
 });
 
