@@ -52,6 +52,8 @@ export default defineConfig(async () => {
             ALLOW_LOCAL_WEBHOOK_URLS: "true",
             // Size of the deep-paging test; the figure uses 200000.
             PAGING_ROWS: process.env.PAGING_ROWS ?? "20000",
+            // Cases of the fuzz test (test/fuzz.test.ts); a long run sets 10000.
+            FUZZ_RUNS: process.env.FUZZ_RUNS ?? "300",
           },
         },
       }),

@@ -6,6 +6,7 @@ declare global {
     interface Env extends WorkerEnv {
       TEST_MIGRATIONS: D1Migration[];
       PAGING_ROWS?: string;
+      FUZZ_RUNS?: string;
     }
   }
 }
