@@ -13,6 +13,9 @@ export interface Env {
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;
+  /** The soak's retry clock and queue faults: only with ALLOW_LOCAL_WEBHOOK_URLS="true" (lib/local-faults.ts). */
+  RETRY_TIME_SCALE?: string;
+  QUEUE_SEND_FAILURES?: string;
   /** "true" (never in the deployed configuration) adds D1's rows read and statements to a `Server-Timing` header. */
   SERVER_TIMING?: string;
 }

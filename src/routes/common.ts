@@ -5,6 +5,7 @@ import { AppError, notFound } from "../errors";
 import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";
 import type { ServiceContext } from "../context";
+import { deliveriesQueue } from "../lib/local-faults";
 import type { Page } from "../db/list-page";
 
 /** The context a service verb works in, for this request's caller. */
@@ -14,7 +15,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     db: c.get("db"),
     accountId: caller.accountId,
     caller,
-    queue: c.env.DELIVERIES,
+    queue: deliveriesQueue(c.env),
     keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
   };
 }

@@ -14,6 +14,7 @@ import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
+import { retryTimeScale } from "../lib/local-faults";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { UNREADABLE } from "./subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
@@ -105,6 +106,7 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
         startedAt: result.startedAt,
         endedAt: result.startedAt + result.durationMs,
         random: Math.random,
+        scale: retryTimeScale(env),
       });
       records.add({ delivery, result, outcome });
     }),

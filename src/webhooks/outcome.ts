@@ -15,6 +15,8 @@ export interface OutcomeInput {
   startedAt: number;
   endedAt: number;
   random: () => number;
+  /** The retry schedule's clock scale (retry-schedule.ts); 1 in production. */
+  scale?: number;
 }
 
 export interface Outcome {
@@ -42,7 +44,7 @@ export function decideOutcome(input: OutcomeInput): Outcome {
   const retryAfter = status === 429 || status === 503 ? parseRetryAfter(input.retryAfter, input.endedAt) : null;
   const retryInSeconds = ok || gone
     ? null
-    : nextRetryDelay({ attempts: number, scheduleStartedAt, now: input.endedAt, retryAfterSeconds: retryAfter, random: input.random });
+    : nextRetryDelay({ attempts: number, scheduleStartedAt, now: input.endedAt, retryAfterSeconds: retryAfter, random: input.random, scale: input.scale });
   const failingSince = ok ? null : (input.failingSince ?? input.endedAt);
   return {
     number,

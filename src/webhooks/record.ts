@@ -43,7 +43,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         excerpt: result.excerpt,
         status: outcome.status,
         scheduleStartedAt: outcome.scheduleStartedAt,
-        nextAttemptAt: outcome.retryInSeconds === null ? null : end + outcome.retryInSeconds * 1000,
+        nextAttemptAt: outcome.retryInSeconds === null ? null : Math.round(end + outcome.retryInSeconds * 1000),
         enqueuedAt: outcome.retryInSeconds === null ? delivery.enqueuedAt : end,
         updatedAt: end,
       };

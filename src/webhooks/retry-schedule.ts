@@ -20,6 +20,8 @@ export interface RetryInput {
   /** The response's Retry-After in seconds, when it answered 429 or 503 with one. */
   retryAfterSeconds?: number | null;
   random: () => number;
+  /** The schedule's clock, sped up for the soak (lib/local-faults.ts); 1 in production. */
+  scale?: number;
 }
 
 /** Seconds until the next attempt, or null when the delivery has run out of time. */
@@ -32,8 +34,9 @@ export function nextRetryDelay(input: RetryInput): number | null {
     const jitter = 1 + (input.random() * 2 - 1) * JITTER;
     delay = clamp(Math.round(base * jitter), MIN_DELAY_SECONDS, MAX_DELAY_SECONDS);
   }
-  if (input.now + delay * 1000 > input.scheduleStartedAt + GIVE_UP_AFTER_MS) return null;
-  return delay;
+  const scale = input.scale ?? 1;
+  if (input.now + delay * scale * 1000 > input.scheduleStartedAt + GIVE_UP_AFTER_MS * scale) return null;
+  return delay * scale;
 }
 
 /** Reads Retry-After as seconds (delta-seconds or an HTTP date); null when absent or unreadable. */

@@ -77,3 +77,19 @@ describe("queueDelay", () => {
     expect(queueDelay(4.2)).toBe(5);
   });
 });
+
+describe("the soak's sped-up retry clock", () => {
+  it.each([
+    [1, 0.005],
+    [2, 0.3],
+    [7, 43.2],
+  ])("with scale 0.001, after attempt %d waits %d s", (attempts, seconds) => {
+    expect(nextRetryDelay({ attempts, scheduleStartedAt: T0, now: T0, random: mid, scale: 0.001 })).toBeCloseTo(seconds, 9);
+  });
+
+  it("gives up after 3 days on the same sped-up clock", () => {
+    const scale = 0.001;
+    expect(nextRetryDelay({ attempts: 9, scheduleStartedAt: T0, now: T0 + GIVE_UP_AFTER_MS * scale - 60_000, random: mid, scale })).toBeCloseTo(43.2, 9);
+    expect(nextRetryDelay({ attempts: 9, scheduleStartedAt: T0, now: T0 + GIVE_UP_AFTER_MS * scale, random: mid, scale })).toBeNull();
+  });
+});
