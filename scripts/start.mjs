@@ -101,6 +101,19 @@ const dev = spawn(
   { stdio: "inherit", env: ENV },
 );
 
+// The local queue lives in memory: what it held when the service last stopped is gone. Once the
+// service answers, one "@restart" sweep re-sends every due delivery still pending (the rows say
+// which), so nothing waits for the sweeper's 2-minute "lost" threshold.
+(async () => {
+  for (let tries = 0; tries < 240; tries++) {
+    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) {
+      await fetch(`${base}/__scheduled?cron=%40restart`).catch(() => {});
+      return;
+    }
+    await new Promise((done) => setTimeout(done, 500));
+  }
+})();
+
 // wrangler dev does not fire cron triggers by itself; fire the sweeper once a minute, as production does.
 const cron = setInterval(() => {
   fetch(`${base}/__scheduled?cron=*+*+*+*+*`).catch(() => {});

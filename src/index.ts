@@ -10,7 +10,9 @@ export default {
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
     else await consumeDeliveries(batch, env, ctx);
   },
-  async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(sweepOutbox(env));
+  async scheduled(controller, env, ctx) {
+    // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
+    // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
+    ctx.waitUntil(sweepOutbox(env, Date.now(), { restarted: controller.cron === "@restart" }));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -82,14 +82,16 @@ function stampSql(ms: SQL, contentType: WebhookContentType): SQL {
 /**
  * Sends committed deliveries to the queue, now or after a delay. If the send fails, their rows
  * are marked as never handed over, so the sweeper sends them when due; a failure is logged,
- * never thrown. `markSent` stamps the rows as handed over now (when nothing else did).
+ * never thrown. `markSent` stamps the rows as handed over now (when nothing else did). Says
+ * whether the send went through.
  */
-export async function handOver(db: Db, queue: Queue<DeliveryMessage>, items: Handover[], markSent = false): Promise<void> {
-  if (items.length === 0) return;
+export async function handOver(db: Db, queue: Queue<DeliveryMessage>, items: Handover[], markSent = false): Promise<boolean> {
+  if (items.length === 0) return true;
   const ids = items.map((item) => (typeof item === "string" ? item : item.id));
   try {
     await enqueueDeliveries(queue, items);
     if (markSent) await db.update(webhookDeliveries).set({ enqueuedAt: Date.now() }).where(inList(webhookDeliveries.id, ids));
+    return true;
   } catch (error) {
     console.error(JSON.stringify({ type: "enqueue_failed", delivery_ids: ids, error: String(error) }));
     await db
@@ -97,5 +99,6 @@ export async function handOver(db: Db, queue: Queue<DeliveryMessage>, items: Han
       .set({ enqueuedAt: null })
       .where(inList(webhookDeliveries.id, ids))
       .catch(() => {}); // the sweeper's overdue check still finds them
+    return false;
   }
 }

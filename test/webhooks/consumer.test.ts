@@ -459,3 +459,24 @@ describe("the outbox", () => {
     expect(log.json.count).toBe(2);
   }, 30_000);
 });
+
+describe("the sweeper after a restart", () => {
+  it("re-sends every due pending delivery at once, held or handed over, and none that ended or is not due", async () => {
+    const now = Date.now();
+    const handedOver = (await pendingDelivery(undefined, {}, { enqueued_at: now - 1000 })).id;
+    const claimed = (await pendingDelivery()).id;
+    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(now + 60_000, claimed).run();
+    const later = (await pendingDelivery(undefined, {}, { next_attempt_at: now + 60_000 })).id;
+    const done = (await pendingDelivery(undefined, {}, { status: "succeeded", next_attempt_at: null })).id;
+    const at = Date.now() + 1; // the restart, after every row was written
+    const { queue, sent } = recordingQueue();
+    const ids = new Set([handedOver, claimed, later, done]);
+    const ours = () => sent.filter((message) => ids.has(message.id)).map((message) => message.id);
+    await sweepOutbox({ ...env, DELIVERIES: queue }, at); // an ordinary sweep: late, not lost
+    expect(ours()).toEqual([]);
+    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restarted: true });
+    expect(ours().sort()).toEqual([handedOver, claimed].sort());
+    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restarted: true }); // once
+    expect(ours()).toHaveLength(2);
+  });
+});
