@@ -10,7 +10,8 @@ export const MODE = "wrangler dev, debugger relay off (VSCODE_INSPECTOR_OPTIONS=
 /** The environment every benchmarked `wrangler dev` runs with (the service and the baseline alike). */
 export const SERVICE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", VSCODE_INSPECTOR_OPTIONS: "1" };
 
-export async function startService({ dir, port }) {
+/** `vars` add to the service's settings; `scheduled` lets the caller fire the cron at /__scheduled. */
+export async function startService({ dir, port, vars = {}, scheduled = false }) {
   const envFile = resolve(dir, "bench.env");
   writeFileSync(
     envFile,
@@ -21,12 +22,13 @@ export async function startService({ dir, port }) {
       'SERVER_TIMING="true"',
       // The load generator is one API user far over the per-user rate limit: lift it here only.
       'RATE_LIMITING="off"',
+      ...Object.entries(vars).map(([name, value]) => `${name}=${JSON.stringify(String(value))}`),
       "",
     ].join("\n"),
   );
   const child = spawn(
     "node_modules/.bin/wrangler",
-    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "error"],
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "error", ...(scheduled ? ["--test-scheduled"] : [])],
     {
       env: { ...process.env, ...SERVICE_ENV },
       stdio: ["ignore", "ignore", "pipe"],
@@ -47,6 +49,15 @@ export async function startService({ dir, port }) {
   const memory = watchMemory(child.pid);
   return {
     base,
+    pid: child.pid,
+    /** SIGKILL to the whole process group: a crash, not a stop. */
+    kill() {
+      memory.stop();
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+      return new Promise((done) => (child.exitCode !== null ? done() : child.once("exit", done)));
+    },
     peakRssBytes: () => memory.peak,
     /** RSS samples (bytes), every 500 ms since the service was up: is memory flat over the run? */
     rssSamples: () => memory.samples,

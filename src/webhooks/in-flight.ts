@@ -10,10 +10,8 @@
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
 export const TOTAL = 100;
-export const PER_SUBSCRIPTION = 20;
+export const PER_SUBSCRIPTION = 100;
 export const FULL_AND_WAITING_MS = 1000;
-/** An attempt in flight longer than this (or 5 times the isolate's typical answer, if longer) makes its subscription slow. */
-export const SLOW_AFTER_MS = 5000;
 
 let total = 0;
 /** The attempts in flight per subscription, each a slot holding when it started. */
@@ -23,17 +21,18 @@ const bySubscription = new Map<string, Set<Slot>>();
 const waiting = new Map<string, number>();
 
 /**
- * Takes a slot for an attempt to this subscription, or null when the subscription is slow: an
- * attempt of it has been in flight past SLOW_AFTER_MS, or it has PER_SUBSCRIPTION in flight and
- * the oldest has waited a second (both stretched when the whole isolate answers slowly). Never
- * waits: a delivery without a slot is put off.
+ * Takes a slot for an attempt to this subscription, or null when the subscription is slow:
+ * PER_SUBSCRIPTION of its attempts have each waited over a second (stretched when the whole
+ * isolate answers slowly). Attempts that answer quickly never count against it, so a receiver
+ * that hangs now and then keeps its pace, and one that hangs on every request holds at most
+ * PER_SUBSCRIPTION waiting attempts. Never waits: a delivery without a slot is put off.
  */
 export function take(subscriptionId: string, now = Date.now()): Slot | null {
   const slots = bySubscription.get(subscriptionId) ?? new Set<Slot>();
-  let oldest = now;
-  for (const slot of slots) oldest = Math.min(oldest, slot.at);
-  if (now - oldest > Math.max(SLOW_AFTER_MS, 5 * typicalAnswerMs)) return null;
-  if (slots.size >= PER_SUBSCRIPTION && now - oldest > Math.max(FULL_AND_WAITING_MS, 2 * typicalAnswerMs)) return null;
+  const waitedMs = Math.max(FULL_AND_WAITING_MS, 2 * typicalAnswerMs);
+  let stuck = 0;
+  for (const slot of slots) if (now - slot.at > waitedMs) stuck++;
+  if (stuck >= PER_SUBSCRIPTION) return null;
   const slot = { subscriptionId, at: now };
   slots.add(slot);
   bySubscription.set(subscriptionId, slots);

@@ -1,16 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { FULL_AND_WAITING_MS, PER_SUBSCRIPTION, release, room, SLOW_AFTER_MS, take, TOTAL } from "../../src/webhooks/in-flight";
+import { FULL_AND_WAITING_MS, PER_SUBSCRIPTION, release, room, take, TOTAL } from "../../src/webhooks/in-flight";
 
 describe("in-flight slots", () => {
   // [case, attempts already in flight (their age in ms), gets a slot]
   const cases: [string, number[], boolean][] = [
     ["none in flight", [], true],
     ["a few, answering", [10, 50, 200], true],
-    ["one in flight past the slow limit", [SLOW_AFTER_MS + 1], false],
-    ["one in flight just under it", [SLOW_AFTER_MS - 10], true],
+    ["one hanging, the rest answering", [14_000, 10, 50], true],
+    ["one short of full, all hanging", Array(PER_SUBSCRIPTION - 1).fill(14_000), true],
+    ["full, all hanging", Array(PER_SUBSCRIPTION).fill(14_000), false],
     ["full, all just started", Array(PER_SUBSCRIPTION).fill(5), true],
-    ["full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 1).fill(5)], false],
-    ["one short of full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 2).fill(5)], true],
+    ["many, all just started", Array(3 * PER_SUBSCRIPTION).fill(5), true],
+    ["full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 1).fill(5)], true],
+    ["a limit's worth waiting over a second", Array(PER_SUBSCRIPTION).fill(FULL_AND_WAITING_MS + 1), false],
+    ["one short of that, and many young", [...Array(PER_SUBSCRIPTION - 1).fill(FULL_AND_WAITING_MS + 1), ...Array(50).fill(5)], true],
   ];
   it.each(cases)("%s", (_name, ages, expected) => {
     const subscription = crypto.randomUUID();
@@ -24,10 +27,10 @@ describe("in-flight slots", () => {
 
   it("frees a subscription's slots as its attempts end", () => {
     const subscription = crypto.randomUUID();
-    const stuck = take(subscription, 0)!;
-    expect(take(subscription, SLOW_AFTER_MS + 1)).toBeNull();
-    release(stuck);
-    expect(take(subscription, SLOW_AFTER_MS + 1)).not.toBeNull();
+    const stuck = Array.from({ length: PER_SUBSCRIPTION }, () => take(subscription, 0)!);
+    expect(take(subscription, FULL_AND_WAITING_MS + 1)).toBeNull();
+    release(stuck[0]!);
+    expect(take(subscription, FULL_AND_WAITING_MS + 1)).not.toBeNull();
   });
 });
 

@@ -1,0 +1,190 @@
+// The reliability soak: the local service (wrangler dev, on a fresh seeded state) delivering to
+// receivers that fail on purpose (soak/receiver.mjs), with faults injected, until every accepted
+// event has reached every healthy subscription. Prints a table and writes soak/results/<time>.json.
+//
+//   npm run soak                                   10,000 events (2,000 payments x 5), with a SIGKILL
+//   npm run soak -- --payments 200 --no-kill       a short run
+//
+// Settings the soak turns on (lib/local-faults.ts; honoured only with local webhook URLs allowed):
+// RETRY_TIME_SCALE=0.001 (the retry schedule's 5 min is 0.3 s, its 3 days 4.3 min) and
+// QUEUE_SEND_FAILURES=0.05 (5% of the payment writes' queue sends fail; the sweeper recovers them).
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { ensureSeeded, shape, USERS } from "../bench/seed.mjs";
+import { startService } from "../bench/service.mjs";
+import { stopGroup } from "../scripts/process-group.mjs";
+
+const { values } = parseArgs({
+  options: {
+    payments: { type: "string", default: "2000" },
+    "events-per-payment": { type: "string", default: "5" },
+    "no-kill": { type: "boolean", default: false },
+    "drain-timeout": { type: "string", default: "900" },
+    port: { type: "string", default: "8797" },
+  },
+});
+const PAYMENTS = Number(values.payments);
+const PER_PAYMENT = Number(values["events-per-payment"]);
+const CONCURRENCY = 10;
+const dir = ".soak/state";
+const basic = ({ username, password }) => `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`;
+const CLIENT = { authorization: basic(USERS.client), "content-type": "application/json" };
+const PROCESSOR = { authorization: basic(USERS.processor), "content-type": "application/json" };
+const log = (...args) => console.error(`[soak ${new Date().toISOString().slice(11, 19)}]`, ...args);
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+// A fresh state: the seed's account, users and payments, and nothing delivered yet.
+rmSync(".soak", { recursive: true, force: true });
+const scale = PAYMENTS * 10;
+ensureSeeded(scale, dir);
+const s = shape(scale);
+
+const receiverProcess = spawn(process.execPath, ["soak/receiver.mjs"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+const receiverUrl = `http://127.0.0.1:${JSON.parse(await new Promise((done) => createInterface({ input: receiverProcess.stdout }).once("line", done))).port}`;
+const report = (tag) => fetch(`${receiverUrl}/_report/${tag}`).then((r) => r.json());
+
+const vars = { RETRY_TIME_SCALE: "0.001", QUEUE_SEND_FAILURES: "0.05" };
+let service = await startService({ dir, port: Number(values.port), vars, scheduled: true });
+const base = service.base;
+const api = async (method, path, body, headers = CLIENT) => {
+  const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, json: await res.json().catch(() => null) };
+};
+
+// Three subscriptions to flaky receivers, and one whose receiver answers 410.
+const FLAKY = ["a", "b", "c"];
+const subscribe = async (url) => {
+  const res = await api("POST", "/v1/webhooks/", { event: "payment.changed", url, content_type: "application/json", username: "soak", password: "soak-pass", all_payment_details: true });
+  if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json.id;
+};
+const subscriptions = Object.fromEntries(await Promise.all([...FLAKY.map((tag) => [tag, `${receiverUrl}/flaky/${tag}`]), ["gone", `${receiverUrl}/gone/x`]].map(async ([tag, url]) => [tag, await subscribe(url)])));
+
+// The cron, every 5 s (wrangler dev fires none by itself).
+let sweeps = 0;
+const sweeper = setInterval(() => fetch(`${base}/__scheduled?cron=*+*+*+*+*`).then(() => sweeps++, () => {}), 5_000);
+
+// Events: PER_PAYMENT notes (no status change: always legal) on each payment, CONCURRENCY at a time.
+const accepted = []; // event ids answered 201
+const answers = {};
+const jobs = [];
+for (let round = 0; round < PER_PAYMENT; round++) for (let p = 0; p < PAYMENTS; p++) jobs.push({ p, round });
+const total = jobs.length;
+const killAt = values["no-kill"] ? -1 : Math.floor(total * 0.4);
+let killed = null;
+let next = 0;
+const started = Date.now();
+const worker = async () => {
+  while (next < jobs.length) {
+    const i = next++;
+    if (i === killAt) await crashAndRestart();
+    const { p, round } = jobs[i];
+    const body = { event_code: "PU15", description: `soak ${p}.${round}` };
+    for (;;) {
+      const res = await api("POST", `/v2/payments/${s.paymentId(p)}/events/`, body, PROCESSOR).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
+      answers[res.status] = (answers[res.status] ?? 0) + 1;
+      if (res.status === 201) {
+        if (res.json?.id) accepted.push(res.json.id); // else the answer was cut off: committed, but not counted as expected
+        break;
+      }
+      if (typeof res.status === "number" && res.status < 500) break; // refused: nothing to deliver
+      await sleep(200); // the service is down or busy: the client retries, as a real one would
+    }
+  }
+};
+
+async function crashAndRestart() {
+  log(`SIGKILL to the service after ${accepted.length} accepted events`);
+  const at = Date.now();
+  await service.kill();
+  service = await startService({ dir, port: Number(values.port), vars, scheduled: true });
+  const up = Date.now();
+  await fetch(`${base}/__scheduled?cron=%40restart`);
+  killed = { accepted_before: accepted.length, restart_ms: up - at };
+  log(`restarted in ${up - at} ms`);
+}
+
+await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+const postedMs = Date.now() - started;
+log(`${accepted.length} events accepted in ${(postedMs / 1000).toFixed(1)} s; draining`);
+
+// Drain: until every accepted event reached each flaky subscription with a 2xx.
+const expected = new Set(accepted);
+const missing = async () => {
+  const reports = await Promise.all(FLAKY.map(report));
+  return reports.map((r) => [...expected].filter((id) => !r.delivered[id]).length);
+};
+const deadline = Date.now() + Number(values["drain-timeout"]) * 1000;
+let left = await missing();
+while (left.some((n) => n > 0) && Date.now() < deadline) {
+  await sleep(5_000);
+  left = await missing();
+  log(`missing per subscription: ${left.join(", ")}`);
+}
+const drainedMs = Date.now() - started;
+clearInterval(sweeper);
+await sleep(3_000); // let attempts in flight be recorded
+
+// The delivery logs against what the receivers got.
+async function logged(subscriptionId) {
+  let url = `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1000`;
+  const counts = { deliveries: 0, attempts: 0, interrupted: 0, in_progress: 0, succeeded: 0, failed: 0, pending: 0 };
+  while (url) {
+    const page = await api("GET", url.replace(base, ""));
+    for (const delivery of page.json.results) {
+      counts.deliveries++;
+      counts[delivery.status]++;
+      counts.attempts += delivery.attempts.length;
+      counts.interrupted += delivery.attempts.filter((a) => a.error?.startsWith("interrupted")).length;
+      counts.in_progress += delivery.attempts.filter((a) => a.error === "in progress").length;
+    }
+    url = page.json.next;
+  }
+  return counts;
+}
+const rows = [];
+for (const tag of FLAKY) {
+  const r = await report(tag);
+  const l = await logged(subscriptions[tag]);
+  const lost = [...expected].filter((id) => !r.delivered[id]).length;
+  rows.push({ subscription: `flaky ${tag}`, expected: expected.size, delivered: expected.size - lost, lost, duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: l });
+}
+const gone = await api("GET", `/v1/webhooks/${subscriptions.gone}/`);
+const goneReport = await report("x");
+const result = {
+  at: new Date().toISOString(),
+  payments: PAYMENTS,
+  events_sent: total,
+  events_accepted: accepted.length,
+  answers,
+  kill: killed,
+  settings: vars,
+  sweeps,
+  post_s: postedMs / 1000,
+  drain_s: drainedMs / 1000,
+  gone: { is_active: gone.json.is_active, requests_received: goneReport.requests },
+  subscriptions: rows,
+};
+
+await service.stop();
+await stopGroup(receiverProcess);
+mkdirSync("soak/results", { recursive: true });
+const file = `soak/results/${result.at.replace(/[:.]/g, "-")}.json`;
+writeFileSync(file, JSON.stringify(result, null, 2));
+
+console.log(
+  [
+    `Soak: ${accepted.length} of ${total} events accepted (answers ${JSON.stringify(answers)}), ${killed ? `SIGKILL after ${killed.accepted_before} accepted, restarted in ${(killed.restart_ms / 1000).toFixed(1)} s` : "no kill"}; ` +
+      `settings ${JSON.stringify(vars)}; drained ${(drainedMs / 1000).toFixed(0)} s after the first event.`,
+    "",
+    "| Subscription | deliveries expected | delivered | lost | duplicates seen | attempts logged | requests received | attempts interrupted |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.duplicates} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`),
+    `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | ${goneReport.requests} | |`,
+    "",
+    `Written to ${file}.`,
+  ].join("\n"),
+);
+process.exit(rows.some((r) => r.lost > 0) || gone.json.is_active !== false ? 1 : 0);
