@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
 import { MODE, startService } from "./service.mjs";
-import { baselineScenario, startBaseline, startHookReceiver, webhookScenarios } from "./webhooks.mjs";
+import { baselineScenario, removeSubscriptions, startBaseline, startHookReceiver, webhookScenarios } from "./webhooks.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -35,6 +35,7 @@ const iso = (ms) => new Date(ms).toISOString();
 const seededMs = ensureSeeded(scale, dir);
 console.error(seededMs ? `Seeded scale ${scale} in ${(seededMs / 1000).toFixed(1)} s.` : `Reusing ${dir}.`);
 const service = await startService({ dir, port: Number(values.port) });
+await removeSubscriptions(service.base, CLIENT);
 
 /** Follows `next` links `hops` times from `path`; returns the URL of the page reached. */
 async function pageByLinks(path, hops) {

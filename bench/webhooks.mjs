@@ -106,6 +106,18 @@ function figures(name, { sentAt, events, acceptedPerS, non2xx, firstSent, lastAc
   };
 }
 
+/**
+ * Deletes every subscription of the bench account: a run that was stopped midway leaves its own
+ * behind, pointing at a receiver that is gone, and every later event would be delivered to them.
+ */
+export async function removeSubscriptions(base, headers) {
+  for (;;) {
+    const page = await (await fetch(`${base}/v1/webhooks/?page_size=1000`, { headers })).json();
+    if (!page.results?.length) return;
+    for (const { id } of page.results) await fetch(`${base}/v1/webhooks/${id}/`, { method: "DELETE", headers });
+  }
+}
+
 export async function webhookScenarios({ pick, base, headers, processor, paymentId, payments, smoke, receiver, log }) {
   let nextPayment = Math.floor(payments / 3);
   const created = [];
