@@ -93,7 +93,8 @@ describe("fuzzing every operation", () => {
               res.json !== null &&
               typeof res.json === "object" &&
               ((Object.keys(res.json).length === 1 && typeof res.json.detail === "string") ||
-                Object.values(res.json).every((messages) => Array.isArray(messages) && messages.length > 0 && messages.every((m) => typeof m === "string")));
+                (Object.keys(res.json).length > 0 &&
+                  Object.values(res.json).every((messages) => Array.isArray(messages) && messages.length > 0 && messages.every((m) => typeof m === "string"))));
             expect(shaped, where).toBe(true);
           }
         },

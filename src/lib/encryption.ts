@@ -56,9 +56,9 @@ export async function keyId(bytes: Uint8Array): Promise<string> {
 }
 
 export function keyRing(encoded: string | undefined): Promise<KeyRing> {
-  const all = keyBytes(encoded);
-  let ring = rings.get(encoded!);
+  let ring = encoded ? rings.get(encoded) : undefined;
   if (!ring) {
+    const all = keyBytes(encoded);
     ring = Promise.all(
       all.map(async (bytes) => ({ id: await keyId(bytes), key: await crypto.subtle.importKey("raw", bytes, "AES-GCM", false, ["encrypt", "decrypt"]) })),
     ).then((keys) => ({ newest: keys[0]!, keys }));

@@ -1,4 +1,4 @@
-import { reveal, type Revealed } from "./subscriptions";
+import { previousSecretValid, reveal, type Revealed } from "./subscriptions";
 import type { SubscriptionRow } from "./claim";
 
 /**
@@ -11,7 +11,7 @@ const MAX_ENTRIES = 1000;
 const opened = new Map<string, { at: number; revealed: Promise<Revealed | null> }>();
 
 export function openSecrets(row: SubscriptionRow, encryptionKey: string | undefined, now = Date.now()): Promise<Revealed | null> {
-  const previousValid = Boolean(row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now);
+  const previousValid = previousSecretValid(row, now);
   const key = [encryptionKey, row.id, row.credentials, row.secret, previousValid ? row.previousSecret : ""].join("\n");
   const kept = opened.get(key);
   if (kept && now - kept.at < KEEP_MS) return kept.revealed;

@@ -49,8 +49,10 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       };
     }),
   );
-  const field = (name: string) => sql.raw(`json_extract(value, '$.${name}')`);
   const v = (name: string) => sql.raw(`v.${name}`);
+  /** The attempts' values as a table `v` with these columns. */
+  const valuesTable = (...names: string[]) =>
+    sql`(select ${sql.join(names.map((name) => sql.raw(`json_extract(value, '$.${name}') as ${name}`)), sql`, `)} from json_each(${values})) as v`;
   const statements: BatchStatement[] = [
     // Each attempt's outcome, on the row the claim wrote when it started.
     db
@@ -63,11 +65,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         responseExcerpt: sql`${v("excerpt")}`,
         ended: 1,
       })
-      .from(
-        sql`(select ${field("id")} as id, ${field("number")} as number, ${field("startedAt")} as startedAt, ${field("durationMs")} as durationMs,
-                    ${field("responseStatus")} as responseStatus, ${field("error")} as error, ${field("excerpt")} as excerpt
-             from json_each(${values})) as v`,
-      )
+      .from(valuesTable("id", "number", "startedAt", "durationMs", "responseStatus", "error", "excerpt"))
       .where(and(eq(webhookAttempts.deliveryId, sql`${v("id")}`), eq(webhookAttempts.number, sql`${v("number")}`))),
     db
       .update(webhookDeliveries)
@@ -80,11 +78,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         claimToken: null,
         updatedAt: sql`${v("updatedAt")}`,
       })
-      .from(
-        sql`(select ${field("id")} as id, ${field("claimToken")} as claimToken, ${field("status")} as status, ${field("scheduleStartedAt")} as scheduleStartedAt,
-                    ${field("nextAttemptAt")} as nextAttemptAt, ${field("enqueuedAt")} as enqueuedAt, ${field("updatedAt")} as updatedAt
-             from json_each(${values})) as v`,
-      )
+      .from(valuesTable("id", "claimToken", "status", "scheduleStartedAt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
       .where(and(eq(webhookDeliveries.id, sql`${v("id")}`), eq(webhookDeliveries.claimToken, sql`${v("claimToken")}`)))
       .returning({ id: webhookDeliveries.id }),
     ...[...latest.values()].map(({ delivery, result, outcome }) =>

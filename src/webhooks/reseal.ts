@@ -2,7 +2,7 @@ import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { webhookSubscriptions } from "../db/schema";
 import { encrypt, sealedWithNewest } from "../lib/encryption";
-import { reveal } from "./subscriptions";
+import { previousSecretValid, reveal } from "./subscriptions";
 
 /** Subscriptions looked at per call: each is opened and sealed again, so a call stays short. */
 export const RESEAL_BATCH = 200;
@@ -30,7 +30,7 @@ export async function resealSubscriptions(db: Db, encryptionKey: string | undefi
     .limit(RESEAL_BATCH);
   const report: ResealReport = { resealed: 0, unreadable: [], next_after: rows.length === RESEAL_BATCH ? rows.at(-1)!.id : null };
   for (const row of rows) {
-    const previousValid = Boolean(row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now);
+    const previousValid = previousSecretValid(row, now);
     const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : [])];
     const current = await Promise.all(sealed.map((text) => sealedWithNewest(encryptionKey, text)));
     if (current.every(Boolean) && (previousValid || row.previousSecret === null)) continue;

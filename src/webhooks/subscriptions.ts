@@ -125,8 +125,13 @@ export async function getSubscription({ db, accountId, keys }: ServiceContext, i
 }
 
 /** Opens the row's sealed fields; a row the key cannot open is reported (log and record), never thrown. */
+/** Whether the secret before the last rotation still signs (its 24 hours have not ended). */
+export function previousSecretValid(row: SubscriptionRow, now: number): boolean {
+  return Boolean(row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now);
+}
+
 export async function reveal(row: SubscriptionRow, encryptionKey: string | undefined, now = Date.now()): Promise<Subscription> {
-  const previousValid = row.previousSecret && (row.previousSecretExpiresAt ?? 0) > now;
+  const previousValid = previousSecretValid(row, now);
   try {
     const [[username, password], secretText, previousSecretText] = await Promise.all([
       decrypt(encryptionKey, row.credentials).then((text) => JSON.parse(text) as [string, string]),

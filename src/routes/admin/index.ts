@@ -134,7 +134,7 @@ admin.openapi(
     tags,
     security,
     request: { query: z.object({ after: z.string().optional().openapi({ description: "Go on after this subscription id (the last call's `next_after`)." }) }) },
-    responses: { 200: jsonResponse(ResealReportSchema, "What this call re-sealed"), ...adminErrors([]), 500: { description: "ENCRYPTION_KEY is missing or malformed: `Service is not configured.`" } },
+    responses: { 200: jsonResponse(ResealReportSchema, "What this call re-sealed"), ...adminErrors([500]) },
   }),
   async (c) => c.json(await resealSubscriptions(c.get("db"), c.env.ENCRYPTION_KEY, c.req.valid("query").after ?? null), 200),
 );

@@ -10,7 +10,7 @@ import type { Instant } from "../../lib/time";
 import { countKey, givenFilters, storedCountKey, storedCountQuery } from "../list-counts";
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
-import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField } from "../time-counts";
+import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField, type Buckets } from "../time-counts";
 import { timeConditions } from "../../db/time-filters";
 import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
@@ -89,14 +89,13 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
   const field = timeCountField(filters, ["created", "updated"]);
   // One status, and at most bounds on created: that status's own created buckets count it.
   const status = statusWithCreated(filters);
-  const ofStatus = status ? eq(payments.status, status) : undefined;
   // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp
   // (or are one status, for a list by created).
   const seek =
     stored === countKey("payments") || field === sortField
-      ? seekBy(db, { accountId, key: `payments.${sortField}_at`, table: "payments", column: sort }, rangeOf(sortField, times))
+      ? seekBy(db, paymentBuckets(accountId, sortField), rangeOf(sortField, times))
       : status && sortField === "created"
-        ? seekBy(db, { accountId, key: createdWithStatus(status), table: "payments", column: sort, also: ofStatus }, rangeOf("created", times))
+        ? seekBy(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
         : undefined;
   const page = await listTable(db, payments, {
     // The stored detail is the whole answer; the rest of the row is not read out.
@@ -109,12 +108,20 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     count: stored
       ? storedCountQuery(db, accountId, stored)
       : field === "created" || field === "updated"
-        ? countInRange(db, { accountId, key: `payments.${field}_at`, table: "payments", column: field === "created" ? payments.createdAt : payments.updatedAt }, rangeOf(field, times))
+        ? countInRange(db, paymentBuckets(accountId, field), rangeOf(field, times))
         : status
-          ? countInRange(db, { accountId, key: createdWithStatus(status), table: "payments", column: payments.createdAt, also: ofStatus }, rangeOf("created", times))
+          ? countInRange(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
           : countWhere(db, payments, where),
   }, request);
   return { ...page, results: page.rows.map(storedDetail) };
+}
+
+/** Where a payment timestamp's ranges are counted: its buckets, or one status's `created` buckets. */
+function paymentBuckets(accountId: string, field: "created" | "updated", status?: PaymentStatus): Buckets {
+  const column = field === "created" ? payments.createdAt : payments.updatedAt;
+  return status
+    ? { accountId, key: createdWithStatus(status), table: "payments", column, also: eq(payments.status, status) }
+    : { accountId, key: `payments.${field}_at`, table: "payments", column };
 }
 
 /** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */
