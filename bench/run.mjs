@@ -107,10 +107,30 @@ for (const [name, path] of reads) {
 const note = JSON.stringify({ event_code: "PU15", description: "Bench note", instrument_number: "TR-bench" });
 const firstWritten = Math.floor(s.payments * 0.6);
 let next = 0;
+// "One payment" is the contention of every connection on the same payment. A payment takes at
+// most 100 events (the API's cap), so all connections move together to the next payment of a
+// pool every ONE_PAYMENT_EVENTS requests; the pool is payments with few events, from a random
+// start in their own part of the table (the many-payments scenario writes to the last 40%).
+const ONE_PAYMENT_EVENTS = 50;
+let oneIndex = 0;
+const onePool = values.only && !"events on one payment".includes(values.only) ? [] : await fewEventPayments(Math.floor(s.payments * 0.55), firstWritten, 200);
 const writes = [
   ["events on many payments", () => `/v2/payments/${s.paymentId(firstWritten + (next++ % (s.payments - firstWritten - 1)))}/events/`],
-  ["events on one payment", () => `/v2/payments/${s.paymentId(s.payments - 1)}/events/`],
+  ["events on one payment", () => `/v2/payments/${onePool[Math.floor(oneIndex++ / ONE_PAYMENT_EVENTS) % onePool.length]}/events/`],
 ].filter(([name]) => !values.only || name.includes(values.only));
+
+/** Up to `wanted` payment ids in [from, to) with at most 20 events, walked from a random start. */
+async function fewEventPayments(from, to, wanted) {
+  const found = [];
+  const start = Math.floor(Math.random() * (to - from));
+  for (let i = 0; i < to - from && found.length < wanted; i++) {
+    const id = s.paymentId(from + ((start + i) % (to - from)));
+    const res = await fetch(`${service.base}/v2/payments/${id}/`, { headers: CLIENT });
+    if (res.status === 200 && (await res.json()).events.length <= 20) found.push(id);
+  }
+  if (found.length === 0) throw new Error("no payment with few events left for the one-payment scenario");
+  return found;
+}
 for (const [name, pathOf] of writes) {
   const { rowsRead } = await probe(pathOf(), { method: "POST", headers: PROCESSOR, body: note });
   for (const connections of concurrencies) {

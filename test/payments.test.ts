@@ -1,5 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { MAX_EVENTS } from "../src/services/payments/lifecycle";
 import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, type User } from "./helpers/api";
 
 async function parties() {
@@ -39,6 +40,18 @@ describe("creating a payment", () => {
       updated: res.json.created,
     });
     expect((await call("GET", `/v2/payments/${res.json.id}/`, { headers: client.headers })).json).toEqual(res.json);
+  });
+
+  it("lists its invoices oldest first, in its answer and after every later event", async () => {
+    const { account, client, processor, buyer, supplier } = await parties();
+    const newer = await insertInvoiceAt(account.id, buyer.id, supplier.id, "2026-03-02T00:00:00.000Z");
+    const older = await insertInvoiceAt(account.id, buyer.id, supplier.id, "2026-03-01T00:00:00.000Z");
+    const res = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [newer, older], payment_method: "ach" });
+    expect(res.status).toBe(201);
+    expect(res.json.invoices.map((row: { id: string }) => row.id)).toEqual([older, newer]);
+    expect((await event(processor, res.json.id, { event_code: "PU15", description: "note" })).status).toBe(201);
+    const detail = await call("GET", `/v2/payments/${res.json.id}/`, { headers: client.headers });
+    expect(detail.json.invoices).toEqual(res.json.invoices);
   });
 
   it.each([
@@ -185,6 +198,20 @@ describe("the status lifecycle through the API", () => {
     expect(res.json).toEqual({ detail: expect.stringContaining(target) });
     const after = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
     expect(after.json).toEqual(before.json);
+  });
+
+  it(`takes at most ${MAX_EVENTS} events on a payment, then answers 409 and writes nothing`, async () => {
+    const { client, processor } = await parties();
+    const { payment } = await makePayment(client);
+    for (let n = 2; n <= MAX_EVENTS; n++) {
+      expect((await event(processor, payment.id, { event_code: "PU15", description: `note ${n}` })).status).toBe(201);
+    }
+    const before = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
+    expect(before.json.events).toHaveLength(MAX_EVENTS);
+    const res = await event(processor, payment.id, { event_code: "PU15", description: "one too many", status: "in-progress" });
+    expect(res.status).toBe(409);
+    expect(res.json).toEqual({ detail: `A payment has at most ${MAX_EVENTS} events.` });
+    expect((await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json).toEqual(before.json);
   });
 
   it("requires refund_reason for refunded, and only there", async () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
 import { AppError } from "../../src/errors";
-import { applyEvent, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import { applyEvent, MAX_EVENTS, type PaymentEventInput } from "../../src/services/payments/lifecycle";
 import { canMove } from "../../src/services/payments/status";
-import type { PaymentRow } from "../../src/services/payments/view";
+import { detailAfter, paymentView, type EventRow, type PaymentRow } from "../../src/services/payments/view";
 
 const stamp = { eventId: "pev_next", writeToken: "token-next", at: 2_000 };
 
@@ -62,5 +62,56 @@ describe("applyEvent with a status", () => {
       updatedAt: 2_000,
     });
     expect(event.status).toBe(to);
+  });
+});
+
+describe("applyEvent past the cap", () => {
+  it.each([
+    [MAX_EVENTS - 2, true],
+    [MAX_EVENTS - 1, true],
+    [MAX_EVENTS, false],
+    [MAX_EVENTS + 5, false],
+  ])("on a payment with %i events, an event is accepted: %s", (events, accepted) => {
+    const payment = { ...paymentIn("in-progress"), version: events };
+    const input = { event_code: "PU15", description: "note" };
+    if (accepted) {
+      expect(applyEvent(payment, input, stamp).event.seq).toBe(events + 1);
+      return;
+    }
+    const thrown = (() => {
+      try {
+        applyEvent(payment, input, stamp);
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(AppError);
+    expect((thrown as AppError).status).toBe(409);
+    expect((thrown as AppError).message).toBe(`A payment has at most ${MAX_EVENTS} events.`);
+  });
+});
+
+// A write builds the new detail from the stored one; it must be, to the byte, what the rows give.
+describe("detailAfter", () => {
+  const invoices = [
+    { id: "inv_a", invoiceNumber: "A-1", amountCents: 1000, createdAt: 10 },
+    { id: "inv_b", invoiceNumber: "B-\"2\"\n", amountCents: 250, createdAt: 20 },
+  ];
+  const earlier: EventRow[] = [
+    { id: "pev_1", paymentId: "pmt_1", seq: 1, eventCode: "PU00", status: "pending", description: "Payment created", createdAt: 1_000 },
+    { id: "pev_2", paymentId: "pmt_1", seq: 2, eventCode: "PU10", status: "in-progress", description: "Sent", createdAt: 1_200 },
+    { id: "pev_3", paymentId: "pmt_1", seq: 3, eventCode: "PU20", status: "settled", description: "Paid ✓", createdAt: 1_500 },
+  ];
+  const inputs: [string, PaymentEventInput][] = [
+    ["a note", { event_code: "PU15", description: "note" }],
+    ["a new instrument", { event_code: "PU16", description: "trace", instrument_number: "TRACE-9" }],
+    ["a cleared instrument", { event_code: "PU17", description: "cleared", instrument_number: null }],
+    ["a refund", { event_code: "PU30", description: "refund", status: "refunded", refund_reason: "Paid twice" }],
+  ];
+  it.each(inputs)("after %s, equals the detail of the rows", (_label, input) => {
+    const payment = { ...paymentIn("settled"), refundReason: null };
+    const { next, event } = applyEvent(payment, input, stamp);
+    const shown = paymentView(payment, invoices, earlier);
+    expect(JSON.stringify(detailAfter(shown, next, event))).toBe(JSON.stringify(paymentView(next, invoices, [...earlier, event])));
   });
 });

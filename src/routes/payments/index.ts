@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { forbidden } from "../../errors";
-import { createPayment, getPayment, listPayments, recordPaymentEvent } from "../../services/payments";
+import { createPayment, getPayment, listPayments, MAX_EVENTS, recordPaymentEvent } from "../../services/payments";
 import {
   BODY_ERRORS,
   createRouter,
@@ -99,7 +99,7 @@ paymentsRouter.openapi(
       201: jsonResponse(PaymentEventSchema, "The new event"),
       ...errorsOf([...BODY_ERRORS, 403, 404, 409, 503], {
         403: "The caller is a client; only a processor records events",
-        409: "The lifecycle forbids this move (the payment is unchanged)",
+        409: `The lifecycle forbids this move, or the payment already has ${MAX_EVENTS} events (the payment is unchanged)`,
         ...busy,
       }),
     },

@@ -2,19 +2,19 @@ import { and, eq } from "drizzle-orm";
 import { inList } from "../../db/in-list";
 import { isUniqueViolation } from "../../db/errors";
 import { counterparties, invoices, paymentInvoices } from "../../db/schema";
-import { AppError, conflict } from "../../errors";
+import { AppError, conflict, notFound } from "../../errors";
 import { newId, newToken } from "../../lib/ids";
 import { handOver, subscribersQuery } from "../../webhooks";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
 import { checkEventInput, checkPaymentInput } from "./input";
 import { applyEvent, newPayment, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
-import { loadedPayment, paymentQueries } from "./reads";
-import { eventView, type PaymentView } from "./view";
+import { storedDetail, storedPaymentQuery } from "./reads";
+import { eventView, oldestFirst, type PaymentView } from "./view";
 import { commitPaymentChange } from "./write-fence";
 
 export { getPayment, listPayments, type PaymentFilters } from "./reads";
-export type { CreatePaymentInput, PaymentEventInput } from "./lifecycle";
+export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
 
 const MAX_ATTEMPTS = 40;
 
@@ -42,7 +42,7 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
     if (claimed[0]) throw conflict(`Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`);
     const { payment, event } = newPayment(accountId, paymentId, input, chosen, { eventId: newId("pev"), writeToken: newToken(), at: 0 });
     try {
-      const written = await commitPaymentChange(db, { next: payment, event, invoices: chosen, events: [] }, subscribers);
+      const written = await commitPaymentChange(db, { next: payment, event, invoices: oldestFirst(chosen) }, subscribers);
       if (written) {
         await handOver(db, ctx.queue, written.deliveryIds);
         return written.detail;
@@ -57,18 +57,19 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
 }
 
 /**
- * Records an event on a payment of the caller's account: one round trip reads the payment and
- * the subscribers, one batch writes the change with its deliveries; a write that lost a race
+ * Records an event on a payment of the caller's account: one round trip reads the payment row
+ * (its stored detail included, so not its history) and the subscribers, one batch writes the change with its deliveries; a write that lost a race
  * with another event on the same payment reads again and retries.
  */
 export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput) {
   const { db, accountId } = ctx;
   checkEventInput(input);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const [found, invoiceRows, events, subscribers] = await db.batch([...paymentQueries(db, accountId, paymentId), subscribersQuery(db, accountId)]);
-    const current = loadedPayment([found, invoiceRows, events]);
-    const { next, event } = applyEvent(current.payment, input, { eventId: newId("pev"), writeToken: newToken(), at: current.payment.updatedAt });
-    const written = await commitPaymentChange(db, { next, previous: current.payment, event, invoices: current.invoices, events: current.events }, subscribers);
+    const [found, subscribers] = await db.batch([storedPaymentQuery(db, accountId, paymentId), subscribersQuery(db, accountId)]);
+    if (!found[0]) throw notFound();
+    const { detail, ...payment } = found[0];
+    const { next, event } = applyEvent(payment, input, { eventId: newId("pev"), writeToken: newToken(), at: payment.updatedAt });
+    const written = await commitPaymentChange(db, { next, previous: payment, shown: storedDetail({ detail }), event }, subscribers);
     if (written) {
       await handOver(db, ctx.queue, written.deliveryIds);
       return eventView({ ...event, createdAt: written.stamp });

@@ -18,6 +18,13 @@ export interface CreatePaymentInput {
   payment_method: PaymentMethod;
 }
 
+/**
+ * A payment's events, its creation included, are at most this many. Real payments have a handful;
+ * the cap keeps the detail, which lists every event and is every webhook body's `object`, well
+ * under D1's 2 MB row limit whatever the events say (1,000-character descriptions, escaped).
+ */
+export const MAX_EVENTS = 100;
+
 /** What a write brings that the pure step cannot make itself: fresh ids and the write's stamp. */
 export interface EventStamp {
   eventId: string;
@@ -68,9 +75,11 @@ export function newPayment(
  * The next payment row and its event, for one event on `payment`. Pure. An event changes only what
  * it names: without `status` the status stays, without `instrument_number` the instrument stays,
  * and `refund_reason` is set only by the move to refunded (and kept by every later event).
- * A move the lifecycle forbids throws 409 and changes nothing.
+ * A move the lifecycle forbids, or an event past MAX_EVENTS, throws 409 and changes nothing.
  */
 export function applyEvent(payment: PaymentRow, input: PaymentEventInput, stamp: EventStamp): { next: PaymentRow; event: EventRow } {
+  // The version counts the payment's events: its creation is 1 and every event adds one.
+  if (payment.version >= MAX_EVENTS) throw conflict(`A payment has at most ${MAX_EVENTS} events.`);
   if (input.status && !canMove(payment.status, input.status)) {
     throw conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
   }

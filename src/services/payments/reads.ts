@@ -1,10 +1,8 @@
-import { and, asc, eq, exists } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
-import { inList } from "../../db/in-list";
-import { paymentEvents, paymentInvoices, payments, type PaymentStatus } from "../../db/schema";
+import { payments, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
-import { groupBy } from "../../lib/group-by";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
 import { countKey, givenFilters, storedCountKey, storedCountQuery } from "../list-counts";
@@ -12,44 +10,11 @@ import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField, type Buckets } from "../time-counts";
 import { timeConditions } from "../../db/time-filters";
-import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
+import type { PaymentView } from "./view";
 
-/** A payment's invoices as the detail lists them: by created, then id. */
-function oldestFirst<Row extends { createdAt: number; id: string }>(rows: Row[]): Row[] {
-  return [...rows].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** A payment's invoice as its detail lists it, read from the link alone (one row per invoice). */
-const invoiceColumns = {
-  id: paymentInvoices.invoiceId,
-  invoiceNumber: paymentInvoices.invoiceNumber,
-  amountCents: paymentInvoices.amountCents,
-  createdAt: paymentInvoices.invoiceCreatedAt,
-};
-
-/** The statements that read one payment with its invoices and events, for a batch. */
-export function paymentQueries(db: Db, accountId: string, paymentId: string) {
-  const ofPayment = and(inAccount(payments, accountId), eq(payments.id, paymentId));
-  const scopedPayment = db.select({ id: payments.id }).from(payments).where(ofPayment);
-  return [
-    db.select().from(payments).where(ofPayment),
-    // The invoices as copied onto the payment's links; scoped through the payment, as the events
-    // are, and sorted here (an ORDER BY would need a temporary B-tree).
-    db.select(invoiceColumns).from(paymentInvoices).where(and(eq(paymentInvoices.paymentId, paymentId), exists(scopedPayment))),
-    // No join here: drizzle maps D1 batch rows by column name, and both tables have id and status.
-    db
-      .select()
-      .from(paymentEvents)
-      .where(and(eq(paymentEvents.paymentId, paymentId), exists(scopedPayment)))
-      .orderBy(asc(paymentEvents.seq)),
-  ] as const;
-}
-
-/** What paymentQueries read, as one payment; 404 when it is not the account's. */
-export function loadedPayment([found, invoiceRows, events]: readonly [PaymentRow[], PaymentInvoiceRow[], EventRow[]]) {
-  const payment = found[0];
-  if (!payment) throw notFound();
-  return { payment, invoices: oldestFirst(invoiceRows), events };
+/** The statement that reads one payment row of the account, its stored detail included, for a batch. */
+export function storedPaymentQuery(db: Db, accountId: string, paymentId: string) {
+  return db.select().from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId)));
 }
 
 /** The detail as the payment's last write stored it (write-fence.ts): one row read. */
@@ -60,7 +25,7 @@ export async function getPayment({ db, accountId }: ServiceContext, paymentId: s
 }
 
 /** A payment row's stored detail. Every write stores it, and migration 0012 filled the rows before. */
-function storedDetail(row: { detail: string | null }): PaymentView {
+export function storedDetail(row: { detail: string | null }): PaymentView {
   if (row.detail === null) throw new Error("a payment row without its stored detail");
   return JSON.parse(row.detail) as PaymentView;
 }

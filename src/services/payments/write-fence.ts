@@ -28,20 +28,27 @@ import { countKey, countOneIf, uncountOneIf } from "../list-counts";
 import { inAccount } from "../../db/scope";
 import { countAt, countMove, createdWithStatus } from "../time-counts";
 import { releasesInvoices } from "./status";
-import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
+import { detailAfter, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
-export interface PaymentChange {
+/** One payment change: a new payment with its invoices, or an event on a stored payment. */
+export type PaymentChange = {
   /** The payment row as the write leaves it, with a fresh write token; its stamps are replaced. */
   next: PaymentRow;
-  /** The row the write replaces, as read; absent for a new payment. */
-  previous?: PaymentRow;
   /** The event the write adds. */
   event: EventRow;
-  /** The payment's invoices, as the detail lists them. */
-  invoices: PaymentInvoiceRow[];
-  /** The payment's earlier events. */
-  events: EventRow[];
-}
+} & (
+  | {
+      /** A new payment's invoices, as its detail lists them. */
+      invoices: PaymentInvoiceRow[];
+      previous?: undefined;
+    }
+  | {
+      /** The row the write replaces, as read. */
+      previous: PaymentRow;
+      /** Its stored detail, as read with it; the new detail is this with the event added. */
+      shown: PaymentView;
+    }
+);
 
 /**
  * Writes one payment change with its outbox rows for `subscribers`. Returns the detail as written
@@ -61,7 +68,9 @@ export async function commitPaymentChange(
   const applied = sql`exists (select 1 from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
   const stamp = sql`(select p.updated_at from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
   const at = (ms: number): PaymentView =>
-    paymentView({ ...next, createdAt: previous ? next.createdAt : ms, updatedAt: ms }, change.invoices, [...change.events, { ...event, createdAt: ms }]);
+    change.previous
+      ? detailAfter(change.shown, { ...next, updatedAt: ms }, { ...event, createdAt: ms })
+      : paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
   const outbox = outboxStatements(db, { accountId, paymentId: next.id, snapshotAt: at, stamp, guard: applied }, subscribers, now);
 
   const write = previous
@@ -83,7 +92,7 @@ export async function commitPaymentChange(
     write,
     detailStatement(db, next, stamp, at),
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
-    ...(previous ? eventStatements(db, next, previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
+    ...(change.previous ? eventStatements(db, next, change.previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
     ...outbox.statements,
   ];
   const [written] = (await runBatch(db, statements)) as [{ updatedAt: number }[], ...unknown[]];
