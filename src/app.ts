@@ -4,8 +4,10 @@ import { createDb } from "./db/client";
 import { countingD1 } from "./db/counting-d1";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
+import { isKeyLost, MESSAGES } from "./idempotency";
 import { drfMessage } from "./lib/messages";
 import { adminAuth, basicAuth } from "./middleware/auth";
+import { idempotency } from "./middleware/idempotency";
 import { jsonBody, limitBody } from "./middleware/json-body";
 import { requestId } from "./middleware/request-id";
 import { admin } from "./routes/admin";
@@ -38,6 +40,7 @@ export function createApp() {
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);
   app.use("/admin/*", adminAuth);
   app.use("*", limitBody, jsonBody);
+  for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, idempotency);
 
   app.route("/admin", admin);
   app.route("/v1/counterparties", counterpartiesRouter);
@@ -57,6 +60,8 @@ export function createApp() {
   });
 
   app.onError((error, c) => {
+    // A write whose key another request took over (its lock lapsed) was rolled back whole.
+    if (isKeyLost(error)) return c.json({ detail: MESSAGES.inProgress }, 409);
     if (error instanceof AppError) {
       for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
       return c.json(error.body(), error.status);

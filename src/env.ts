@@ -1,5 +1,6 @@
 import type { Db } from "./db/client";
 import type { D1Tally } from "./db/counting-d1";
+import type { Claim } from "./idempotency";
 import type { Caller } from "./lib/caller";
 
 /** The Worker's bindings, as declared in wrangler.toml and its secrets. */
@@ -26,6 +27,8 @@ export interface AppEnv {
     requestId: string;
     db: Db;
     caller: Caller;
+    /** Set for a POST with an Idempotency-Key that runs: the request's hold on the key. */
+    idempotency?: Claim;
     /** Set when SERVER_TIMING is on: what this request's statements cost D1. */
     d1Tally?: D1Tally;
   };

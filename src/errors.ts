@@ -10,6 +10,7 @@ type Kind =
   | "not_found"
   | "method_not_allowed"
   | "conflict"
+  | "unprocessable"
   | "payload_too_large"
   | "unsupported_media_type"
   | "throttled"
@@ -24,6 +25,7 @@ const STATUS: Record<Kind, ContentfulStatusCode> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  unprocessable: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   throttled: 429,

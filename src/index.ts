@@ -1,5 +1,7 @@
 import { createApp } from "./app";
+import { createDb } from "./db/client";
 import type { Env } from "./env";
+import { forgetExpiredKeys } from "./idempotency";
 import { consumeDeadLetters, consumeDeliveries, sweepOutbox, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
@@ -13,6 +15,8 @@ export default {
   async scheduled(controller, env, ctx) {
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
     // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
-    ctx.waitUntil(sweepOutbox(env, Date.now(), { restarted: controller.cron === "@restart" }));
+    const now = Date.now();
+    ctx.waitUntil(sweepOutbox(env, now, { restarted: controller.cron === "@restart" }));
+    ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

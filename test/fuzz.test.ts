@@ -73,7 +73,9 @@ describe("fuzzing every operation", () => {
           fc.constant(undefined),
         ),
         fc.constantFrom(undefined, "application/json", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", "garbage"),
-        async (pick, role, params, query, body, contentType) => {
+        // Idempotency keys: none, a few shared ones (so that replays and mismatches happen), or junk.
+        fc.oneof(fc.constant(undefined), fc.constantFrom("k1", "k2", " ", "x".repeat(256)), fc.string({ maxLength: 10 }).map((key) => key.replace(/[^\x20-\x7e]/g, "?"))),
+        async (pick, role, params, query, body, contentType, key) => {
           const op = operations[pick % operations.length]!;
           let n = 0;
           const path = op.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(params[n++ % params.length]!));
@@ -84,7 +86,7 @@ describe("fuzzing every operation", () => {
             body && typeof body === "object"
               ? Object.fromEntries(Object.entries(body).map(([key, value], i) => [key === "__field__" ? (op.fields[i % Math.max(op.fields.length, 1)] ?? key) : key, value]))
               : body;
-          const headers = { ...callers[role], ...(contentType ? { "content-type": contentType } : {}) };
+          const headers = { ...callers[role], ...(contentType ? { "content-type": contentType } : {}), ...(key !== undefined ? { "idempotency-key": key } : {}) };
           const res = await call(op.method, `${path}?${search}`, { body: op.method === "GET" ? undefined : sent, headers, bindings: { RATE_LIMITING: "off" } });
           const where = `${op.method} ${path}?${search} as ${role}: ${res.status} ${JSON.stringify(res.json)?.slice(0, 300)}`;
           expect(res.status, where).toBeLessThan(500);

@@ -1,4 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
+import { toIso } from "../lib/time";
 
 /**
  * Text that carries a stamp taken inside a D1 batch (a payment's `updated`, in its stored detail
@@ -33,4 +34,10 @@ export function isoSql(ms: SQL): SQL {
 /** `text` with every `placeholder` replaced by `stamp`, in SQL. */
 export function replacedSql(text: string, placeholder: string, stamp: SQL): SQL {
   return sql`replace(${text}, ${placeholder}, ${stamp})`;
+}
+
+/** The JSON of `render(stamp)`, as SQL that puts in the batch's stamp (ms) as ISO 8601 text. */
+export function stampedJson(render: (stamp: number) => unknown, stamp: SQL): SQL {
+  const { stamp: placeholder, texts } = placeholderStamp((ms) => [JSON.stringify(render(ms))], toIso);
+  return replacedSql(texts[0]!, toIso(placeholder), isoSql(stamp));
 }

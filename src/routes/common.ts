@@ -7,6 +7,9 @@ import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination"
 import type { ServiceContext } from "../context";
 import { deliveriesQueue } from "../lib/local-faults";
 import type { Page } from "../db/list-page";
+import { SQL } from "drizzle-orm";
+import { answerStatement, noAnswer, type Answer } from "../idempotency";
+import { encrypt } from "../lib/encryption";
 
 /** The context a service verb works in, for this request's caller. */
 export function serviceContext(c: Context<AppEnv>): ServiceContext {
@@ -17,6 +20,22 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     caller,
     queue: deliveriesQueue(c.env),
     keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
+  };
+}
+
+/**
+ * The answer a write verb stores with the request's Idempotency-Key, in its own batch: `status`,
+ * and the body `render` makes from what the verb wrote (JSON of a view, or SQL that makes the JSON
+ * from the batch's rows). `sealed` encrypts a body that carries secrets. Adds nothing without a key.
+ */
+export function keyedAnswer<T>(c: Context<AppEnv>, status: number, render: (value: T) => unknown, { sealed = false } = {}): Answer<T> {
+  const claim = c.get("idempotency");
+  if (!claim) return noAnswer;
+  return async (value, guard) => {
+    const rendered = render(value);
+    const text = rendered instanceof SQL ? rendered : JSON.stringify(rendered);
+    const body = sealed && typeof text === "string" ? await encrypt(c.env.ENCRYPTION_KEY, text) : text;
+    return [answerStatement(c.get("db"), claim, status, body, sealed, guard)];
   };
 }
 

@@ -1,3 +1,4 @@
+import { noAnswer, type Answer } from "../idempotency";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
@@ -22,6 +23,7 @@ const CLASH = "A counterparty with this internal_id and type already exists.";
 export async function createCounterparty(
   { db, accountId }: ServiceContext,
   input: { internal_id: string; type: CounterpartyType; name: string },
+  answer: Answer<Counterparty> = noAnswer,
 ): Promise<Counterparty> {
   const now = Date.now();
   const row: Counterparty = {
@@ -38,6 +40,7 @@ export async function createCounterparty(
       db.insert(counterparties).values(row),
       countOne(db, accountId, countKey("counterparties")),
       countOne(db, accountId, countKey("counterparties", "type", row.type)),
+      ...(await answer(row)),
     ]);
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(CLASH);

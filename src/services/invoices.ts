@@ -1,3 +1,4 @@
+import { noAnswer, type Answer } from "../idempotency";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import type { Db } from "../db/client";
@@ -25,7 +26,7 @@ export interface InvoiceInput {
 
 export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Instant | string[] | undefined>;
 
-export async function createInvoice(ctx: ServiceContext, input: InvoiceInput): Promise<Invoice> {
+export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, answer: Answer<Invoice> = noAnswer): Promise<Invoice> {
   const { db, accountId } = ctx;
   const errors: FieldErrors = {};
   await checkParty(ctx, input.buyer_id, "buyer", "buyer_id", errors);
@@ -47,6 +48,7 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput): P
     db.insert(invoices).values(row),
     countOne(db, accountId, countKey("invoices")),
     countAt(db, accountId, "invoices.created_at", row.createdAt, 1),
+    ...(await answer(row)),
   ]);
   return row;
 }

@@ -1,5 +1,6 @@
-import { and, asc, eq, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { and, asc, eq, exists, isNull, type SQL } from "drizzle-orm";
+import { runBatch, type Db } from "../db/client";
+import { noAnswer, type Answer } from "../idempotency";
 import { inList } from "../db/in-list";
 import { groupBy } from "../lib/group-by";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../db/schema";
@@ -57,7 +58,13 @@ async function withAttempts(db: Db, rows: DeliveryRow[]) {
   return rows.map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
 }
 
-export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string) {
+/** A delivery with its attempts, oldest first. */
+export interface Delivery {
+  delivery: DeliveryRow;
+  attempts: AttemptRow[];
+}
+
+export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string): Promise<Delivery> {
   const [found, attempts] = await db.batch([
     db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
     db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number)),
@@ -71,17 +78,22 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
  * A new attempt now, with the same delivery id and body, and a fresh retry schedule. An attempt
  * in flight meanwhile is still logged, but its outcome no longer decides the delivery's state.
  */
-export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string) {
+export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string, answer: Answer<Delivery> = noAnswer): Promise<Delivery> {
   const { db, accountId, queue } = ctx;
+  const { delivery, attempts } = await getDelivery(ctx, subscriptionId, deliveryId);
   const now = Date.now();
-  const updated = await db
-    .update(webhookDeliveries)
-    .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null, updatedAt: now })
-    .where(ofDelivery(accountId, subscriptionId, deliveryId))
-    .returning({ id: webhookDeliveries.id });
+  const changes = { status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null, updatedAt: now } as const;
+  const after: Delivery = { delivery: { ...delivery, ...changes }, attempts };
+  const ofRow = ofDelivery(accountId, subscriptionId, deliveryId);
+  // The answer is stored only if the delivery was still there to be sent again.
+  const applied = exists(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.claimToken))));
+  const [updated] = (await runBatch(db, [
+    db.update(webhookDeliveries).set(changes).where(ofRow).returning({ id: webhookDeliveries.id }),
+    ...(await answer(after, applied)),
+  ])) as [{ id: string }[]];
   if (updated.length === 0) throw notFound();
   await handOver(db, queue, [deliveryId], true);
-  return getDelivery(ctx, subscriptionId, deliveryId);
+  return after;
 }
 
 function ofDelivery(accountId: string, subscriptionId: string, deliveryId: string) {

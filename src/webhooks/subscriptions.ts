@@ -1,5 +1,6 @@
-import { and, eq, inArray } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { and, eq, exists, inArray } from "drizzle-orm";
+import { runBatch, type Db } from "../db/client";
+import { noAnswer, type Answer } from "../idempotency";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
@@ -83,7 +84,7 @@ function flagColumns(input: Partial<SubscriptionInput>) {
   return out;
 }
 
-export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput): Promise<Subscription> {
+export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
   const { db, caller, keys } = ctx;
   check(input, caller, keys);
   const now = Date.now();
@@ -110,8 +111,9 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     createdAt: now,
     updatedAt: now,
   };
-  await db.insert(webhookSubscriptions).values(row);
-  return { ...row, revealed: { username: input.username, password: input.password, secretText, previousSecretText: null } };
+  const created: Subscription = { ...row, revealed: { username: input.username, password: input.password, secretText, previousSecretText: null } };
+  await runBatch(db, [db.insert(webhookSubscriptions).values(row), ...(await answer(created))]);
+  return created;
 }
 
 export async function getSubscription({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription> {
@@ -174,22 +176,22 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   return reveal(row, keys.encryptionKey);
 }
 
-export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string): Promise<Subscription> {
+export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
   const { db, accountId, keys } = ctx;
   const current = await openSubscription(ctx, id);
   const now = Date.now();
-  const [row] = await db
-    .update(webhookSubscriptions)
-    .set({
-      secret: await encrypt(keys.encryptionKey, newSigningSecret()),
-      previousSecret: current.secret,
-      previousSecretExpiresAt: now + ROTATION_GRACE_MS,
-      updatedAt: now,
-    })
-    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id)))
-    .returning();
-  if (!row) throw notFound();
-  return reveal(row, keys.encryptionKey, now);
+  const secretText = newSigningSecret();
+  const changes = { secret: await encrypt(keys.encryptionKey, secretText), previousSecret: current.secret, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
+  const rotated: Subscription = { ...current, ...changes, revealed: { ...current.revealed, secretText, previousSecretText: current.revealed.secretText } };
+  const ofRow = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
+  // The answer is stored only if the rotation applied (the subscription was not deleted meanwhile).
+  const applied = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(and(ofRow, eq(webhookSubscriptions.secret, changes.secret))));
+  const [updated] = (await runBatch(db, [
+    db.update(webhookSubscriptions).set(changes).where(ofRow).returning({ id: webhookSubscriptions.id }),
+    ...(await answer(rotated, applied)),
+  ])) as [{ id: string }[]];
+  if (updated.length === 0) throw notFound();
+  return rotated;
 }
 
 /** Deletes the subscription with its delivery log; pending deliveries are dropped with it. */

@@ -9,3 +9,4 @@ export * from "./payments";
 export * from "./webhook-deliveries";
 export * from "./webhook-subscriptions";
 export * from "./time-counts";
+export * from "./idempotency-keys";

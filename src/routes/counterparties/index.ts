@@ -19,6 +19,7 @@ import {
   listEnvelope,
   pageRequest,
   serviceContext,
+  keyedAnswer,
 } from "../common";
 import { CounterpartyInput, CounterpartyPatch, CounterpartyQuery, CounterpartySchema, counterpartyView } from "./schemas";
 
@@ -63,7 +64,7 @@ counterpartiesRouter.openapi(
     responses: { 201: jsonResponse(CounterpartySchema, "Created"), ...errorsOf([...BODY_ERRORS, 409], clash) },
   }),
   async (c) => {
-    const row = await createCounterparty(serviceContext(c), c.req.valid("json"));
+    const row = await createCounterparty(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, counterpartyView));
     return c.json(counterpartyView(row), 201);
   },
 );

@@ -1,6 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { createInvoice, getInvoice, listInvoices } from "../../services/invoices";
-import { BODY_ERRORS, createRouter, DETAIL_ERRORS, envelope, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
+import { BODY_ERRORS, createRouter, DETAIL_ERRORS, envelope, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
 import { InvoiceInput, InvoiceQuery, InvoiceSchema, invoiceView } from "./schemas";
 
 const tags = ["invoices"];
@@ -39,7 +39,7 @@ invoicesRouter.openapi(
     request: { body: jsonBody(InvoiceInput) },
     responses: { 201: jsonResponse(InvoiceSchema, "Created"), ...errorsOf([...BODY_ERRORS]) },
   }),
-  async (c) => c.json(invoiceView(await createInvoice(serviceContext(c), c.req.valid("json"))), 201),
+  async (c) => c.json(invoiceView(await createInvoice(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, invoiceView))), 201),
 );
 
 invoicesRouter.openapi(

@@ -15,7 +15,9 @@ import {
   listEnvelope,
   pageRequest,
   serviceContext,
+  keyedAnswer,
 } from "../common";
+import type { SQL } from "drizzle-orm";
 import { PaymentEventInput, PaymentEventSchema, PaymentInput, PaymentQuery, PaymentSchema } from "./schemas";
 
 const tags = ["payments"];
@@ -67,7 +69,7 @@ paymentsRouter.openapi(
       ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...busy }),
     },
   }),
-  async (c) => c.json(await createPayment(serviceContext(c), c.req.valid("json")), 201),
+  async (c) => c.json(await createPayment(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, (detail: SQL) => detail)), 201),
 );
 
 paymentsRouter.openapi(
@@ -105,7 +107,7 @@ paymentsRouter.openapi(
     },
   }),
   async (c) => {
-    const event = await recordPaymentEvent(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
+    const event = await recordPaymentEvent(serviceContext(c), c.req.valid("param").id, c.req.valid("json"), keyedAnswer(c, 201, (body: SQL) => body));
     return c.json(event, 201);
   },
 );

@@ -11,8 +11,9 @@ import {
   listSubscriptions,
   rotateSubscriptionSecret,
   updateSubscription,
+  type Subscription,
 } from "../../webhooks";
-import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus, serviceContext } from "../common";
+import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, type ErrorStatus, serviceContext } from "../common";
 import { DeliveryQuery, DeliverySchema, deliveryView, SubscriptionInput, SubscriptionPatch, SubscriptionSchema, subscriptionView } from "./schemas";
 
 const tags = ["webhooks"];
@@ -25,6 +26,8 @@ const UNREADABLE_409 = { 409: "The subscription's secrets were sealed with anoth
 const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) => errorsOf([...statuses, 500], described);
 
 const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
+/** A subscription's record carries its secret and credentials: its stored idempotent answer is sealed. */
+const SEALED = { sealed: true };
 
 export const webhooksRouter = createRouter();
 
@@ -47,7 +50,7 @@ webhooksRouter.openapi(
     responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS]) },
   }),
   async (c) => {
-    const subscription = await createSubscription(serviceContext(c), c.req.valid("json"));
+    const subscription = await createSubscription(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));
     return c.json(subscriptionView(subscription, origin(c)), 201);
   },
 );
@@ -141,7 +144,7 @@ webhooksRouter.openapi(
     responses: { 200: jsonResponse(SubscriptionSchema, "The subscription with its new secret"), ...webhookErrors([401, 404, 409], UNREADABLE_409) },
   }),
   async (c) => {
-    const subscription = await rotateSubscriptionSecret(serviceContext(c), c.req.valid("param").id);
+    const subscription = await rotateSubscriptionSecret(serviceContext(c), c.req.valid("param").id, keyedAnswer(c, 200, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));
     return c.json(subscriptionView(subscription, origin(c)), 200);
   },
 );
@@ -196,6 +199,6 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const { id, delivery_id } = c.req.valid("param");
-    return c.json(deliveryView(await redeliver(serviceContext(c), id, delivery_id)), 202);
+    return c.json(deliveryView(await redeliver(serviceContext(c), id, delivery_id, keyedAnswer(c, 202, deliveryView))), 202);
   },
 );

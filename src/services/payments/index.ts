@@ -12,6 +12,9 @@ import { applyEvent, newPayment, type CreatePaymentInput, type PaymentEventInput
 import { storedDetail, storedPaymentQuery } from "./reads";
 import { eventView, oldestFirst, type PaymentView } from "./view";
 import { commitPaymentChange } from "./write-fence";
+import { noAnswer, type Answer } from "../../idempotency";
+import { stampedJson } from "../../db/stamped-text";
+import type { SQL } from "drizzle-orm";
 
 export { getPayment, listPayments, type PaymentFilters } from "./reads";
 export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
@@ -23,7 +26,7 @@ const MAX_ATTEMPTS = 40;
  * account's subscribers, one batch writes it with its deliveries (write-fence.ts), then the
  * deliveries go to the queue.
  */
-export async function createPayment(ctx: ServiceContext, input: CreatePaymentInput): Promise<PaymentView> {
+export async function createPayment(ctx: ServiceContext, input: CreatePaymentInput, answer: Answer<SQL> = noAnswer): Promise<PaymentView> {
   const { db, accountId } = ctx;
   const paymentId = newId("pmt");
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -42,7 +45,9 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
     if (claimed[0]) throw conflict(`Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`);
     const { payment, event } = newPayment(accountId, paymentId, input, chosen, { eventId: newId("pev"), writeToken: newToken(), at: 0 });
     try {
-      const written = await commitPaymentChange(db, { next: payment, event, invoices: oldestFirst(chosen) }, subscribers);
+      const written = await commitPaymentChange(db, { next: payment, event, invoices: oldestFirst(chosen) }, subscribers, (written) =>
+        answer(written.detail, written.guard),
+      );
       if (written) {
         await handOver(db, ctx.queue, written.deliveryIds);
         return written.detail;
@@ -61,7 +66,7 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
  * (its stored detail included, so not its history) and the subscribers, one batch writes the change with its deliveries; a write that lost a race
  * with another event on the same payment reads again and retries.
  */
-export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput) {
+export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL> = noAnswer) {
   const { db, accountId } = ctx;
   checkEventInput(input);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -69,7 +74,9 @@ export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string,
     if (!found[0]) throw notFound();
     const { detail, ...payment } = found[0];
     const { next, event } = applyEvent(payment, input, { eventId: newId("pev"), writeToken: newToken(), at: payment.updatedAt });
-    const written = await commitPaymentChange(db, { next, previous: payment, shown: storedDetail({ detail }), event }, subscribers);
+    const written = await commitPaymentChange(db, { next, previous: payment, shown: storedDetail({ detail }), event }, subscribers, (sqlOf) =>
+      answer(stampedJson((ms) => eventView({ ...event, createdAt: ms }), sqlOf.stamp), sqlOf.guard),
+    );
     if (written) {
       await handOver(db, ctx.queue, written.deliveryIds);
       return eventView({ ...event, createdAt: written.stamp });

@@ -20,8 +20,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
-import { isoSql, placeholderStamp, replacedSql } from "../../db/stamped-text";
-import { toIso } from "../../lib/time";
+import { stampedJson } from "../../db/stamped-text";
 import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks";
 import { countKey, countOneIf, uncountOneIf } from "../list-counts";
@@ -50,16 +49,25 @@ export type PaymentChange = {
     }
 );
 
+/** What a write's answer may be made of, as SQL over the batch's rows: the stored detail and the stamp, under the write's guard. */
+export interface WrittenSql {
+  detail: SQL;
+  stamp: SQL;
+  guard: SQL;
+}
+
 /**
- * Writes one payment change with its outbox rows for `subscribers`. Returns the detail as written
- * and the delivery ids to hand to the queue, or null when another write changed the payment
- * first (nothing was written; read again and retry). A new payment whose invoice another payment
- * claimed meanwhile fails on the claim's unique index, and nothing is written either.
+ * Writes one payment change with its outbox rows for `subscribers`, and the statements `also`
+ * makes (a keyed request's answer). Returns the detail as written and the delivery ids to hand
+ * to the queue, or null when another write changed the payment first (nothing was written; read
+ * again and retry). A new payment whose invoice another payment claimed meanwhile fails on the
+ * claim's unique index, and nothing is written either.
  */
 export async function commitPaymentChange(
   db: Db,
   change: PaymentChange,
   subscribers: Subscriber[],
+  also: (written: WrittenSql) => Promise<BatchStatement[]> = async () => [],
 ): Promise<{ detail: PaymentView; stamp: number; deliveryIds: string[] } | null> {
   const { next, previous, event } = change;
   const accountId = next.accountId;
@@ -94,6 +102,7 @@ export async function commitPaymentChange(
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
     ...(change.previous ? eventStatements(db, next, change.previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
     ...outbox.statements,
+    ...(await also({ detail: sql`(select p.detail from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`, stamp, guard: applied })),
   ];
   const [written] = (await runBatch(db, statements)) as [{ updatedAt: number }[], ...unknown[]];
   const row = written[0];
@@ -102,10 +111,9 @@ export async function commitPaymentChange(
 
 /** Stores the detail as written on the payment row, its stamps put in by SQL. */
 function detailStatement(db: Db, next: PaymentRow, stamp: SQL, at: (ms: number) => PaymentView): BatchStatement {
-  const { stamp: placeholder, texts } = placeholderStamp((ms) => [JSON.stringify(at(ms))], toIso);
   return db
     .update(payments)
-    .set({ detail: replacedSql(texts[0]!, toIso(placeholder), isoSql(stamp)) })
+    .set({ detail: stampedJson(at, stamp) })
     .where(and(eq(payments.id, next.id), eq(payments.writeToken, next.writeToken)));
 }
 

@@ -1,0 +1,293 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../src/db/client";
+import { answerStatement, claimKey, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, type Claim } from "../src/idempotency";
+import { sha256Hex } from "../src/lib/crypto";
+import { createPayment } from "../src/services/payments";
+import { deliveriesQueue } from "../src/lib/local-faults";
+import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User } from "./helpers/api";
+import { receivedAt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
+
+const keyed = (user: User, key: string) => ({ ...user.headers, "Idempotency-Key": key });
+
+async function paymentBody(client: User) {
+  const buyer = await makeCounterparty(client, "buyer");
+  const supplier = await makeCounterparty(client, "supplier");
+  const invoice = await makeInvoice(client, buyer.id, supplier.id);
+  return { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" };
+}
+
+const paymentsOf = async (accountId: string) =>
+  (await env.DB.prepare("select id from payments where account_id = ?").bind(accountId).all<{ id: string }>()).results.map((row) => row.id);
+const deliveriesOf = async (paymentId: string) =>
+  (await env.DB.prepare("select count(*) as n from webhook_deliveries where payment_id = ?").bind(paymentId).first<{ n: number }>())!.n;
+
+describe("Idempotency-Key on a payment creation", () => {
+  it("runs the first request once; the same request again gets the stored answer, marked replayed, and nothing runs", async () => {
+    const { account, client } = await makeTenant();
+    const { box } = await subscribeToReceiver(client);
+    const body = await paymentBody(client);
+    const first = await call("POST", "/v2/payments/", { body, headers: keyed(client, "create-1") });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    for (let i = 0; i < 2; i++) {
+      const again = await call("POST", "/v2/payments/", { body, headers: keyed(client, "create-1") });
+      expect(again.status).toBe(201);
+      expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(again.json).toEqual(first.json);
+    }
+    expect(await paymentsOf(account.id)).toEqual([first.json.id]);
+    expect(await deliveriesOf(first.json.id)).toBe(1);
+    await waitFor(() => receivedAt(box), (got) => got.length >= 1);
+    expect((await receivedAt(box)).length).toBe(1);
+  });
+
+  it("answers 422 for the key with another body or another path, and changes nothing", async () => {
+    const { account, client } = await makeTenant();
+    const body = await paymentBody(client);
+    const first = await call("POST", "/v2/payments/", { body, headers: keyed(client, "k") });
+    expect(first.status).toBe(201);
+    const otherBody = await call("POST", "/v2/payments/", { body: { ...body, payment_method: "wire" }, headers: keyed(client, "k") });
+    expect(otherBody.status).toBe(422);
+    expect(otherBody.json).toEqual({ detail: "Idempotency-Key was used with a different request." });
+    const otherPath = await call("POST", "/v1/counterparties/", { body: { internal_id: unique("c"), type: "buyer", name: "B" }, headers: keyed(client, "k") });
+    expect(otherPath.status).toBe(422);
+    expect(await paymentsOf(account.id)).toEqual([first.json.id]);
+    // The path is the same with or without its trailing slash; another user's key is their own.
+    expect((await call("POST", "/v2/payments", { body, headers: keyed(client, "k") })).headers.get("Idempotent-Replayed")).toBe("true");
+    const colleague = await makeUser(account.id, "client");
+    const theirs = await call("POST", "/v2/payments/", { body, headers: keyed(colleague, "k") });
+    expect(theirs.status).toBe(409); // it runs: the invoice already belongs to the first payment
+    expect(theirs.json.detail).toMatch(/already belongs to payment/);
+  });
+
+  it("lets exactly one of 20 concurrent requests with one key run; the others are told it is in progress, or get its answer", async () => {
+    const { account, client } = await makeTenant();
+    const body = await paymentBody(client);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => call("POST", "/v2/payments/", { body, headers: keyed(client, "race") })));
+    const ran = answers.filter((res) => res.status === 201 && res.headers.get("Idempotent-Replayed") === null);
+    expect(ran).toHaveLength(1);
+    for (const res of answers) {
+      if (res.status === 409) expect(res.json).toEqual({ detail: "A request with this Idempotency-Key is in progress." });
+      else expect(res).toMatchObject({ status: 201, json: ran[0]!.json });
+    }
+    expect(await paymentsOf(account.id)).toEqual([ran[0]!.json.id]);
+  });
+
+  it("stores a 4xx answer, but not a 409, so that the client may retry the conflict with the same key", async () => {
+    const { client } = await makeTenant();
+    const body = await paymentBody(client);
+    const invalid = { ...body, payment_method: "cash" };
+    const bad = await call("POST", "/v2/payments/", { body: invalid, headers: keyed(client, "bad") });
+    expect(bad.status).toBe(400);
+    const badAgain = await call("POST", "/v2/payments/", { body: invalid, headers: keyed(client, "bad") });
+    expect(badAgain).toMatchObject({ status: 400, json: bad.json });
+    expect(badAgain.headers.get("Idempotent-Replayed")).toBe("true");
+
+    // The invoice is taken: 409, not kept. Once the other payment fails, the same key runs and succeeds.
+    const holder = await call("POST", "/v2/payments/", { body, headers: client.headers });
+    const clash = await call("POST", "/v2/payments/", { body, headers: keyed(client, "retry") });
+    expect(clash.status).toBe(409);
+    await env.DB.prepare("update payment_invoices set active = 0 where payment_id = ?").bind(holder.json.id).run();
+    const retried = await call("POST", "/v2/payments/", { body, headers: keyed(client, "retry") });
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it("does not keep a 5xx: the same key runs again once the service is well", async () => {
+    const { client } = await makeTenant();
+    const body = { event: "payment.changed", url: "https://hooks.example.com/in", content_type: "application/json", username: "u-hook", password: "p-hook-123" };
+    const broken = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "sub"), bindings: { ENCRYPTION_KEY: undefined } });
+    expect(broken.status).toBe(500);
+    const fixed = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "sub") });
+    expect(fixed.status).toBe(201);
+    expect(fixed.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it.each([[""], ["x".repeat(256)], ["tab\there"]])("refuses the key %j with 400 and runs nothing", async (key) => {
+    const { account, client } = await makeTenant();
+    const body = await paymentBody(client);
+    const headers = new Headers(client.headers);
+    headers.set("Idempotency-Key", key);
+    const res = await call("POST", "/v2/payments/", { body, headers: Object.fromEntries(headers) });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual({ detail: "Idempotency-Key must be 1 to 255 printable ASCII characters." });
+    expect(await paymentsOf(account.id)).toEqual([]);
+  });
+});
+
+describe("Idempotency-Key on every POST", () => {
+  it("replays a counterparty, an invoice and a payment event, each written once", async () => {
+    const { client, processor } = await makeTenant();
+    const cpty = { internal_id: unique("c"), type: "buyer", name: "Acme" };
+    const c1 = await call("POST", "/v1/counterparties/", { body: cpty, headers: keyed(client, "c") });
+    const c2 = await call("POST", "/v1/counterparties/", { body: cpty, headers: keyed(client, "c") });
+    expect([c1.status, c2.status, c2.headers.get("Idempotent-Replayed")]).toEqual([201, 201, "true"]);
+    expect(c2.json).toEqual(c1.json);
+
+    const supplier = await makeCounterparty(client, "supplier");
+    const inv = { invoice_number: unique("INV"), buyer_id: c1.json.id, supplier_id: supplier.id, amount_cents: 500 };
+    const i1 = await call("POST", "/v1/invoices/", { body: inv, headers: keyed(client, "i") });
+    const i2 = await call("POST", "/v1/invoices/", { body: inv, headers: keyed(client, "i") });
+    expect([i1.status, i2.status, i2.json]).toEqual([201, 201, i1.json]);
+    const invoices = await call("GET", `/v1/invoices/?invoice_number=${inv.invoice_number}`, { headers: client.headers });
+    expect(invoices.json.count).toBe(1);
+
+    const { payment } = await makePayment(client);
+    const note = { event_code: "PU05", description: "Check printed", instrument_number: "100234" };
+    const e1 = await call("POST", `/v2/payments/${payment.id}/events/`, { body: note, headers: keyed(processor, "e") });
+    const e2 = await call("POST", `/v2/payments/${payment.id}/events/`, { body: note, headers: keyed(processor, "e") });
+    expect([e1.status, e2.status, e2.headers.get("Idempotent-Replayed")]).toEqual([201, 201, "true"]);
+    expect(e2.json).toEqual(e1.json);
+    const detail = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
+    expect(detail.json.events.map((event: { id: string }) => event.id)).toEqual([payment.events[0].id, e1.json.id]);
+  });
+
+  it("replays a subscription and a secret rotation with the same secret, stored sealed, and rotates once", async () => {
+    const { client } = await makeTenant();
+    const body = { event: "payment.changed", url: "https://hooks.example.com/in", content_type: "application/json", username: "u-hook", password: "p-hook-secret-9" };
+    const s1 = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "s") });
+    const s2 = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "s") });
+    expect([s1.status, s2.status, s2.headers.get("Idempotent-Replayed")]).toEqual([201, 201, "true"]);
+    expect(s2.json).toEqual(s1.json);
+    const list = await call("GET", "/v1/webhooks/", { headers: client.headers });
+    expect(list.json.count).toBe(1);
+
+    const r1 = await call("POST", `/v1/webhooks/${s1.json.id}/rotate-secret/`, { headers: keyed(client, "r") });
+    const r2 = await call("POST", `/v1/webhooks/${s1.json.id}/rotate-secret/`, { headers: keyed(client, "r") });
+    expect([r1.status, r2.status, r2.headers.get("Idempotent-Replayed")]).toEqual([200, 200, "true"]);
+    expect(r2.json).toEqual(r1.json);
+    const now = await call("GET", `/v1/webhooks/${s1.json.id}/`, { headers: client.headers });
+    expect(now.json.secret).toBe(r1.json.secret);
+    expect(now.json.previous_secret ?? s1.json.secret).toBe(s1.json.secret);
+
+    const stored = await env.DB.prepare("select body, sealed from idempotency_keys where key in ('s', 'r')").all<{ body: string; sealed: number }>();
+    expect(stored.results).toHaveLength(2);
+    for (const row of stored.results) {
+      expect(row.sealed).toBe(1);
+      for (const secret of [s1.json.secret, r1.json.secret, "p-hook-secret-9"]) expect(row.body).not.toContain(secret);
+    }
+  });
+
+  it("replays a redelivery without sending it again", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client);
+    await makePayment(client);
+    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+    const log = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers });
+    const deliveryId = log.json.results[0].id;
+    await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
+      (res) => res.json.status === "succeeded",
+    );
+    const path = `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/redeliver/`;
+    const d1 = await call("POST", path, { headers: keyed(client, "d") });
+    const d2 = await call("POST", path, { headers: keyed(client, "d") });
+    expect([d1.status, d2.status, d2.headers.get("Idempotent-Replayed")]).toEqual([202, 202, "true"]);
+    expect(d2.json).toEqual(d1.json);
+    await waitFor(() => receivedAt(box), (got) => got.length >= 2);
+    const settled = await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
+      (res) => res.json.status === "succeeded" && res.json.attempts.length === 2,
+    );
+    expect(settled.json.attempts).toHaveLength(2);
+    expect((await receivedAt(box)).length).toBe(2);
+  });
+});
+
+describe("a key and its write", () => {
+  async function heldKey(accountId: string, username: string, key: string, body: unknown) {
+    const db = createDb(env.DB);
+    const claim: Claim = { accountId, username, key, token: crypto.randomUUID(), answeredInBatch: false };
+    const hash = await sha256Hex(`POST /v2/payments\n${JSON.stringify(body)}`);
+    await claimKey(db, claim, hash, Date.now());
+    return { db, claim };
+  }
+  const context = (db: ReturnType<typeof createDb>, accountId: string, client: User) => ({
+    db,
+    accountId,
+    caller: { username: client.username, accountId, role: "client" as const, password: client.password },
+    queue: deliveriesQueue(env),
+    keys: { encryptionKey: env.ENCRYPTION_KEY, allowLocalUrls: true },
+  });
+
+  it("commit together: a write that ran but never answered (a crash after its batch) is replayed, not run again", async () => {
+    const { account, client } = await makeTenant();
+    const body = await paymentBody(client);
+    const { db, claim } = await heldKey(account.id, client.username, "crash", body);
+    const written = await createPayment(context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]);
+    // The request died here, before it answered. The client retries after the lock lapses... or at once:
+    const retry = await call("POST", "/v2/payments/", { body, headers: keyed(client, "crash") });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.json).toEqual(written);
+    expect(await paymentsOf(account.id)).toEqual([written.id]);
+  });
+
+  it("fail together: a write whose key another request took over writes nothing", async () => {
+    const { account, client } = await makeTenant();
+    await subscribeToReceiver(client);
+    const body = await paymentBody(client);
+    const { db, claim } = await heldKey(account.id, client.username, "lapsed", body);
+    // Its lock lapsed and the same request took the key over.
+    await env.DB.prepare("update idempotency_keys set token = 'the-other-request' where key = 'lapsed' and account_id = ?").bind(account.id).run();
+    const error = await createPayment(context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]).catch((e) => e);
+    expect(isKeyLost(error)).toBe(true);
+    expect(await paymentsOf(account.id)).toEqual([]);
+    const outbox = await env.DB.prepare("select count(*) as n from webhook_deliveries where account_id = ?").bind(account.id).first<{ n: number }>();
+    expect(outbox!.n).toBe(0);
+    const row = await env.DB.prepare("select status from idempotency_keys where key = 'lapsed' and account_id = ?").bind(account.id).first<{ status: number | null }>();
+    expect(row!.status).toBeNull();
+  });
+
+  it("a crashed run's key is taken over by the same request once its lock lapses, and the request runs", async () => {
+    const { account, client } = await makeTenant();
+    const body = await paymentBody(client);
+    await heldKey(account.id, client.username, "stuck", body);
+    const busy = await call("POST", "/v2/payments/", { body, headers: keyed(client, "stuck") });
+    expect(busy).toMatchObject({ status: 409, json: { detail: "A request with this Idempotency-Key is in progress." } });
+    await env.DB.prepare("update idempotency_keys set locked_until = ? where key = 'stuck' and account_id = ?").bind(Date.now() - 1, account.id).run();
+    const ran = await call("POST", "/v2/payments/", { body, headers: keyed(client, "stuck") });
+    expect(ran.status).toBe(201);
+    expect(ran.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+});
+
+describe("expiry", () => {
+  it("forgets a key after 24 hours: the request runs again, and the cron trigger deletes old keys", async () => {
+    const { account, client } = await makeTenant();
+    const cpty = { internal_id: unique("c"), type: "buyer", name: "Acme" };
+    const first = await call("POST", "/v1/counterparties/", { body: cpty, headers: keyed(client, "old") });
+    expect(first.status).toBe(201);
+    const dayAgo = Date.now() - KEY_TTL_MS - 1000;
+    await env.DB.prepare("update idempotency_keys set created_at = ? where key = 'old' and account_id = ?").bind(dayAgo, account.id).run();
+    const again = await call("POST", "/v1/counterparties/", { body: cpty, headers: keyed(client, "old") });
+    expect(again.status).toBe(409); // it ran again: the internal_id is taken by the first
+    expect(again.headers.get("Idempotent-Replayed")).toBeNull();
+
+    await call("POST", "/v1/counterparties/", { body: { ...cpty, internal_id: unique("c") }, headers: keyed(client, "older") });
+    await env.DB.prepare("update idempotency_keys set created_at = ? where key = 'older' and account_id = ?").bind(dayAgo, account.id).run();
+    expect(await forgetExpiredKeys(createDb(env.DB), Date.now())).toBeGreaterThanOrEqual(1);
+    const left = await env.DB.prepare("select key from idempotency_keys where account_id = ?").bind(account.id).all<{ key: string }>();
+    expect(left.results.map((row) => row.key)).not.toContain("older");
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("describes the key, the replay header, 409 and 422 on every POST of the API, and on nothing else", async () => {
+    const doc = (await call("GET", "/openapi.json")).json;
+    const posts = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ path, method, op })),
+    );
+    const keyed = posts.filter(({ op }) => (op.parameters ?? []).some((p: { name: string; in: string }) => p.in === "header" && p.name === "Idempotency-Key"));
+    const apiPosts = posts.filter(({ path, method }) => method === "post" && /^\/v[12]\//.test(path));
+    expect(apiPosts.length).toBeGreaterThanOrEqual(7);
+    expect(keyed.map(({ path, method }) => `${method} ${path}`).sort()).toEqual(apiPosts.map(({ path, method }) => `${method} ${path}`).sort());
+    for (const { op } of apiPosts) {
+      expect(op.responses["422"].description).toContain("Idempotency-Key was used with a different request.");
+      expect(op.responses["409"].description).toContain("A request with this Idempotency-Key is in progress.");
+      const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"))![1] as { headers: Record<string, unknown> };
+      expect(success.headers).toHaveProperty("Idempotent-Replayed");
+    }
+  });
+});
