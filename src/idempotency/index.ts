@@ -2,6 +2,6 @@
  * Idempotency keys (contract 9.1): a POST with an `Idempotency-Key` runs once; its answer is
  * stored with the key and replayed to later requests with the same key (middleware/idempotency.ts).
  */
-export { HEADER, KEY_TTL_MS, LOCK_MS, MESSAGES, REPLAYED_HEADER, decide, keyProblem, storable } from "./decision";
+export { HEADER, KEY_TTL_MS, LOCK_MS, MESSAGES, REPLAYED_HEADER, decide, keyProblem, storable, type Decision, type KeyRow } from "./decision";
 export { answerStatement, claimKey, forgetExpiredKeys, isKeyLost, settle, type Claim } from "./store";
 export { noAnswer, type Answer } from "./answer";

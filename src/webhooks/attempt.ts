@@ -23,13 +23,19 @@ export interface AttemptResult {
   error: string | null;
   excerpt: string | null;
   retryAfter: string | null;
+  /** The request headers sent, its authorization masked; null when nothing was sent. */
+  headers: Record<string, string> | null;
 }
+
+/** How the delivery log shows the Basic credentials an attempt sent. */
+export const MASKED_AUTHORIZATION = "Basic ********";
 
 /** One signed POST with the 15 s limit. Never throws: a failure is in the result. */
 export async function attemptDelivery(request: AttemptRequest, fetcher: typeof fetch = fetch): Promise<AttemptResult> {
   const startedAt = Date.now();
   const timestamp = Math.floor(startedAt / 1000);
   const started = performance.now();
+  let sent: Record<string, string> | null = null;
   try {
     const headers = {
       authorization: `Basic ${btoa(`${request.username}:${request.password}`)}`,
@@ -40,6 +46,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       "user-agent": USER_AGENT,
       ...(await signatureHeaders(request.secrets, request.deliveryId, timestamp, request.body)),
     };
+    sent = { ...headers, authorization: MASKED_AUTHORIZATION };
     const response = await fetcher(request.url, {
       method: "POST",
       headers,
@@ -55,6 +62,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       error: response.ok ? null : `HTTP ${response.status}`,
       excerpt: redacted(text, secretsOf(request, headers.authorization)).slice(0, EXCERPT_CHARS),
       retryAfter: response.headers.get("retry-after"),
+      headers: sent,
     };
   } catch (error) {
     const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
@@ -65,6 +73,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       error: timedOut ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Network error: ${redacted(String((error as Error)?.message ?? error), secretsOf(request))}`,
       excerpt: null,
       retryAfter: null,
+      headers: sent,
     };
   }
 }

@@ -46,7 +46,7 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
       )
       .returning(),
     db.insert(webhookAttempts).select(
-      sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0 from ${webhookDeliveries} d
+      sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0, null from ${webhookDeliveries} d
           where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token}
             and exists (select 1 from ${webhookSubscriptions} s where s.id = d.subscription_id and s.is_active = 1)`,
     ),

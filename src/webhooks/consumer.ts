@@ -120,7 +120,7 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
   const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now);
   const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
   const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
-  if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null };
+  if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null, headers: null };
   return attemptDelivery({
     url: subscription.url,
     body: delivery.body,

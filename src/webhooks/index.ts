@@ -14,7 +14,10 @@ export {
   type Subscription,
   type SubscriptionInput,
 } from "./subscriptions";
-export { getDelivery, listDeliveries, redeliver, type AttemptRow, type DeliveryRow } from "./deliveries";
+export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./deliveries";
+export { sendTestDelivery } from "./test-delivery";
+export { MAX_RECOVERED, recoverDeliveries } from "./recover";
+export { subscriptionStats, WINDOWS, type StatsWindow } from "./stats";
 export { handOver, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox";
 export type { PaymentSnapshot } from "./payload";
 export type { DeliveryMessage } from "./message";

@@ -41,29 +41,41 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
   };
   const textOf = (stamp: number, i: number) => stampText(stamp, subscribers[i]!.contentType);
   const { stamp: placeholder, texts: bodies } = placeholderStamp(bodiesAt, textOf);
-  const rows = subscribers.map((subscriber, i) => {
-    return {
-      id: crypto.randomUUID(),
+  const rows = subscribers.map((subscriber, i) =>
+    newDelivery({
       subscriptionId: subscriber.id,
       accountId: change.accountId,
       paymentId: change.paymentId,
       body: replacedSql(bodies[i]!, textOf(placeholder, i), stampSql(change.stamp, subscriber.contentType)),
       contentType: subscriber.contentType,
-      status: "pending" as const,
-      attempts: 0,
-      nextAttemptAt: now,
-      scheduleStartedAt: null,
-      // Taken as handed over at the commit; handOver clears it if the send fails, and the sweeper
-      // re-sends a row whose message never ran either way.
-      enqueuedAt: now,
-      claimedUntil: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-  });
+      now,
+    }),
+  );
   return {
     statements: rows.map((row) => guardedInsert(db, webhookDeliveries, row, change.guard)),
     deliveryIds: rows.map((row) => row.id),
+  };
+}
+
+/**
+ * A new delivery's row, due now. It is taken as handed over at the commit: handOver clears that
+ * if the send fails, and the sweeper re-sends a row whose message never ran either way.
+ */
+export function newDelivery<Body extends string | SQL>(fields: { subscriptionId: string; accountId: string; paymentId: string; body: Body; contentType: WebhookContentType; now: number; test?: boolean }) {
+  const { now, test = false, ...rest } = fields;
+  return {
+    id: crypto.randomUUID(),
+    ...rest,
+    status: "pending" as const,
+    attempts: 0,
+    nextAttemptAt: now,
+    scheduleStartedAt: null,
+    enqueuedAt: now,
+    claimedUntil: null,
+    claimToken: null,
+    test,
+    createdAt: now,
+    updatedAt: now,
   };
 }
 

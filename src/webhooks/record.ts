@@ -7,6 +7,13 @@ import type { DeliveryMessage } from "./message";
 import { handOver } from "./outbox";
 import type { Outcome } from "./outcome";
 import { queueDelay } from "./retry-schedule";
+import { statsRows, statsStatements } from "./stats";
+
+/** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
+function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
+  const starts = attempted.filter(({ delivery, outcome }) => delivery.subscriptionId === subscriptionId && outcome.status === "succeeded").map(({ result }) => result.startedAt);
+  return starts.length > 0 ? Math.max(...starts) : null;
+}
 
 export interface Attempted {
   delivery: DeliveryRow;
@@ -41,6 +48,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         responseStatus: result.responseStatus,
         error: result.error,
         excerpt: result.excerpt,
+        headers: result.headers === null ? null : JSON.stringify(result.headers),
         status: outcome.status,
         scheduleStartedAt: outcome.scheduleStartedAt,
         nextAttemptAt: outcome.retryInSeconds === null ? null : Math.round(end + outcome.retryInSeconds * 1000),
@@ -63,9 +71,10 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         responseStatus: sql`${v("responseStatus")}`,
         error: sql`${v("error")}`,
         responseExcerpt: sql`${v("excerpt")}`,
+        headers: sql`${v("headers")}`,
         ended: 1,
       })
-      .from(valuesTable("id", "number", "startedAt", "durationMs", "responseStatus", "error", "excerpt"))
+      .from(valuesTable("id", "number", "startedAt", "durationMs", "responseStatus", "error", "excerpt", "headers"))
       .where(and(eq(webhookAttempts.deliveryId, sql`${v("id")}`), eq(webhookAttempts.number, sql`${v("number")}`))),
     db
       .update(webhookDeliveries)
@@ -81,11 +90,22 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       .from(valuesTable("id", "claimToken", "status", "scheduleStartedAt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
       .where(and(eq(webhookDeliveries.id, sql`${v("id")}`), eq(webhookDeliveries.claimToken, sql`${v("claimToken")}`)))
       .returning({ id: webhookDeliveries.id }),
-    ...[...latest.values()].map(({ delivery, result, outcome }) =>
-      db
+    ...[...latest.values()].map(({ delivery, result, outcome }) => {
+      const lastSuccess = lastSuccessOf(attempted, delivery.subscriptionId);
+      return db
         .update(webhookSubscriptions)
-        .set({ failingSince: outcome.failingSince, ...(outcome.deactivate ? { isActive: false, updatedAt: result.startedAt + result.durationMs } : {}) })
-        .where(eq(webhookSubscriptions.id, delivery.subscriptionId)),
+        .set({
+          failingSince: outcome.failingSince,
+          lastAttemptAt: sql`max(coalesce(${webhookSubscriptions.lastAttemptAt}, 0), ${result.startedAt})`,
+          ...(lastSuccess !== null ? { lastSuccessAt: sql`max(coalesce(${webhookSubscriptions.lastSuccessAt}, 0), ${lastSuccess})` } : {}),
+          ...(outcome.deactivate ? { isActive: false, updatedAt: result.startedAt + result.durationMs } : {}),
+        })
+        .where(eq(webhookSubscriptions.id, delivery.subscriptionId));
+    }),
+    // The subscriptions' health buckets (stats.ts).
+    ...statsStatements(
+      db,
+      statsRows(attempted.map(({ delivery, result, outcome }) => ({ subscriptionId: delivery.subscriptionId, startedAt: result.startedAt, durationMs: result.durationMs, status: outcome.status }))),
     ),
   ];
   const [, applied] = (await runBatch(db, statements)) as [unknown, { id: string }[]];

@@ -1,7 +1,7 @@
 import { and, eq, exists, inArray } from "drizzle-orm";
 import { runBatch, type Db } from "../db/client";
 import { noAnswer, type Answer } from "../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
+import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
 import { decrypt, encrypt } from "../lib/encryption";
@@ -108,6 +108,8 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     allPaymentDetails: input.all_payment_details,
     isActive: input.is_active ?? true,
     failingSince: null,
+    lastAttemptAt: null,
+    lastSuccessAt: null,
     createdAt: now,
     updatedAt: now,
   };
@@ -203,6 +205,7 @@ export async function deleteSubscription({ db, accountId }: ServiceContext, id: 
   await db.batch([
     db.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveries)),
     db.delete(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, id)),
+    db.delete(webhookStats).where(eq(webhookStats.subscriptionId, id)),
     db.delete(webhookSubscriptions).where(scoped),
   ]);
 }

@@ -10,3 +10,4 @@ export * from "./webhook-deliveries";
 export * from "./webhook-subscriptions";
 export * from "./time-counts";
 export * from "./idempotency-keys";
+export * from "./webhook-stats";

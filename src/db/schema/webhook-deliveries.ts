@@ -30,6 +30,8 @@ export const webhookDeliveries = sqliteTable(
     // Which claim holds it: an attempt's outcome is recorded on the row only under its own claim,
     // so a redelivery asked for mid-attempt is not swallowed by that attempt's success.
     claimToken: text("claim_token"),
+    // A test delivery (POST /v1/webhooks/{id}/test/): sent like any other, marked in the log.
+    test: integer("test", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -53,6 +55,8 @@ export const webhookAttempts = sqliteTable(
     // 0 from the claim until the attempt's outcome is recorded: a worker that dies mid-attempt
     // leaves the attempt in the log, marked as never answered, rather than losing it.
     ended: integer("ended").notNull().default(1),
+    // The request headers the attempt sent (JSON), its authorization masked; null before it is recorded.
+    headers: text("headers"),
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.number] })],
 );

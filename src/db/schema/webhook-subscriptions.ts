@@ -28,6 +28,9 @@ export const webhookSubscriptions = sqliteTable(
     isActive: integer("is_active", { mode: "boolean" }).notNull(),
     // Start of the current run of failed attempts with no success; null while healthy.
     failingSince: integer("failing_since"),
+    // The subscription's latest attempt and latest successful one, kept as attempts are recorded.
+    lastAttemptAt: integer("last_attempt_at"),
+    lastSuccessAt: integer("last_success_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -1,6 +1,4 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../env";
 import { requireEncryptionKey } from "../../lib/encryption";
 import { pagingParams } from "../../lib/filters";
 import { getDelivery, listDeliveries, redeliver } from "../../webhooks";
@@ -13,21 +11,10 @@ import {
   updateSubscription,
   type Subscription,
 } from "../../webhooks";
-import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, type ErrorStatus, serviceContext } from "../common";
+import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, serviceContext } from "../common";
+import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
+import { registerRecoveryRoutes } from "./recovery";
 import { DeliveryQuery, DeliverySchema, deliveryView, SubscriptionInput, SubscriptionPatch, SubscriptionSchema, subscriptionView } from "./schemas";
-
-const tags = ["webhooks"];
-const security = [{ basicAuth: [] }];
-const idParam = (name: string, description: string, example: string) => z.string().openapi({ param: { name, in: "path", description }, example });
-const Params = z.object({ id: idParam("id", "The subscription's id.", "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f") });
-const DeliveryParams = Params.extend({ delivery_id: idParam("delivery_id", "The delivery's id.", "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60") });
-const UNREADABLE_409 = { 409: "The subscription's secrets were sealed with another ENCRYPTION_KEY (`secrets_readable` is false); restore the key or delete it" };
-/** Every webhook route needs ENCRYPTION_KEY, so each can answer 500 "Service is not configured.". */
-const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) => errorsOf([...statuses, 500], described);
-
-const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
-/** A subscription's record carries its secret and credentials: its stored idempotent answer is sealed. */
-const SEALED = { sealed: true };
 
 export const webhooksRouter = createRouter();
 
@@ -202,3 +189,5 @@ webhooksRouter.openapi(
     return c.json(deliveryView(await redeliver(serviceContext(c), id, delivery_id, keyedAnswer(c, 202, deliveryView))), 202);
   },
 );
+
+registerRecoveryRoutes(webhooksRouter);

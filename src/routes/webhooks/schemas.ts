@@ -114,6 +114,14 @@ export const DeliverySchema = z
     created: timestamp("When the change was made."),
     updated: timestamp("When it last changed."),
     next_attempt_at: timestamp("When the next attempt is due; null once it has ended.").nullable(),
+    test: z.boolean().openapi({ description: "A test delivery (POST /v1/webhooks/{id}/test/), sent like any other.", example: false }),
+    headers: z
+      .record(z.string(), z.string())
+      .nullable()
+      .openapi({
+        description: "The request headers its last recorded attempt sent, `authorization` masked; null before any attempt is recorded.",
+        example: { authorization: "Basic ********", "content-type": "application/json", "hook-event": "payment.changed", "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" },
+      }),
   })
   .openapi("WebhookDelivery");
 
@@ -147,6 +155,12 @@ export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: 
   return running ? "in progress" : "interrupted: the worker stopped before the answer was recorded; the receiver may have received it";
 }
 
+/** The headers of the latest attempt that recorded them. Pure. */
+function lastHeaders(attempts: AttemptRow[]): Record<string, string> | null {
+  const last = attempts.findLast((attempt) => attempt.headers !== null);
+  return last ? (JSON.parse(last.headers!) as Record<string, string>) : null;
+}
+
 export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
   return {
     id: delivery.id,
@@ -163,5 +177,7 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
     created: toIso(delivery.createdAt),
     updated: toIso(delivery.updatedAt),
     next_attempt_at: delivery.nextAttemptAt === null ? null : toIso(delivery.nextAttemptAt),
+    test: delivery.test,
+    headers: lastHeaders(attempts),
   };
 }

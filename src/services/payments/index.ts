@@ -16,7 +16,7 @@ import { noAnswer, type Answer } from "../../idempotency";
 import { stampedJson } from "../../db/stamped-text";
 import type { SQL } from "drizzle-orm";
 
-export { getPayment, listPayments, type PaymentFilters } from "./reads";
+export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
 export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
 
 const MAX_ATTEMPTS = 40;

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { payments, type PaymentStatus } from "../../db/schema";
@@ -28,6 +28,12 @@ export async function getPayment({ db, accountId }: ServiceContext, paymentId: s
 export function storedDetail(row: { detail: string | null }): PaymentView {
   if (row.detail === null) throw new Error("a payment row without its stored detail");
   return JSON.parse(row.detail) as PaymentView;
+}
+
+/** The account's most recent payment (by created), as its detail; null when it has none. */
+export async function latestPayment({ db, accountId }: ServiceContext): Promise<PaymentView | null> {
+  const [row] = await db.select({ detail: payments.detail }).from(payments).where(inAccount(payments, accountId)).orderBy(desc(payments.createdAt), desc(payments.id)).limit(1);
+  return row ? storedDetail(row) : null;
 }
 
 export interface PaymentFilters {

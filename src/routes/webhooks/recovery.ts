@@ -1,0 +1,123 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { SQL } from "drizzle-orm";
+import type { AppEnv } from "../../env";
+import { parseInstant } from "../../lib/time";
+import { latestPayment } from "../../services/payments";
+import { MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
+import { BODY_ERRORS, jsonBody, jsonResponse, keyedAnswer, serviceContext } from "../common";
+import { DeliverySchema, deliveryView } from "./schemas";
+import { Params, security, tags, webhookErrors } from "./shared";
+
+const PAUSED_409 = { 409: "The subscription is paused (`is_active` is false): resume it first" };
+
+const timestamp = (description: string) =>
+  z
+    .string()
+    .min(1)
+    // Blank is min(1)'s message alone, as Django REST framework words it.
+    .refine((text) => text === "" || parseInstant(text) !== null, { error: "Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z." })
+    .openapi({ description, example: "2026-11-20T00:00:00Z" });
+
+const RecoverInput = z
+  .object({
+    since: timestamp("Recover the failed deliveries created at or after this instant."),
+    until: timestamp("…and at or before this one; defaults to now. The window spans at most 14 days.").optional(),
+  })
+  .openapi("WebhookRecoverInput");
+
+const Recovered = z
+  .object({ recovered: z.int().openapi({ description: `How many failed deliveries went back to pending (at most ${MAX_RECOVERED.toLocaleString("en")} a call; call again for more).`, example: 42 }) })
+  .openapi("WebhookRecovered");
+
+const time = (description: string) => z.string().nullable().openapi({ description, example: "2026-11-22T10:00:00.000Z" });
+const Stats = z
+  .object({
+    window: z.enum(Object.keys(WINDOWS) as [StatsWindow, ...StatsWindow[]]).openapi({ example: "24h" }),
+    attempts: z.int().openapi({ description: "Attempts made in the window.", example: 120 }),
+    succeeded: z.int().openapi({ description: "…that succeeded.", example: 114 }),
+    failed: z.int().openapi({ description: "…that failed and ended their delivery (retries ran out, or a 410).", example: 1 }),
+    pending: z.int().openapi({ description: "…that failed and left their delivery pending, to be retried.", example: 5 }),
+    success_rate: z.number().nullable().openapi({ description: "succeeded / attempts, or null without attempts.", example: 0.95 }),
+    p50_duration_ms: z.int().nullable().openapi({ description: "Median attempt duration, from a histogram (interpolated in its bin); null without attempts.", example: 38 }),
+    p95_duration_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 240 }),
+    last_attempt_at: time("When the latest attempt started, whatever the window; null if none."),
+    last_success_at: time("When the latest successful attempt started; null if none."),
+    failing_since: time("Since when every attempt has failed; null while healthy."),
+    is_active: z.boolean().openapi({ example: true }),
+  })
+  .openapi("WebhookStats");
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Test deliveries, recovery of failed deliveries over a window, and health (contract 9.2). */
+export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
+  router.openapi(
+    createRoute({
+      method: "post",
+      path: "/{id}/test",
+      operationId: "testWebhook",
+      summary: "Send a test delivery",
+      description:
+        "A `payment.changed` delivery built as for the account's most recent payment (or an example payment `pmt_test` when it has none), shaped by the subscription's flags and content type, with `\"test\": true` added. Signed, retried and logged like any other; `test` is true in the log.",
+      tags,
+      security,
+      request: { params: Params },
+      responses: { 202: jsonResponse(DeliverySchema, "The test delivery, queued"), ...webhookErrors([401, 404, 409], PAUSED_409) },
+    }),
+    async (c) => {
+      const ctx = serviceContext(c);
+      const delivery = await sendTestDelivery(ctx, c.req.valid("param").id, await latestPayment(ctx), keyedAnswer(c, 202, deliveryView));
+      return c.json(deliveryView(delivery), 202);
+    },
+  );
+
+  router.openapi(
+    createRoute({
+      method: "post",
+      path: "/{id}/recover",
+      operationId: "recoverWebhookDeliveries",
+      summary: "Send failed deliveries again",
+      description: `Every \`failed\` delivery of the subscription created in [since, until] goes back to \`pending\` with the same id and body and a fresh retry schedule, oldest first, at most ${MAX_RECOVERED.toLocaleString("en")} a call.`,
+      tags,
+      security,
+      request: { params: Params, body: jsonBody(RecoverInput) },
+      responses: { 202: jsonResponse(Recovered, "How many were recovered"), ...webhookErrors([...BODY_ERRORS, 404, 409], PAUSED_409) },
+    }),
+    async (c) => {
+      const { since, until } = c.req.valid("json");
+      const start = parseInstant(since)!;
+      const window = { since: start.ms + (start.subMs ? 1 : 0), until: until ? parseInstant(until)!.ms : Date.now() };
+      const result = await recoverDeliveries(serviceContext(c), c.req.valid("param").id, window, keyedAnswer(c, 202, (body: SQL) => body));
+      return c.json(result, 202);
+    },
+  );
+
+  router.openapi(
+    createRoute({
+      method: "get",
+      path: "/{id}/stats",
+      operationId: "getWebhookStats",
+      summary: "A subscription's health",
+      description:
+        "Its attempts over the window, by the state they left their delivery in, with the success rate and duration percentiles. Counted as attempts are recorded, in 5-minute buckets (the window covers the bucket it starts in), so reading it costs the same at any history size.",
+      tags,
+      security,
+      request: { params: Params, query: z.object({ window: z.enum(Object.keys(WINDOWS) as [StatsWindow, ...StatsWindow[]]).default("24h").openapi({ description: "1h, 24h (the default) or 7d.", example: "24h" }) }) },
+      responses: { 200: jsonResponse(Stats, "The subscription's health"), ...webhookErrors([400, 401, 404]) },
+    }),
+    async (c) => {
+      const stats = await subscriptionStats(serviceContext(c), c.req.valid("param").id, c.req.valid("query").window);
+      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, ...counts } = stats;
+      return c.json(
+        {
+          ...counts,
+          last_attempt_at: iso(lastAttemptAt),
+          last_success_at: iso(lastSuccessAt),
+          failing_since: iso(failingSince),
+          is_active: isActive,
+        },
+        200,
+      );
+    },
+  );
+}

@@ -1,0 +1,55 @@
+import { and, between, eq, inArray, sql } from "drizzle-orm";
+import { runBatch } from "../db/client";
+import { webhookDeliveries } from "../db/schema";
+import { inAccount } from "../db/scope";
+import { invalid } from "../errors";
+import { noAnswer, type Answer } from "../idempotency";
+import type { ServiceContext } from "../context";
+import { handOver } from "./outbox";
+import { activeSubscription } from "./test-delivery";
+
+export const MAX_RECOVERED = 10_000;
+export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
+
+/** Why a recovery window is refused, as field errors, or null. Pure. */
+export function windowProblem(since: number, until: number): Record<string, string[]> | null {
+  if (until < since) return { until: ["Ensure until is not before since."] };
+  if (until - since > MAX_WINDOW_MS) return { since: ["Ensure the window from since to until spans at most 14 days."] };
+  return null;
+}
+
+/**
+ * Sends the subscription's failed deliveries created in [since, until] again (Svix's recover):
+ * each goes back to `pending` with the same id and body and a fresh retry schedule, oldest first,
+ * at most MAX_RECOVERED a call (call again for the rest: the recovered ones are no longer failed).
+ * The answer `{recovered: n}` is stored in the same batch, counted by SQL.
+ */
+export async function recoverDeliveries(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  window: { since: number; until: number },
+  answer: Answer<ReturnType<typeof sql>> = noAnswer,
+): Promise<{ recovered: number }> {
+  const { db, accountId, queue } = ctx;
+  const problem = windowProblem(window.since, window.until);
+  if (problem) throw invalid(problem);
+  await activeSubscription(db, accountId, subscriptionId);
+  const now = Date.now();
+  const failed = db
+    .select({ id: webhookDeliveries.id })
+    .from(webhookDeliveries)
+    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.status, "failed"), between(webhookDeliveries.createdAt, window.since, window.until)))
+    .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
+    .limit(MAX_RECOVERED);
+  const [recovered] = (await runBatch(db, [
+    db
+      .update(webhookDeliveries)
+      .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: now, claimedUntil: null, claimToken: null, updatedAt: now })
+      .where(and(inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
+      .returning({ id: webhookDeliveries.id }),
+    // changes(): the rows the update just changed, in this batch.
+    ...(await answer(sql`json_object('recovered', changes())`)),
+  ])) as [{ id: string }[]];
+  await handOver(db, queue, recovered.map((row) => row.id));
+  return { recovered: recovered.length };
+}

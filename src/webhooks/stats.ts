@@ -1,0 +1,164 @@
+/**
+ * Subscription health (contract 9.2): attempts are counted as they are recorded, per subscription
+ * and 5-minute bucket, with their durations as counts per bin; a window's stats read its buckets
+ * (at most 2,016 rows for 7 days) whatever the subscription's history.
+ */
+import { and, eq, exists, gte, sql } from "drizzle-orm";
+import type { BatchStatement, Db } from "../db/client";
+import { webhookStats, webhookSubscriptions } from "../db/schema";
+import { inAccount } from "../db/scope";
+import { notFound } from "../errors";
+import type { ServiceContext } from "../context";
+
+export const BUCKET_MS = 5 * 60 * 1000;
+
+/** The upper bound (ms) of each duration bin; the last is the attempt timeout, and holds everything longer. */
+export const DURATION_BINS_MS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 15000] as const;
+
+export const WINDOWS = { "1h": 3600 * 1000, "24h": 24 * 3600 * 1000, "7d": 7 * 24 * 3600 * 1000 } as const;
+export type StatsWindow = keyof typeof WINDOWS;
+
+/** One recorded attempt, as the stats count it. */
+export interface CountedAttempt {
+  subscriptionId: string;
+  startedAt: number;
+  durationMs: number;
+  /** The state the attempt left its delivery in. */
+  status: "succeeded" | "pending" | "failed";
+}
+
+export interface StatsRow {
+  subscriptionId: string;
+  bucketStart: number;
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  pending: number;
+  bins: number[];
+}
+
+/** The bin of a duration. Pure. */
+export function binOf(durationMs: number): number {
+  const index = DURATION_BINS_MS.findIndex((bound) => durationMs <= bound);
+  return index === -1 ? DURATION_BINS_MS.length - 1 : index;
+}
+
+/** Attempts summed per subscription and bucket. Pure. */
+export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
+  const rows = new Map<string, StatsRow>();
+  for (const attempt of attempts) {
+    const bucketStart = attempt.startedAt - (attempt.startedAt % BUCKET_MS);
+    const key = `${attempt.subscriptionId} ${bucketStart}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = { subscriptionId: attempt.subscriptionId, bucketStart, attempts: 0, succeeded: 0, failed: 0, pending: 0, bins: DURATION_BINS_MS.map(() => 0) };
+      rows.set(key, row);
+    }
+    row.attempts++;
+    row[attempt.status]++;
+    row.bins[binOf(attempt.durationMs)]!++;
+  }
+  return [...rows.values()];
+}
+
+const binColumns = [webhookStats.h0, webhookStats.h1, webhookStats.h2, webhookStats.h3, webhookStats.h4, webhookStats.h5, webhookStats.h6, webhookStats.h7, webhookStats.h8, webhookStats.h9, webhookStats.h10];
+const binKeys = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h10"] as const;
+
+/** The statements that add `rows` to the stored buckets. */
+export function statsStatements(db: Db, rows: StatsRow[]): BatchStatement[] {
+  const added = (column: { name: string }) => sql`${sql.identifier(column.name)} + excluded.${sql.identifier(column.name)}`;
+  return rows.map((row) =>
+    db
+      .insert(webhookStats)
+      .values({
+        subscriptionId: row.subscriptionId,
+        bucketStart: row.bucketStart,
+        attempts: row.attempts,
+        succeeded: row.succeeded,
+        failed: row.failed,
+        pending: row.pending,
+        ...Object.fromEntries(binKeys.map((key, i) => [key, row.bins[i]!])),
+      })
+      .onConflictDoUpdate({
+        target: [webhookStats.subscriptionId, webhookStats.bucketStart],
+        set: Object.fromEntries(
+          [webhookStats.attempts, webhookStats.succeeded, webhookStats.failed, webhookStats.pending, ...binColumns].map((column) => [tsKey(column.name), added(column)]),
+        ),
+      }),
+  );
+}
+
+const tsKey = (name: string) => name.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
+
+/** The subscription's health over `window` (1h, 24h or 7d) up to now: its buckets in the window, and its row. */
+export async function subscriptionStats({ db, accountId }: ServiceContext, subscriptionId: string, window: StatsWindow) {
+  const from = Date.now() - WINDOWS[window];
+  const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId));
+  const [found, rows] = await db.batch([
+    db
+      .select({ isActive: webhookSubscriptions.isActive, failingSince: webhookSubscriptions.failingSince, lastAttemptAt: webhookSubscriptions.lastAttemptAt, lastSuccessAt: webhookSubscriptions.lastSuccessAt })
+      .from(webhookSubscriptions)
+      .where(scoped),
+    db
+      .select()
+      .from(webhookStats)
+      .where(
+        and(
+          eq(webhookStats.subscriptionId, subscriptionId),
+          // The bucket holding the window's start, and every later one.
+          gte(webhookStats.bucketStart, from - (from % BUCKET_MS)),
+          exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(scoped)),
+        ),
+      ),
+  ]);
+  const subscription = found[0];
+  if (!subscription) throw notFound();
+  return { window, ...summarise(rows), ...subscription };
+}
+
+export interface WindowSummary {
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  pending: number;
+  success_rate: number | null;
+  p50_duration_ms: number | null;
+  p95_duration_ms: number | null;
+}
+
+/** A window's buckets summed, with its success rate and duration percentiles. Pure. */
+export function summarise(rows: (typeof webhookStats.$inferSelect)[]): WindowSummary {
+  const bins = DURATION_BINS_MS.map((_, i) => rows.reduce((sum, row) => sum + row[binKeys[i]!], 0));
+  const total = (key: "attempts" | "succeeded" | "failed" | "pending") => rows.reduce((sum, row) => sum + row[key], 0);
+  const attempts = total("attempts");
+  return {
+    attempts,
+    succeeded: total("succeeded"),
+    failed: total("failed"),
+    pending: total("pending"),
+    success_rate: attempts === 0 ? null : Math.round((total("succeeded") / attempts) * 10000) / 10000,
+    p50_duration_ms: percentile(bins, 0.5),
+    p95_duration_ms: percentile(bins, 0.95),
+  };
+}
+
+/**
+ * The q-quantile of durations counted per bin, interpolated linearly inside its bin (as
+ * Prometheus's histogram_quantile does); null without attempts. Pure.
+ */
+export function percentile(bins: number[], q: number): number | null {
+  const total = bins.reduce((a, b) => a + b, 0);
+  if (total === 0) return null;
+  const rank = q * total;
+  let seen = 0;
+  for (let i = 0; i < bins.length; i++) {
+    const count = bins[i]!;
+    if (count > 0 && seen + count >= rank) {
+      const lower = i === 0 ? 0 : DURATION_BINS_MS[i - 1]!;
+      const upper = DURATION_BINS_MS[i]!;
+      return Math.round(lower + ((upper - lower) * (rank - seen)) / count);
+    }
+    seen += count;
+  }
+  return DURATION_BINS_MS.at(-1)!;
+}

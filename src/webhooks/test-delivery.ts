@@ -1,0 +1,71 @@
+import { and, eq } from "drizzle-orm";
+import { runBatch, type Db } from "../db/client";
+import { webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { inAccount } from "../db/scope";
+import { conflict, notFound } from "../errors";
+import { noAnswer, type Answer } from "../idempotency";
+import type { ServiceContext } from "../context";
+import { toIso } from "../lib/time";
+import type { Delivery } from "./deliveries";
+import { handOver, newDelivery } from "./outbox";
+import { encodeBody, payloadFor, type PaymentSnapshot } from "./payload";
+
+export const PAUSED = "The subscription is paused (is_active is false): resume it first.";
+
+/** The account's subscription, if it is active: 404 if it is not the account's, 409 if it is paused. */
+export async function activeSubscription(db: Db, accountId: string, subscriptionId: string) {
+  const subscription = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId)))
+    .get();
+  if (!subscription) throw notFound();
+  if (!subscription.isActive) throw conflict(PAUSED);
+  return subscription;
+}
+
+/** The payment a test delivery describes when the account has none yet. Pure. */
+export function examplePayment(now: number) {
+  const at = toIso(now);
+  return {
+    id: "pmt_test",
+    originating_counterparty_id: "cpty_test_buyer",
+    receiving_counterparty_id: "cpty_test_supplier",
+    invoices: [{ id: "inv_test", invoice_number: "INV-TEST", amount_cents: 1250 }],
+    amount_cents: 1250,
+    currency: "USD",
+    payment_method: "ach",
+    status: "pending",
+    instrument_number: null,
+    events: [{ id: "pev_test", event_code: "PU00", status: "pending", description: "Payment created", created: at }],
+    refund_reason: null,
+    created: at,
+    updated: at,
+  };
+}
+
+/**
+ * A test delivery to the subscription: `payment.changed` for `latest` (the account's most recent
+ * payment, or the example payment), as the subscription's flags and content type shape it, with
+ * `"test": true` added; signed, retried and logged like any other delivery, and marked as a test.
+ * A paused subscription is refused (409): its deliveries are not sent.
+ */
+export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: string, latest: PaymentSnapshot | null, answer: Answer<Delivery> = noAnswer): Promise<Delivery> {
+  const { db, accountId, queue } = ctx;
+  const subscription = await activeSubscription(db, accountId, subscriptionId);
+  const now = Date.now();
+  const payment = latest ?? examplePayment(now);
+  const row = newDelivery({
+    subscriptionId,
+    accountId,
+    paymentId: payment.id,
+    body: encodeBody({ ...payloadFor(payment, subscription), test: true }, subscription.contentType),
+    contentType: subscription.contentType,
+    now,
+    test: true,
+  });
+  const delivery: Delivery = { delivery: row, attempts: [] };
+  await runBatch(db, [db.insert(webhookDeliveries).values(row), ...(await answer(delivery))]);
+  await handOver(db, queue, [row.id]);
+  return delivery;
+}
