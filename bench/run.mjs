@@ -151,7 +151,14 @@ if (!values.only || values.only.startsWith("webhooks")) {
   const receiver = await startHookReceiver();
   const log = (row) => console.error(`${row.scenario}: ${row.deliveries_per_s} deliveries/s, p99 ${row.e2r_p99_ms ?? "-"} ms`);
   try {
-    hooks.push(...(await webhookScenarios({ pick: values.only?.split(":")[1], base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log })));
+    // A read measured mid-way (a subscription's stats after the burst) joins the read table.
+    const measureRead = async (name, path) => {
+      const { status, rowsRead } = await probe(path);
+      if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
+      for (const connections of concurrencies) rows.push({ scenario: name, path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"), rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)) });
+      console.error(`${name}: ${rows.at(-1).requests_per_s} req/s, ${rowsRead} rows read`);
+    };
+    hooks.push(...(await webhookScenarios({ pick: values.only?.split(":")[1], base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log, measureRead })));
   } finally {
     peakRss = service.peakRssBytes();
     rssSamples = service.rssSamples();

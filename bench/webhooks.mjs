@@ -118,7 +118,7 @@ export async function removeSubscriptions(base, headers) {
   }
 }
 
-export async function webhookScenarios({ pick, base, headers, processor, paymentId, payments, smoke, receiver, log }) {
+export async function webhookScenarios({ pick, base, headers, processor, paymentId, payments, smoke, receiver, log, measureRead }) {
   let nextPayment = Math.floor(payments / 3);
   const created = [];
 
@@ -180,6 +180,8 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       fired = await fire(burst);
       rows.push(figures(`burst: ${burst} events, 3 subscriptions`, fired, await collect(receiver, tags, fired.events, wait)));
       log(rows.at(-1));
+      // Health reads its kept buckets, not the history: a subscription that just took the burst.
+      await measureRead?.(`webhook stats, 7d, of a subscription with ${fired.events.toLocaleString("en")} attempts`, `/v1/webhooks/${created[0]}/stats/?window=7d`);
       await unsubscribeAll();
     }
 

@@ -2,12 +2,14 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, makeInvoice, makePayment, makeTenant } from "./helpers/api";
 import { recordingD1 } from "./helpers/recording-d1";
+import { subscribeToReceiver } from "./helpers/webhooks";
 
 // Every list query the service issues for a one-value filter, a time range, the polling order or a
 // cursor page, planned by SQLite (EXPLAIN QUERY PLAN): no table scan, no temporary B-tree for the
 // ORDER BY, and a filter served by an index that starts with it, never by a walk of the account's
 // rows in created order (the pitfall `npm run bench` measured at 1,000,000 rows read).
 const tenant = await makeTenant();
+const { subscription } = await subscribeToReceiver(tenant.client);
 const { payment, buyer, supplier, invoice } = await makePayment(tenant.client);
 await makePayment(tenant.client, { buyer, supplier }); // pages of two payments read their details by an id list
 await makeInvoice(tenant.client, buyer.id, supplier.id);
@@ -29,6 +31,10 @@ const lists: [string, string, RegExp | null][] = [
   ["/v2/payments/?status=pending&created__gte=2026-01-01T00:00:00.0005Z&page=2&page_size=1", "payments", /status=\?/],
   [firstPage.json.next.slice(firstPage.json.next.indexOf("/v1/")), "invoices", null],
   [`/v2/payments/${payment.id}/`, "payments", null],
+  [`/v1/webhooks/${subscription.id}/deliveries/?payment_id=${payment.id}`, "webhook_deliveries", /payment_id=\?/],
+  [`/v1/webhooks/${subscription.id}/deliveries/?status=failed`, "webhook_deliveries", /status=\?/],
+  [`/v1/webhooks/${subscription.id}/deliveries/?created__gte=2026-01-01T00:00:00Z`, "webhook_deliveries", /created_at>\?/],
+  [`/v1/webhooks/${subscription.id}/stats/?window=7d`, "webhook_stats", /bucket_start>\?/],
 ];
 
 async function plansOf(path: string) {

@@ -25,7 +25,7 @@ async function requireSubscription(db: Db, accountId: string, subscriptionId: st
   if (!found) throw notFound();
 }
 
-export type DeliveryFilters = { status?: DeliveryStatus[] } & Record<string, Instant | DeliveryStatus[] | undefined>;
+export type DeliveryFilters = { status?: DeliveryStatus[]; payment_id?: string } & Record<string, Instant | DeliveryStatus[] | string | undefined>;
 
 /** A subscription's delivery log, newest first. */
 export async function listDeliveries({ db, accountId }: ServiceContext, subscriptionId: string, filters: DeliveryFilters, request: PageRequest) {
@@ -36,6 +36,7 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
     ...timeConditions(webhookDeliveries.createdAt, "created", filters as Record<string, Instant | undefined>),
   ];
   if (filters.status) conditions.push(inList(webhookDeliveries.status, filters.status));
+  if (filters.payment_id !== undefined) conditions.push(eq(webhookDeliveries.paymentId, filters.payment_id));
   const where = and(...conditions)!;
   const page = await listTable(db, webhookDeliveries, {
     where,
@@ -49,12 +50,12 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
 
 async function withAttempts(db: Db, rows: DeliveryRow[]) {
   if (rows.length === 0) return [];
+  // Sorted here: an ORDER BY over several deliveries' attempts would need a temporary B-tree.
   const attempts = await db
     .select()
     .from(webhookAttempts)
-    .where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)))
-    .orderBy(asc(webhookAttempts.number));
-  const attemptsOf = groupBy(attempts, (attempt) => attempt.deliveryId);
+    .where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)));
+  const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
   return rows.map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
 }
 

@@ -21,6 +21,8 @@ export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookCont
 export interface OutboxChange {
   accountId: string;
   paymentId: string;
+  /** The event the change adds. */
+  eventId: string;
   /** The payment as it will read once written with this stamp (ms). */
   snapshotAt: (stamp: number) => PaymentSnapshot;
   /** The write's stamp, as an SQL expression that holds it once the change is in place in the batch. */
@@ -46,6 +48,7 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
       subscriptionId: subscriber.id,
       accountId: change.accountId,
       paymentId: change.paymentId,
+      eventId: change.eventId,
       body: replacedSql(bodies[i]!, textOf(placeholder, i), stampSql(change.stamp, subscriber.contentType)),
       contentType: subscriber.contentType,
       now,
@@ -61,7 +64,16 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
  * A new delivery's row, due now. It is taken as handed over at the commit: handOver clears that
  * if the send fails, and the sweeper re-sends a row whose message never ran either way.
  */
-export function newDelivery<Body extends string | SQL>(fields: { subscriptionId: string; accountId: string; paymentId: string; body: Body; contentType: WebhookContentType; now: number; test?: boolean }) {
+export function newDelivery<Body extends string | SQL>(fields: {
+  subscriptionId: string;
+  accountId: string;
+  paymentId: string;
+  eventId: string | null;
+  body: Body;
+  contentType: WebhookContentType;
+  now: number;
+  test?: boolean;
+}) {
   const { now, test = false, ...rest } = fields;
   return {
     id: crypto.randomUUID(),

@@ -59,6 +59,7 @@ export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: stri
     subscriptionId,
     accountId,
     paymentId: payment.id,
+    eventId: null,
     body: encodeBody({ ...payloadFor(payment, subscription), test: true }, subscription.contentType),
     contentType: subscription.contentType,
     now,

@@ -12,6 +12,8 @@ export const webhookDeliveries = sqliteTable(
     subscriptionId: text("subscription_id").notNull().references(() => webhookSubscriptions.id),
     accountId: text("account_id").notNull(),
     paymentId: text("payment_id").notNull(),
+    // The payment event whose change made it (pev_…); null for a test delivery.
+    eventId: text("event_id"),
     // The exact bytes every attempt sends, frozen when the change is made.
     body: text("body").notNull(),
     // The content type the body was encoded in, frozen with it: a later change of the
@@ -39,6 +41,7 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_log_idx").on(t.subscriptionId, t.createdAt, t.id),
     index("webhook_deliveries_status_idx").on(t.subscriptionId, t.status, t.createdAt, t.id),
     index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    index("webhook_deliveries_payment_idx").on(t.subscriptionId, t.paymentId, t.createdAt, t.id),
   ],
 );
 

@@ -83,6 +83,7 @@ export const SubscriptionSchema = z
 
 export const DeliveryQuery = z.object({
   status: choiceFilter(DELIVERY_STATUSES, "Only deliveries in these statuses."),
+  payment_id: z.string().max(64).optional().openapi({ description: "Only the deliveries of this payment's changes.", example: "pmt_demoPaymentPending0001" }),
   ...createdFilters,
   ...pagingParams,
 });
@@ -91,6 +92,7 @@ export const DeliverySchema = z
   .object({
     id: z.uuid().openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
     payment_id: z.string().openapi({ description: "The payment whose change made it.", example: "pmt_demoPaymentPending0001" }),
+    event_id: z.string().nullable().openapi({ description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).", example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4" }),
     status: z.enum(DELIVERY_STATUSES).openapi({
       description: "`pending` until a 2xx (`succeeded`) or until retries run out, a 410, or the subscription goes away (`failed`).",
       example: "succeeded",
@@ -165,6 +167,7 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
   return {
     id: delivery.id,
     payment_id: delivery.paymentId,
+    event_id: delivery.eventId,
     status: delivery.status,
     attempts: attempts.map((attempt) => ({
       number: attempt.number,

@@ -79,7 +79,7 @@ export async function commitPaymentChange(
     change.previous
       ? detailAfter(change.shown, { ...next, updatedAt: ms }, { ...event, createdAt: ms })
       : paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
-  const outbox = outboxStatements(db, { accountId, paymentId: next.id, snapshotAt: at, stamp, guard: applied }, subscribers, now);
+  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, snapshotAt: at, stamp, guard: applied }, subscribers, now);
 
   const write = previous
     ? db
