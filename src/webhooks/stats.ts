@@ -113,7 +113,29 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
   ]);
   const subscription = found[0];
   if (!subscription) throw notFound();
-  return { window, ...summarise(rows), ...subscription };
+  return { window, ...summarise(rows), series: series(rows, window, from), ...subscription };
+}
+
+/** The step of a window's series: 5 minutes for 1h, an hour for 24h, 6 hours for 7d. */
+export const SERIES_STEP_MS: Record<StatsWindow, number> = { "1h": BUCKET_MS, "24h": 3600 * 1000, "7d": 6 * 3600 * 1000 };
+
+/**
+ * The window's attempts over time, oldest first: one point per step from the step holding the
+ * window's start, each with its counts (zero where nothing was attempted). Pure.
+ */
+export function series(rows: (typeof webhookStats.$inferSelect)[], window: StatsWindow, from: number) {
+  const step = SERIES_STEP_MS[window];
+  const first = from - (from % step);
+  const points = Array.from({ length: Math.ceil((from + WINDOWS[window] - first) / step) }, (_, i) => ({ start: first + i * step, attempts: 0, succeeded: 0, failed: 0, pending: 0 }));
+  for (const row of rows) {
+    const point = points[Math.floor((row.bucketStart - first) / step)];
+    if (!point) continue;
+    point.attempts += row.attempts;
+    point.succeeded += row.succeeded;
+    point.failed += row.failed;
+    point.pending += row.pending;
+  }
+  return points;
 }
 
 export interface WindowSummary {

@@ -40,6 +40,17 @@ const Stats = z
     success_rate: z.number().nullable().openapi({ description: "succeeded / attempts, or null without attempts.", example: 0.95 }),
     p50_duration_ms: z.int().nullable().openapi({ description: "Median attempt duration, from a histogram (interpolated in its bin); null without attempts.", example: 38 }),
     p95_duration_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 240 }),
+    series: z
+      .array(
+        z.object({
+          start: z.string().openapi({ description: "When the step starts.", example: "2026-11-22T10:00:00.000Z" }),
+          attempts: z.int().openapi({ example: 5 }),
+          succeeded: z.int().openapi({ example: 5 }),
+          failed: z.int().openapi({ example: 0 }),
+          pending: z.int().openapi({ example: 0 }),
+        }),
+      )
+      .openapi({ description: "The window's attempts over time, oldest first: per 5 minutes for 1h, per hour for 24h, per 6 hours for 7d (zeros included), for a chart." }),
     last_attempt_at: time("When the latest attempt started, whatever the window; null if none."),
     last_success_at: time("When the latest successful attempt started; null if none."),
     failing_since: time("Since when every attempt has failed; null while healthy."),
@@ -107,10 +118,11 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const stats = await subscriptionStats(serviceContext(c), c.req.valid("param").id, c.req.valid("query").window);
-      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, ...counts } = stats;
+      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, series, ...counts } = stats;
       return c.json(
         {
           ...counts,
+          series: series.map(({ start, ...point }) => ({ start: iso(start)!, ...point })),
           last_attempt_at: iso(lastAttemptAt),
           last_success_at: iso(lastSuccessAt),
           failing_since: iso(failingSince),
