@@ -19,3 +19,18 @@ const bundle = readFileSync(join(redoc, "bundles", "redoc.standalone.js"), "utf8
 if (bundle.split(LOGO_URL).length !== 2) throw new Error(`build-assets: expected ${LOGO_URL} once in Redoc's bundle; check the new Redoc for other origins.`);
 writeFileSync(join(OUT, "docs", "redoc.standalone.js"), bundle.replace(LOGO_URL, INLINE_LOGO));
 copyFileSync(join(redoc, "bundles", "redoc.standalone.js.LICENSE.txt"), join(OUT, "docs", "redoc.standalone.js.LICENSE.txt"));
+
+// /console/: the console, built from console/ with Vite (its config says where: public/console).
+// Its headers (public/_headers, read by Workers static assets) allow this origin only.
+const { build } = await import("vite");
+await build({ configFile: join("console", "vite.config.ts") });
+writeFileSync(
+  join(OUT, "_headers"),
+  [
+    "/console/*",
+    "  Content-Security-Policy: default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    "  X-Content-Type-Options: nosniff",
+    "  Referrer-Policy: no-referrer",
+    "",
+  ].join("\n"),
+);

@@ -93,6 +93,7 @@ Demo data is ready (account acct_demoAccount000000001).
 Try:
   curl -u demo-client:${vars.DEMO_CLIENT_PASSWORD} ${base}/v2/payments/
   open ${base}/docs
+  open ${base}/console/     (sign in as demo-client)
 `);
 
 const dev = spawn(

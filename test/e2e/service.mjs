@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const PROJECT_FILES = ["package.json", "wrangler.toml", "tsconfig.json", "src", "scripts", "migrations"];
+const PROJECT_FILES = ["package.json", "wrangler.toml", "tsconfig.json", "src", "scripts", "migrations", "console"];
 
 export function freePort() {
   return new Promise((done, fail) => {

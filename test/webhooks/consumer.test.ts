@@ -195,7 +195,7 @@ describe("the delivery consumer", () => {
     await worker.queue(batch, env, ctx);
     const path = `/v1/webhooks/${subscription.id}/deliveries/${id}/`;
     const during = await call("GET", path, { headers: client.headers });
-    expect(during.json.attempts).toEqual([{ number: 1, started_at: expect.any(String), duration_ms: null, response_status: null, error: "in progress" }]);
+    expect(during.json.attempts).toEqual([{ number: 1, started_at: expect.any(String), duration_ms: null, response_status: null, error: "in progress", response_excerpt: null }]);
 
     const { queue, sent } = recordingQueue();
     expect((await call("POST", `${path}redeliver/`, { headers: client.headers, bindings: { DELIVERIES: queue } })).status).toBe(202);

@@ -109,6 +109,10 @@ export const DeliverySchema = z
               "Why the attempt failed; null on success. `in progress` while it runs; an attempt whose worker stopped before its answer was recorded says `interrupted…` (the receiver may have received it).",
             example: null,
           }),
+          response_excerpt: z.string().nullable().openapi({
+            description: "The first 500 characters of the receiver's answer, with the credentials and secrets the attempt sent replaced by `[redacted]`; null when there was no answer.",
+            example: "ok",
+          }),
         }),
       )
       .openapi({ description: "Every attempt, oldest first." }),
@@ -175,6 +179,7 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
       duration_ms: attempt.ended ? attempt.durationMs : null,
       response_status: attempt.responseStatus,
       error: attempt.ended ? attempt.error : unendedAttempt(delivery, attempt, Date.now()),
+      response_excerpt: attempt.ended ? attempt.responseExcerpt : null,
     })),
     body: delivery.body,
     created: toIso(delivery.createdAt),

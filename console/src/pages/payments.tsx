@@ -1,0 +1,119 @@
+import { useEffect, useState } from "preact/hooks";
+import { api, localPath, withQuery, type Page } from "../api";
+import { localToIso, money, when } from "../format";
+import { useLoad } from "../parts/load";
+import { Badge, Card, Empty, Loading, Pager, Problem } from "../parts/ui";
+import { go, href } from "../router";
+import type { Payment } from "./types";
+
+const STATUSES = ["pending", "in-progress", "settled", "canceled", "failed", "refunded"] as const;
+
+/** Payments with the polling filters (status, updated after, ordering), paged by the API's links. */
+export function Payments({ query }: { query: URLSearchParams }) {
+  const status = query.getAll("status");
+  const updatedAfter = query.get("updated_after") ?? "";
+  const ordering = query.get("ordering") ?? "";
+  const first = withQuery("/v2/payments/", { page_size: "25", status, updated__gt: localToIso(updatedAfter), ordering });
+  const [path, setPath] = useState(first);
+  useEffect(() => setPath(first), [first]);
+  const list = useLoad(() => api<Page<Payment>>("GET", path), path);
+  const [draft, setDraft] = useState({ status, updatedAfter, ordering });
+  useEffect(() => setDraft({ status, updatedAfter, ordering }), [query.toString()]);
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const params = new URLSearchParams();
+    for (const value of draft.status) params.append("status", value);
+    if (draft.updatedAfter) params.set("updated_after", draft.updatedAfter);
+    if (draft.ordering) params.set("ordering", draft.ordering);
+    location.hash = `#/payments${params.size ? `?${params}` : ""}`;
+  };
+
+  return (
+    <div class="page">
+      <div class="page-head">
+        <h1 tabIndex={-1}>Payments</h1>
+      </div>
+      <p class="muted">
+        To stay in sync, poll with <code>ordering=updated</code> and <code>updated__gt</code> set to the last <code>updated</code> you saw.
+      </p>
+      <Card>
+        <form class="filters" aria-label="Filter payments" onSubmit={apply}>
+          <fieldset class="inline">
+            <legend>Status</legend>
+            {STATUSES.map((value) => (
+              <label class="check">
+                <input
+                  type="checkbox"
+                  name="status"
+                  value={value}
+                  checked={draft.status.includes(value)}
+                  onChange={(event) =>
+                    setDraft({ ...draft, status: event.currentTarget.checked ? [...draft.status, value] : draft.status.filter((item) => item !== value) })
+                  }
+                />
+                {value}
+              </label>
+            ))}
+          </fieldset>
+          <label>
+            Updated after
+            <input type="datetime-local" step="1" name="updated_after" value={draft.updatedAfter} onInput={(event) => setDraft({ ...draft, updatedAfter: event.currentTarget.value })} />
+          </label>
+          <label>
+            Order by
+            <select name="ordering" value={draft.ordering} onChange={(event) => setDraft({ ...draft, ordering: event.currentTarget.value })}>
+              <option value="">created</option>
+              <option value="updated">updated</option>
+            </select>
+          </label>
+          <button type="submit" class="secondary">
+            Apply
+          </button>
+          {(status.length > 0 || updatedAfter || ordering) && (
+            <button type="button" class="link" onClick={() => go("/payments")}>
+              Clear
+            </button>
+          )}
+        </form>
+        <Problem error={list.error} />
+        {list.loading && !list.data && <Loading what="payments" />}
+        {list.data && list.data.results.length === 0 && <Empty>No payments match.</Empty>}
+        {list.data && list.data.results.length > 0 && (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Payment</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" class="num">
+                    Amount
+                  </th>
+                  <th scope="col">Method</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">Updated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.results.map((row) => (
+                  <tr key={row.id}>
+                    <td class="mono small">
+                      <a href={href(`/payments/${row.id}`)}>{row.id}</a>
+                    </td>
+                    <td>
+                      <Badge value={row.status} />
+                    </td>
+                    <td class="num">{money(row.amount_cents, row.currency)}</td>
+                    <td>{row.payment_method}</td>
+                    <td>{row.events.length}</td>
+                    <td>{when(row.updated)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {list.data && <Pager page={list.data} noun="payments" one="payment" onPage={(link) => setPath(localPath(link))} />}
+      </Card>
+    </div>
+  );
+}

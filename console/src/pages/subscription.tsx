@@ -1,0 +1,248 @@
+import { useState } from "preact/hooks";
+import { api } from "../api";
+import { ago, duration, localToIso, percent, when } from "../format";
+import { AttemptsChart } from "../parts/chart";
+import { Deliveries } from "../parts/deliveries";
+import { useAction, useLoad } from "../parts/load";
+import { changes, FLAGS, SubscriptionForm, type SubscriptionFields } from "../parts/subscription-form";
+import { Badge, Card, Loading, Problem, Stat } from "../parts/ui";
+import { go, href } from "../router";
+import type { Delivery, Stats, Subscription } from "./types";
+
+const fieldsOf = (row: Subscription): SubscriptionFields => ({
+  url: row.url,
+  content_type: row.content_type,
+  username: row.username ?? "",
+  password: row.password ?? "",
+  flags: Object.fromEntries(FLAGS.map(([name]) => [name, row[name]])) as SubscriptionFields["flags"],
+});
+
+/** One subscription: its health, its settings and actions, its delivery log and recovery. */
+export function SubscriptionPage({ id, query }: { id: string; query: URLSearchParams }) {
+  const [window, setWindow] = useState("24h");
+  const [editing, setEditing] = useState(false);
+  const [notice, setNotice] = useState(query.get("created") ? "Subscription created. Its signing secret is below." : "");
+  const subscription = useLoad(() => api<Subscription>("GET", `/v1/webhooks/${id}/`), id);
+  const stats = useLoad(() => api<Stats>("GET", `/v1/webhooks/${id}/stats/?window=${window}`), `${id} ${window}`);
+  const action = useAction();
+  const [logRound, setLogRound] = useState(0);
+
+  const row = subscription.data;
+  const act = async (what: () => Promise<unknown>, message: string) => {
+    const done = await action.run(what);
+    if (done !== undefined) {
+      setNotice(message);
+      subscription.reload();
+      stats.reload();
+      setLogRound((n) => n + 1);
+    }
+  };
+
+  return (
+    <div class="page">
+      <p class="crumbs">
+        <a href={href("/")}>Webhooks</a> / subscription
+      </p>
+      <Problem error={subscription.error} />
+      {!row && subscription.loading && <Loading what="the subscription" />}
+      {row && (
+        <>
+          <div class="page-head">
+            <div>
+              <h1 tabIndex={-1} class="break">
+                {row.url}
+              </h1>
+              <div class="badges">
+                {row.is_active ? <Badge value="active" /> : <Badge value="paused" />}
+                {stats.data?.failing_since && <Badge value="failed" label={`failing since ${when(stats.data.failing_since)}`} />}
+                {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
+                <span class="muted small mono">{row.id}</span>
+              </div>
+            </div>
+            <div class="actions">
+              <button type="button" disabled={action.busy || !row.is_active} onClick={() => act(() => api<Delivery>("POST", `/v1/webhooks/${id}/test/`), "Test delivery sent. It is at the top of the log below.")}>
+                Send test delivery
+              </button>
+              <button type="button" class="secondary" disabled={action.busy} onClick={() => act(() => api("PATCH", `/v1/webhooks/${id}/`, { is_active: !row.is_active }), row.is_active ? "Paused: no deliveries are sent until you resume." : "Resumed.")}>
+                {row.is_active ? "Pause" : "Resume"}
+              </button>
+              <button type="button" class="secondary" disabled={action.busy} onClick={() => setEditing(true)}>
+                Edit
+              </button>
+              <button
+                type="button"
+                class="secondary"
+                disabled={action.busy}
+                onClick={() => confirm("Rotate the signing secret? For 24 hours deliveries are signed with both the old and the new one.") && act(() => api("POST", `/v1/webhooks/${id}/rotate-secret/`), "Secret rotated. Deliveries carry both signatures for 24 hours.")}
+              >
+                Rotate secret
+              </button>
+              <button
+                type="button"
+                class="danger"
+                disabled={action.busy}
+                onClick={async () => {
+                  if (!confirm("Delete this subscription and its delivery log? Pending deliveries are dropped.")) return;
+                  if ((await action.run(() => api("DELETE", `/v1/webhooks/${id}/`))) !== undefined) go("/");
+                }}
+              >
+                Delete
+              </button>
+            </div>
+          </div>
+          {notice && (
+            <p class="notice" role="status">
+              {notice}
+            </p>
+          )}
+          <Problem error={action.error} />
+          {editing && (
+            <EditCard
+              row={row}
+              onDone={(saved) => {
+                setEditing(false);
+                if (saved) {
+                  setNotice("Saved.");
+                  subscription.reload();
+                }
+              }}
+            />
+          )}
+          <Card
+            title="Health"
+            id="health"
+            actions={
+              <div class="segmented" role="group" aria-label="Window">
+                {["1h", "24h", "7d"].map((choice) => (
+                  <button type="button" aria-pressed={window === choice} class={window === choice ? "on" : ""} onClick={() => setWindow(choice)}>
+                    {choice}
+                  </button>
+                ))}
+              </div>
+            }
+          >
+            <Problem error={stats.error} />
+            {stats.data && (
+              <>
+                <div class="stats">
+                  <Stat label="success rate" value={percent(stats.data.success_rate)} />
+                  <Stat label="attempts" value={stats.data.attempts.toLocaleString()} hint={`${stats.data.succeeded} ok · ${stats.data.pending} retried · ${stats.data.failed} failed`} />
+                  <Stat label="p50 / p95" value={`${duration(stats.data.p50_duration_ms)} / ${duration(stats.data.p95_duration_ms)}`} />
+                  <Stat label="last success" value={ago(stats.data.last_success_at)} hint={stats.data.last_attempt_at ? `last attempt ${ago(stats.data.last_attempt_at)}` : undefined} />
+                </div>
+                <AttemptsChart points={stats.data.series} label={`Attempts over the last ${stats.data.window}`} />
+              </>
+            )}
+          </Card>
+          <Card title="Settings" id="settings">
+            <dl class="facts">
+              <dt>Signing secret</dt>
+              <dd>
+                <Secret value={row.secret} label="signing secret" />
+              </dd>
+              <dt>Receiver credentials</dt>
+              <dd class="mono">{row.username ?? "—"} / <Secret value={row.password} label="receiver password" /></dd>
+              <dt>Content type</dt>
+              <dd>{row.content_type}</dd>
+              <dt>Carries</dt>
+              <dd>{FLAGS.filter(([name]) => row[name]).map(([, label]) => label).join(", ") || "the payment's id only"}</dd>
+              <dt>Created</dt>
+              <dd>
+                {when(row.created_at)} by {row.user}
+              </dd>
+            </dl>
+          </Card>
+          <Deliveries subscriptionId={id} query={query} round={logRound} />
+          <RecoverCard id={id} onRecovered={() => setLogRound((n) => n + 1)} />
+        </>
+      )}
+    </div>
+  );
+}
+
+function Secret({ value, label }: { value: string | null; label: string }) {
+  const [shown, setShown] = useState(false);
+  if (value === null) return <span class="muted">unreadable</span>;
+  return (
+    <span class="secret">
+      <code>{shown ? value : "•".repeat(Math.min(24, value.length))}</code>
+      <button type="button" class="link" onClick={() => setShown(!shown)} aria-label={`${shown ? "Hide" : "Show"} ${label}`}>
+        {shown ? "hide" : "show"}
+      </button>
+      {shown && navigator.clipboard && (
+        <button type="button" class="link" onClick={() => navigator.clipboard.writeText(value)} aria-label={`Copy ${label}`}>
+          copy
+        </button>
+      )}
+    </span>
+  );
+}
+
+function EditCard({ row, onDone }: { row: Subscription; onDone: (saved: boolean) => void }) {
+  const save = useAction();
+  const before = fieldsOf(row);
+  return (
+    <Card title="Edit subscription" id="edit">
+      <SubscriptionForm
+        initial={before}
+        submitLabel="Save changes"
+        busy={save.busy}
+        error={save.error}
+        onCancel={() => onDone(false)}
+        onSubmit={async (values) => {
+          const patch = changes(values, before);
+          if (Object.keys(patch).length === 0) return onDone(false);
+          if ((await save.run(() => api("PATCH", `/v1/webhooks/${row.id}/`, patch))) !== undefined) onDone(true);
+        }}
+      />
+    </Card>
+  );
+}
+
+function RecoverCard({ id, onRecovered }: { id: string; onRecovered: () => void }) {
+  const dayAgo = new Date(Date.now() - 86_400_000 - new Date().getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  const [since, setSince] = useState(dayAgo);
+  const [until, setUntil] = useState("");
+  const [result, setResult] = useState<string>("");
+  const recover = useAction();
+  return (
+    <Card title="Recover failed deliveries" id="recover">
+      <p class="muted">Every failed delivery created in the window goes back to pending and is sent again with the same id and body. The window spans at most 14 days; leave Until empty for now.</p>
+      <form
+        class="form row-form"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          setResult("");
+          const body = { since: localToIso(since) ?? since, ...(until ? { until: localToIso(until) ?? until } : {}) };
+          const answer = await recover.run(() => api<{ recovered: number }>("POST", `/v1/webhooks/${id}/recover/`, body));
+          if (answer) {
+            setResult(
+              answer.recovered === 0
+                ? "No failed deliveries in that window."
+                : `${answer.recovered.toLocaleString()} ${answer.recovered === 1 ? "delivery" : "deliveries"} recovered and queued.`,
+            );
+            onRecovered();
+          }
+        }}
+      >
+        <label>
+          Since
+          <input type="datetime-local" name="since" required value={since} onInput={(event) => setSince(event.currentTarget.value)} />
+        </label>
+        <label>
+          Until
+          <input type="datetime-local" name="until" value={until} onInput={(event) => setUntil(event.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={recover.busy}>
+          {recover.busy ? "Recovering…" : "Recover"}
+        </button>
+      </form>
+      <Problem error={recover.error} title="Not recovered:" />
+      {result && (
+        <p class="notice" role="status">
+          {result}
+        </p>
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,119 @@
+import { useState } from "preact/hooks";
+import type { ApiError } from "../api";
+import { FieldError, Problem } from "./ui";
+
+export const FLAGS = [
+  ["payment_status", "Payment status"],
+  ["payment_events", "Payment events"],
+  ["invoice_ids", "Invoice ids"],
+  ["instrument_number", "Instrument number"],
+  ["refund_reason", "Refund reason"],
+  ["all_payment_details", "All payment details (the whole payment as object)"],
+] as const;
+
+export type Flag = (typeof FLAGS)[number][0];
+
+export interface SubscriptionFields {
+  url: string;
+  content_type: string;
+  username: string;
+  password: string;
+  flags: Record<Flag, boolean>;
+}
+
+export const BLANK: SubscriptionFields = {
+  url: "",
+  content_type: "application/json",
+  username: "",
+  password: "",
+  flags: { payment_status: true, payment_events: false, invoice_ids: false, instrument_number: false, refund_reason: false, all_payment_details: false },
+};
+
+/** What a form's values send: every field for a new subscription, only what changed for an edit. Pure. */
+export function changes(values: SubscriptionFields, before?: SubscriptionFields): Record<string, unknown> {
+  const all: Record<string, unknown> = { url: values.url.trim(), content_type: values.content_type, username: values.username, password: values.password, ...values.flags };
+  if (!before) return { event: "payment.changed", ...all };
+  const was: Record<string, unknown> = { url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
+  return Object.fromEntries(Object.entries(all).filter(([name, value]) => value !== was[name]));
+}
+
+/**
+ * The subscription form, for a new one or an edit. What was typed stays after a failed save, with
+ * the API's messages beside the fields they name.
+ */
+export function SubscriptionForm({
+  initial,
+  submitLabel,
+  onSubmit,
+  onCancel,
+  error,
+  busy,
+}: {
+  initial: SubscriptionFields;
+  submitLabel: string;
+  onSubmit: (values: SubscriptionFields) => void;
+  onCancel?: () => void;
+  error: ApiError | null;
+  busy: boolean;
+}) {
+  const [values, setValues] = useState(initial);
+  const set = (patch: Partial<SubscriptionFields>) => setValues((current) => ({ ...current, ...patch }));
+  const fields = error?.fields ?? {};
+  return (
+    <form
+      class="form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onSubmit(values);
+      }}
+    >
+      <Problem error={error} title="Not saved:" />
+      <label>
+        Endpoint URL
+        <input name="url" type="url" required placeholder="https://example.com/hooks/payments" value={values.url} onInput={(event) => set({ url: event.currentTarget.value })} aria-invalid={Boolean(fields.url)} />
+        <FieldError messages={fields.url} />
+      </label>
+      <div class="row">
+        <label>
+          Content type
+          <select name="content_type" value={values.content_type} onChange={(event) => set({ content_type: event.currentTarget.value })}>
+            <option value="application/json">JSON</option>
+            <option value="application/x-www-form-urlencoded">Form (x-www-form-urlencoded)</option>
+          </select>
+          <FieldError messages={fields.content_type} />
+        </label>
+        <label>
+          Receiver username
+          <input name="username" required autoComplete="off" value={values.username} onInput={(event) => set({ username: event.currentTarget.value })} aria-invalid={Boolean(fields.username)} />
+          <FieldError messages={fields.username} />
+        </label>
+        <label>
+          Receiver password
+          <input name="password" required autoComplete="off" value={values.password} onInput={(event) => set({ password: event.currentTarget.value })} aria-invalid={Boolean(fields.password)} />
+          <FieldError messages={fields.password} />
+        </label>
+      </div>
+      <fieldset>
+        <legend>What each delivery carries, besides the payment's id</legend>
+        <div class="checks">
+          {FLAGS.map(([name, label]) => (
+            <label class="check">
+              <input type="checkbox" name={name} checked={values.flags[name]} onChange={(event) => set({ flags: { ...values.flags, [name]: event.currentTarget.checked } })} />
+              {label}
+            </label>
+          ))}
+        </div>
+      </fieldset>
+      <div class="form-actions">
+        <button type="submit" disabled={busy}>
+          {busy ? "Saving…" : submitLabel}
+        </button>
+        {onCancel && (
+          <button type="button" class="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,90 @@
+import type { ComponentChildren } from "preact";
+import type { ApiError, Page } from "../api";
+import { count } from "../format";
+
+export function Problem({ error, title }: { error: ApiError | null; title?: string }) {
+  if (!error) return null;
+  return (
+    <div class="problem" role="alert">
+      {title && <strong>{title}</strong>}
+      {error.messages.length === 1 ? <p>{error.messages[0]}</p> : <ul>{error.messages.map((message) => <li>{message}</li>)}</ul>}
+    </div>
+  );
+}
+
+const TONES: Record<string, string> = {
+  succeeded: "good",
+  settled: "good",
+  active: "good",
+  pending: "wait",
+  "in-progress": "wait",
+  failed: "bad",
+  canceled: "mute",
+  refunded: "mute",
+  paused: "mute",
+  test: "info",
+};
+
+export function Badge({ value, label }: { value: string; label?: string }) {
+  return <span class={`badge ${TONES[value] ?? "mute"}`}>{label ?? value}</span>;
+}
+
+export function Card({ title, actions, children, id }: { title?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; id?: string }) {
+  return (
+    <section class="card" aria-labelledby={id}>
+      {(title || actions) && (
+        <header class="card-head">
+          {title && <h2 id={id}>{title}</h2>}
+          {actions && <div class="actions">{actions}</div>}
+        </header>
+      )}
+      {children}
+    </section>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="loading" aria-live="polite">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="empty">{children}</p>;
+}
+
+/** A list's count and its previous/next links, as the API gave them. */
+export function Pager<T>({ page, onPage, noun, one }: { page: Page<T>; onPage: (link: string) => void; noun: string; one: string }) {
+  return (
+    <nav class="pager" aria-label={`${noun} pages`}>
+      <span>
+        {count(page.count)} {page.count === 1 ? one : noun}
+      </span>
+      <span class="pager-buttons">
+        <button type="button" class="secondary" disabled={!page.previous} onClick={() => page.previous && onPage(page.previous)}>
+          ← Previous
+        </button>
+        <button type="button" class="secondary" disabled={!page.next} onClick={() => page.next && onPage(page.next)}>
+          Next →
+        </button>
+      </span>
+    </nav>
+  );
+}
+
+export function FieldError({ messages }: { messages?: string[] }) {
+  if (!messages?.length) return null;
+  return <span class="field-error">{messages.join(" ")}</span>;
+}
+
+export function Stat({ label, value, hint }: { label: string; value: ComponentChildren; hint?: string }) {
+  return (
+    <div class="stat">
+      <span class="stat-value">{value}</span>
+      <span class="stat-label">{label}</span>
+      {hint && <span class="stat-hint">{hint}</span>}
+    </div>
+  );
+}

@@ -1,0 +1,217 @@
+// The console at /console/, as its users drive it: in Debian's Chromium (playwright-core), against
+// `npm start` in a fresh copy, with a real receiver on 127.0.0.1. Screenshots go to
+// artifacts/screenshots (CI keeps them).
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { chromium } from "playwright-core";
+import { Webhook } from "standardwebhooks";
+import { ARTIFACTS, freePort, freshCopy, startService } from "./service.mjs";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const SHOTS = join(ARTIFACTS, "screenshots");
+
+/** A receiver that answers `mode.status` and keeps what it got. */
+async function startReceiver() {
+  const got = [];
+  const mode = { status: 200 };
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      got.push({ headers: request.headers, body });
+      response.writeHead(mode.status, { "content-type": "text/plain" }).end(mode.status === 200 ? "ok" : "gone");
+    });
+  });
+  const port = await freePort();
+  await new Promise((done) => server.listen(port, "127.0.0.1", done));
+  return { url: `http://127.0.0.1:${port}/hooks`, got, mode, stop: () => new Promise((done) => server.close(done)) };
+}
+
+async function until(read, done, what, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("the console", () => {
+  let copy;
+  let service;
+  let receiver;
+  let browser;
+
+  before(async () => {
+    copy = freshCopy();
+    service = await startService(copy.dir, await freePort());
+    receiver = await startReceiver();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    mkdirSync(SHOTS, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await receiver?.stop();
+    await service?.stop();
+    copy?.remove();
+  });
+
+  it("signs in, subscribes a receiver, sends a test delivery, watches a delivery fail, recovers it, and shows the payment's timeline", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const elsewhere = [];
+    page.on("request", (request) => {
+      if (!request.url().startsWith(service.base) && !request.url().startsWith("data:")) elsewhere.push(request.url());
+    });
+    const shot = (name) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+
+    // Sign in with the keyboard alone; a wrong password is told in the API's words.
+    await page.goto(`${service.base}/console/`);
+    await page.getByLabel("Username").focus();
+    await page.keyboard.type("demo-client");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("not-the-password");
+    await page.keyboard.press("Enter");
+    await page.getByRole("alert").filter({ hasText: "Invalid username/password." }).waitFor();
+    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+
+    // A failed save keeps what was typed, and names the field.
+    await page.getByRole("button", { name: "New subscription" }).click();
+    await page.getByLabel("Endpoint URL").fill(receiver.url);
+    await page.getByLabel("Receiver username").fill("demo-client");
+    await page.getByLabel("Receiver password").fill("hook-pass-123");
+    await page.getByLabel("Payment events").check();
+    await page.getByRole("button", { name: "Create subscription" }).click();
+    await page.getByText("Use credentials of your own choosing, not your API username.").first().waitFor();
+    assert.equal(await page.getByLabel("Endpoint URL").inputValue(), receiver.url);
+    assert.equal(await page.getByLabel("Payment events").isChecked(), true);
+    await shot("failed-save");
+    await page.getByLabel("Receiver username").fill("hook-user");
+    await page.getByRole("button", { name: "Create subscription" }).click();
+    await page.getByRole("status").filter({ hasText: "Subscription created" }).waitFor();
+    const subscriptionId = new URL(page.url()).hash.split("/")[2];
+    await page.getByRole("button", { name: "Show signing secret" }).click();
+    const secret = (await page.locator(".secret code").first().textContent()).trim();
+    assert.match(secret, /^whsec_/);
+    await page.getByRole("button", { name: "Hide signing secret" }).click();
+
+    // A test delivery arrives, signed: the standardwebhooks library verifies it with the secret shown.
+    await page.getByRole("button", { name: "Send test delivery" }).click();
+    const [test] = await until(() => receiver.got, (got) => got.length >= 1, "the test delivery");
+    const verified = new Webhook(secret).verify(test.body, test.headers);
+    assert.equal(verified.test, true);
+    assert.match(verified.object_id, /^pmt_/);
+    await page.getByRole("button", { name: "Refresh" }).click();
+    await page.locator("tbody .badge", { hasText: "succeeded" }).first().waitFor();
+    await page.locator("tbody .badge", { hasText: "test" }).first().waitFor();
+    await shot("subscription");
+
+    // The receiver answers 410: the next change's delivery fails (and pauses the subscription).
+    receiver.mode.status = 410;
+    const processor = { authorization: `Basic ${btoa(`demo-processor:${service.vars.DEMO_PROCESSOR_PASSWORD}`)}`, "content-type": "application/json" };
+    const paymentId = "pmt_demoPaymentPending0001";
+    const event = await fetch(`${service.base}/v2/payments/${paymentId}/events/`, { method: "POST", headers: processor, body: JSON.stringify({ event_code: "PU10", description: "Sent to the bank", status: "in-progress" }) });
+    assert.equal(event.status, 201);
+    const eventId = (await event.json()).id;
+    await until(() => receiver.got, (got) => got.length >= 2, "the failing attempt");
+    await until(
+      async () => {
+        await page.getByRole("button", { name: "Refresh" }).click();
+        return page.locator("tbody .badge", { hasText: "failed" }).count();
+      },
+      (n) => n >= 1,
+      "the failed delivery in the log",
+    );
+    await page.locator("tbody tr", { has: page.locator(".badge", { hasText: "failed" }) }).first().getByRole("link").first().click();
+    await page.getByRole("heading", { name: "Delivery" }).waitFor();
+    await shot("failed-delivery");
+    await page.locator(".timeline").getByText("HTTP 410").first().waitFor();
+    await page.getByRole("heading", { name: "Headers sent" }).waitFor();
+    await page.getByText("Basic ********").waitFor();
+    await shot("failed-delivery");
+
+    // Back on the subscription: resume it, and recover the failures of the last day.
+    receiver.mode.status = 200;
+    await page.goto(`${service.base}/console/#/subscriptions/${subscriptionId}`);
+    await page.getByRole("button", { name: "Resume" }).click();
+    await page.getByRole("status").filter({ hasText: "Resumed." }).waitFor();
+    await page.getByRole("button", { name: "Recover", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "1 delivery recovered and queued." }).waitFor();
+    const resent = await until(() => receiver.got, (got) => got.length >= 3, "the recovered delivery");
+    assert.equal(resent[2].headers["webhook-id"], resent[1].headers["webhook-id"]);
+    assert.equal(resent[2].body, resent[1].body);
+    await until(
+      async () => {
+        await page.getByRole("button", { name: "Refresh" }).click();
+        return page.locator("tbody .badge", { hasText: "failed" }).count();
+      },
+      (n) => n === 0,
+      "the recovered delivery to succeed",
+    );
+    await page.getByRole("heading", { name: "Health" }).waitFor();
+    await page.locator(".stat-value").first().waitFor();
+    await shot("recovered");
+
+    // The payment's timeline: its events, and the deliveries each change made.
+    await page.getByRole("link", { name: "Payments", exact: true }).click();
+    await page.getByRole("heading", { name: "Payments" }).waitFor();
+    await page.getByRole("link", { name: paymentId }).click();
+    await page.getByRole("heading", { name: "Timeline" }).waitFor();
+    const step = page.locator(".timeline > li", { hasText: "Sent to the bank" });
+    await step.locator(".made .badge", { hasText: "succeeded" }).waitFor();
+    assert.equal(await step.locator(".made a").count(), 1);
+    assert.ok(eventId.startsWith("pev_"));
+    await shot("payment-timeline");
+
+    // Edit, rotate the secret, then delete the subscription.
+    await page.goto(`${service.base}/console/#/subscriptions/${subscriptionId}`);
+    await page.getByRole("button", { name: "Edit" }).click();
+    await page.getByLabel("Invoice ids").check();
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    await page.getByText("Payment status, Payment events, Invoice ids").waitFor();
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    await page.getByRole("status").filter({ hasText: "Secret rotated." }).waitFor();
+    await page.getByRole("button", { name: "Show signing secret" }).click();
+    const rotated = await until(async () => (await page.locator(".secret code").first().textContent()).trim(), (text) => text !== secret, "the new secret");
+    assert.match(rotated, /^whsec_/);
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    await page.getByText("No subscriptions yet.").waitFor();
+
+    assert.deepEqual(elsewhere, [], "the console asked another origin for something");
+    await page.close();
+  });
+
+  it("is usable at 375 px wide", async () => {
+    const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
+    const made = await fetch(`${service.base}/v1/webhooks/`, {
+      method: "POST",
+      headers: client,
+      body: JSON.stringify({ event: "payment.changed", url: receiver.url, content_type: "application/json", username: "hook-user", password: "hook-pass-123" }),
+    });
+    assert.equal(made.status, 201);
+    const page = await browser.newPage({ viewport: { width: 375, height: 812 } });
+    await page.goto(`${service.base}/console/`);
+    await page.getByLabel("Username").fill("demo-client");
+    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    await page.locator("tbody a").first().click();
+    await page.getByRole("heading", { name: "Health" }).waitFor();
+    // Nothing wider than the screen but the tables' own scrolling boxes.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
+    await page.screenshot({ path: join(SHOTS, "console-375px.png"), fullPage: true });
+    await page.close();
+  });
+});
