@@ -55,7 +55,11 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     }),
   );
   return {
-    statements: rows.map((row) => guardedInsert(db, webhookDeliveries, row, change.guard)),
+    // Each row also needs its subscription still there and active when the batch runs: one
+    // deleted or paused since the write read it gets no delivery, rather than failing the change.
+    statements: rows.map((row) =>
+      guardedInsert(db, webhookDeliveries, row, sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${row.subscriptionId} and s.is_active = 1)`),
+    ),
     deliveryIds: rows.map((row) => row.id),
   };
 }

@@ -118,3 +118,51 @@ describe("placeholderStamp", () => {
     expect(stampText(Date.UTC(2026, 10, 22, 10, 15, 30, 123), "application/x-www-form-urlencoded")).toBe("2026-11-22T10%3A15%3A30.123Z");
   });
 });
+
+/** A D1 binding that runs `before` once, just before the `n`th batch it is given. */
+function beforeBatch(d1: D1Database, n: number, before: () => Promise<unknown>): D1Database {
+  let seen = 0;
+  return new Proxy(d1, {
+    get(target, name) {
+      if (name !== "batch") {
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return async (statements: D1PreparedStatement[]) => {
+        if (++seen === n) await before();
+        return target.batch(statements);
+      };
+    },
+  });
+}
+
+describe("a subscription deleted between a write's read and its batch", () => {
+  it.each([["an event"], ["a new payment"]])("does not fail %s: the change is written, with deliveries for the subscriptions that remain", async (label) => {
+    const { client, processor } = await makeTenant();
+    const kept = await subscribeToReceiver(client);
+    const gone = await subscribeToReceiver(client);
+    const made = await makePayment(client);
+    // Each write reads (its first batch), then writes (its second); the subscription goes in between.
+    const DB = beforeBatch(env.DB, 2, async () => {
+      expect((await call("DELETE", `/v1/webhooks/${gone.subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    });
+    let paymentId: string;
+    if (label === "an event") {
+      const res = await call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers, bindings: { DB } });
+      expect(res.status).toBe(201);
+      paymentId = made.payment.id;
+    } else {
+      const invoice = await call("POST", "/v1/invoices/", { body: { invoice_number: "INV-race", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 }, headers: client.headers });
+      const res = await call("POST", "/v2/payments/", {
+        body: { originating_counterparty_id: made.buyer.id, receiving_counterparty_id: made.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
+        headers: client.headers,
+        bindings: { DB },
+      });
+      expect(res.status).toBe(201);
+      paymentId = res.json.id;
+    }
+    const rows = await env.DB.prepare("select subscription_id from webhook_deliveries where payment_id = ? order by created_at").bind(paymentId).all<{ subscription_id: string }>();
+    expect(rows.results.map((row) => row.subscription_id)).toEqual(label === "an event" ? [kept.subscription.id, kept.subscription.id] : [kept.subscription.id]);
+    await waitFor(() => receivedAt(kept.box), (got) => got.length === 2);
+  });
+});
