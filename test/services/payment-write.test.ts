@@ -166,3 +166,57 @@ describe("a subscription deleted between a write's read and its batch", () => {
     await waitFor(() => receivedAt(kept.box), (got) => got.length === 2);
   });
 });
+
+/** A D1 binding whose `n`th batch fails at its last statement, after all the others ran in it. */
+function failingBatch(d1: D1Database, n: number): D1Database {
+  let seen = 0;
+  return new Proxy(d1, {
+    get(target, name) {
+      if (name !== "batch") {
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return async (statements: D1PreparedStatement[]) =>
+        target.batch(++seen === n ? [...statements, target.prepare("insert into no_such_table values (1)")] : statements);
+    },
+  });
+}
+
+describe("a write batch that fails in D1", () => {
+  it.each([["an event"], ["a new payment"]])("leaves nothing of %s: no change, no event, no count, no delivery; the retry writes it once", async (label) => {
+    const { client, processor, account } = await makeTenant();
+    const { box } = await subscribeToReceiver(client);
+    const made = await makePayment(client);
+    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+    const snapshot = async () => {
+      const [payments, events, deliveries, counts] = await env.DB.batch([
+        env.DB.prepare("select id, status, version, detail from payments where account_id = ? order by id").bind(account.id),
+        env.DB.prepare("select e.id from payment_events e join payments p on p.id = e.payment_id where p.account_id = ? order by e.id").bind(account.id),
+        env.DB.prepare("select id from webhook_deliveries where account_id = ? order by id").bind(account.id),
+        env.DB.prepare("select resource, n from list_counts where account_id = ? order by resource").bind(account.id),
+      ]);
+      return [payments!.results, events!.results, deliveries!.results, counts!.results];
+    };
+    const invoice = await call("POST", "/v1/invoices/", { body: { invoice_number: "INV-fail", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 }, headers: client.headers });
+    const before = await snapshot();
+    const send = (DB?: D1Database) =>
+      label === "an event"
+        ? call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers, bindings: DB ? { DB } : {} })
+        : call("POST", "/v2/payments/", {
+            body: { originating_counterparty_id: made.buyer.id, receiving_counterparty_id: made.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
+            headers: client.headers,
+            bindings: DB ? { DB } : {},
+          });
+    // Its second batch is the write (the first reads).
+    const failed = await send(failingBatch(env.DB, 2));
+    expect(failed.status).toBe(500);
+    expect(failed.json).toEqual({ detail: "A server error occurred." });
+    expect(await snapshot()).toEqual(before);
+    const retried = await send();
+    expect(retried.status).toBe(201);
+    const after = await snapshot();
+    expect(after[1]!.length).toBe(before[1]!.length + 1); // one event more
+    expect(after[2]!.length).toBe(before[2]!.length + 1); // one delivery more
+    await waitFor(() => receivedAt(box), (got) => got.length === 2);
+  });
+});
