@@ -107,6 +107,41 @@ function figures(name, { sentAt, events, acceptedPerS, non2xx, firstSent, lastAc
 }
 
 /**
+ * A second account (through the admin API) with a payment and a subscription to the receiver's
+ * `fair-b` tag, for the fairness scenario; `cleanUp` deletes its subscription.
+ */
+async function otherAccount(base, receiver) {
+  const admin = { authorization: "Bearer bench-admin-token", "content-type": "application/json" };
+  const post = async (path, body, headers) => {
+    const res = await fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+    const json = await res.json();
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const stamp = Date.now();
+  const account = await post("/admin/accounts/", { name: `bench-other-${stamp}` }, admin);
+  const user = async (role) => {
+    const made = await post(`/admin/accounts/${account.id}/api-users/`, { username: `bench-other-${role}-${stamp}`, role }, admin);
+    return { authorization: `Basic ${Buffer.from(`${made.username}:${made.password}`).toString("base64")}`, "content-type": "application/json" };
+  };
+  const [client, processor] = [await user("client"), await user("processor")];
+  const buyer = await post("/v1/counterparties/", { internal_id: "B-1", type: "buyer", name: "Other buyer" }, client);
+  const supplier = await post("/v1/counterparties/", { internal_id: "S-1", type: "supplier", name: "Other supplier" }, client);
+  const invoice = await post("/v1/invoices/", { invoice_number: "O-1", buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 }, client);
+  const payment = await post("/v2/payments/", { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, client);
+  const subscription = await post(
+    "/v1/webhooks/",
+    { event: "payment.changed", url: `${receiver.url}/ok/fair-b`, content_type: "application/json", username: "bench", password: "bench-pass", payment_status: true },
+    client,
+  );
+  return {
+    paymentId: payment.id,
+    processor,
+    cleanUp: () => fetch(`${base}/v1/webhooks/${subscription.id}/`, { method: "DELETE", headers: client }),
+  };
+}
+
+/**
  * Deletes every subscription of the bench account: a run that was stopped midway leaves its own
  * behind, pointing at a receiver that is gone, and every later event would be delivered to them.
  */
@@ -196,6 +231,39 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       rows.push(figures(`${name} for ${seconds} s, 3 subscriptions`, fired, await collect(receiver, tags, fired.events, wait)));
       log(rows.at(-1));
       await unsubscribeAll();
+    }
+
+    // Fairness: another account's trickle (1 event a second) while this account bursts.
+    if (runs("fairness")) {
+      const other = await otherAccount(base, receiver);
+      const burstEvents = smoke ? 200 : 10_000;
+      tags = ["fair-a-1", "fair-a-2", "fair-a-3"];
+      for (const tag of tags) await subscribe("ok", tag);
+      let trickling = true;
+      const sent = [];
+      const trickle = (async () => {
+        while (trickling) {
+          const at = Date.now();
+          const res = await fetch(`${base}/v2/payments/${other.paymentId}/events/`, { method: "POST", headers: other.processor, body: NOTE });
+          if (res.status === 201) sent.push(at);
+          await new Promise((done) => setTimeout(done, Math.max(0, 1000 - (Date.now() - at))));
+        }
+      })();
+      fired = await fire(burstEvents);
+      const burstArrivals = await collect(receiver, tags, fired.events, wait);
+      trickling = false;
+      await trickle;
+      const [trickleArrivals] = await collect(receiver, ["fair-b"], sent.length, wait);
+      // One payment takes the trickle's events: the k-th arrival answers the k-th event sent.
+      const arrivedAt = trickleArrivals.map(([, at]) => at).sort((a, b) => a - b);
+      const delays = sent.map((at, k) => (arrivedAt[k] ?? Infinity) - at).sort((a, b) => a - b);
+      const row = figures(`fairness: account A bursts ${burstEvents} events to 3 subscriptions`, fired, burstArrivals);
+      row.other_account = { events: sent.length, delivered: trickleArrivals.length, e2r_p50_ms: percentile(delays, 50), e2r_p99_ms: percentile(delays, 99), e2r_max_ms: delays.at(-1) ?? null };
+      rows.push(row);
+      log(row);
+      console.error(`fairness: account B's trickle ${JSON.stringify(row.other_account)}`);
+      await unsubscribeAll();
+      await other.cleanUp();
     }
 
     // Isolation: two healthy subscriptions alone, then beside one whose receiver never answers.
