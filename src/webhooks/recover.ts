@@ -1,4 +1,4 @@
-import { and, between, eq, inArray, sql } from "drizzle-orm";
+import { and, between, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import { inAccount } from "../db/scope";
@@ -6,7 +6,7 @@ import { invalid } from "../errors";
 import { noAnswer, type Answer } from "../idempotency";
 import type { ServiceContext } from "../context";
 import { handOver } from "./outbox";
-import { activeSubscription } from "./test-delivery";
+import { activeSubscription } from "./subscriptions";
 
 export const MAX_RECOVERED = 10_000;
 export const MAX_WINDOW_MS = 14 * 24 * 3600 * 1000;
@@ -28,7 +28,7 @@ export async function recoverDeliveries(
   ctx: ServiceContext,
   subscriptionId: string,
   window: { since: number; until: number },
-  answer: Answer<ReturnType<typeof sql>> = noAnswer,
+  answer: Answer<SQL> = noAnswer,
 ): Promise<{ recovered: number }> {
   const { db, accountId, queue } = ctx;
   const problem = windowProblem(window.since, window.until);

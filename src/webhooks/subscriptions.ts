@@ -196,6 +196,20 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   return rotated;
 }
 
+export const PAUSED = "The subscription is paused (is_active is false): resume it first.";
+
+/** The account's subscription, if it is active: 404 if it is not the account's, 409 if it is paused. */
+export async function activeSubscription(db: Db, accountId: string, subscriptionId: string) {
+  const subscription = await db
+    .select()
+    .from(webhookSubscriptions)
+    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId)))
+    .get();
+  if (!subscription) throw notFound();
+  if (!subscription.isActive) throw conflict(PAUSED);
+  return subscription;
+}
+
 /** Deletes the subscription with its delivery log; pending deliveries are dropped with it. */
 export async function deleteSubscription({ db, accountId }: ServiceContext, id: string): Promise<void> {
   const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));

@@ -1,28 +1,12 @@
-import { and, eq } from "drizzle-orm";
-import { runBatch, type Db } from "../db/client";
-import { webhookDeliveries, webhookSubscriptions } from "../db/schema";
-import { inAccount } from "../db/scope";
-import { conflict, notFound } from "../errors";
+import { runBatch } from "../db/client";
+import { webhookDeliveries } from "../db/schema";
 import { noAnswer, type Answer } from "../idempotency";
 import type { ServiceContext } from "../context";
 import { toIso } from "../lib/time";
 import type { Delivery } from "./deliveries";
 import { handOver, newDelivery } from "./outbox";
 import { encodeBody, payloadFor, type PaymentSnapshot } from "./payload";
-
-export const PAUSED = "The subscription is paused (is_active is false): resume it first.";
-
-/** The account's subscription, if it is active: 404 if it is not the account's, 409 if it is paused. */
-export async function activeSubscription(db: Db, accountId: string, subscriptionId: string) {
-  const subscription = await db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId)))
-    .get();
-  if (!subscription) throw notFound();
-  if (!subscription.isActive) throw conflict(PAUSED);
-  return subscription;
-}
+import { activeSubscription } from "./subscriptions";
 
 /** The payment a test delivery describes when the account has none yet. Pure. */
 export function examplePayment(now: number) {

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import { inList } from "../../db/in-list";
 import { isUniqueViolation } from "../../db/errors";
 import { counterparties, invoices, paymentInvoices } from "../../db/schema";
@@ -14,7 +14,6 @@ import { eventView, oldestFirst, type PaymentView } from "./view";
 import { commitPaymentChange } from "./write-fence";
 import { noAnswer, type Answer } from "../../idempotency";
 import { stampedJson } from "../../db/stamped-text";
-import type { SQL } from "drizzle-orm";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
 export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
@@ -63,8 +62,9 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
 
 /**
  * Records an event on a payment of the caller's account: one round trip reads the payment row
- * (its stored detail included, so not its history) and the subscribers, one batch writes the change with its deliveries; a write that lost a race
- * with another event on the same payment reads again and retries.
+ * (its stored detail included, so not its history) and the subscribers, one batch writes the
+ * change with its deliveries; a write that lost a race with another event on the same payment
+ * reads again and retries.
  */
 export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL> = noAnswer) {
   const { db, accountId } = ctx;
