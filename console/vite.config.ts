@@ -2,13 +2,15 @@ import { resolve } from "node:path";
 import { defineConfig } from "vite";
 
 // The console is built into the Worker's static assets (public/console), served at /console/.
-// Preact's JSX through esbuild; no other plugin. Everything it loads is bundled: no other origin.
+// Preact's JSX through Vite's own transformer (Oxc); no plugin. Everything it loads is bundled:
+// no other origin.
+const here = import.meta.dirname;
 export default defineConfig({
-  root: resolve(__dirname),
+  root: here,
   base: "/console/",
-  esbuild: { jsx: "automatic", jsxImportSource: "preact" },
+  oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
   build: {
-    outDir: resolve(__dirname, "../public/console"),
+    outDir: resolve(here, "../public/console"),
     emptyOutDir: true,
     assetsInlineLimit: 0,
     sourcemap: true,

@@ -119,22 +119,28 @@ describe("placeholderStamp", () => {
   });
 });
 
-/** A D1 binding that runs `before` once, just before the `n`th batch it is given. */
-function beforeBatch(d1: D1Database, n: number, before: () => Promise<unknown>): D1Database {
+/** A D1 binding whose batches go through `change` first (given the batch's number, from 1). */
+function withBatches(d1: D1Database, change: (n: number, statements: D1PreparedStatement[]) => Promise<D1PreparedStatement[]>): D1Database {
   let seen = 0;
   return new Proxy(d1, {
     get(target, name) {
-      if (name !== "batch") {
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return async (statements: D1PreparedStatement[]) => {
-        if (++seen === n) await before();
-        return target.batch(statements);
-      };
+      if (name === "batch") return async (statements: D1PreparedStatement[]) => target.batch(await change(++seen, statements));
+      const value = Reflect.get(target, name);
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
 }
+
+/** A D1 binding that runs `before` once, just before the `n`th batch it is given. */
+const beforeBatch = (d1: D1Database, n: number, before: () => Promise<unknown>) =>
+  withBatches(d1, async (k, statements) => {
+    if (k === n) await before();
+    return statements;
+  });
+
+/** A D1 binding whose `n`th batch fails at its last statement, after all the others ran in it. */
+const failingBatch = (d1: D1Database, n: number) =>
+  withBatches(d1, async (k, statements) => (k === n ? [...statements, d1.prepare("insert into no_such_table values (1)")] : statements));
 
 describe("a subscription deleted between a write's read and its batch", () => {
   it.each([["an event"], ["a new payment"]])("does not fail %s: the change is written, with deliveries for the subscriptions that remain", async (label) => {
@@ -166,21 +172,6 @@ describe("a subscription deleted between a write's read and its batch", () => {
     await waitFor(() => receivedAt(kept.box), (got) => got.length === 2);
   });
 });
-
-/** A D1 binding whose `n`th batch fails at its last statement, after all the others ran in it. */
-function failingBatch(d1: D1Database, n: number): D1Database {
-  let seen = 0;
-  return new Proxy(d1, {
-    get(target, name) {
-      if (name !== "batch") {
-        const value = Reflect.get(target, name);
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return async (statements: D1PreparedStatement[]) =>
-        target.batch(++seen === n ? [...statements, target.prepare("insert into no_such_table values (1)")] : statements);
-    },
-  });
-}
 
 describe("a write batch that fails in D1", () => {
   it.each([["an event"], ["a new payment"]])("leaves nothing of %s: no change, no event, no count, no delivery; the retry writes it once", async (label) => {
