@@ -15,5 +15,11 @@ export default defineConfig({
     assetsInlineLimit: 0,
     sourcemap: true,
   },
+  // `npx vite --config console/vite.config.ts`: the console with hot reload, its API calls sent
+  // on to `npm start` (API_ORIGIN to point elsewhere).
+  server: {
+    host: "127.0.0.1",
+    proxy: Object.fromEntries(["/v1", "/v2"].map((prefix) => [prefix, process.env.API_ORIGIN ?? "http://127.0.0.1:8787"])),
+  },
   logLevel: "warn",
 });
