@@ -100,6 +100,7 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
       const outcome = decideOutcome({
         attempts: delivery.attempts - 1, // the claim counted this one
         scheduleStartedAt: delivery.scheduleStartedAt,
+        scheduleFirstAttempt: delivery.scheduleFirstAttempt,
         failingSince: subscription.failingSince,
         responseStatus: result.responseStatus,
         retryAfter: result.retryAfter,

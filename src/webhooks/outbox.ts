@@ -86,6 +86,7 @@ export function newDelivery<Body extends string | SQL>(fields: {
     attempts: 0,
     nextAttemptAt: now,
     scheduleStartedAt: null,
+    scheduleFirstAttempt: null,
     enqueuedAt: now,
     claimedUntil: null,
     claimToken: null,

@@ -51,6 +51,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         headers: result.headers === null ? null : JSON.stringify(result.headers),
         status: outcome.status,
         scheduleStartedAt: outcome.scheduleStartedAt,
+        scheduleFirstAttempt: outcome.scheduleFirstAttempt,
         nextAttemptAt: outcome.retryInSeconds === null ? null : Math.round(end + outcome.retryInSeconds * 1000),
         enqueuedAt: outcome.retryInSeconds === null ? delivery.enqueuedAt : end,
         updatedAt: end,
@@ -81,13 +82,14 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       .set({
         status: sql`${v("status")}`,
         scheduleStartedAt: sql`${v("scheduleStartedAt")}`,
+        scheduleFirstAttempt: sql`${v("scheduleFirstAttempt")}`,
         nextAttemptAt: sql`${v("nextAttemptAt")}`,
         enqueuedAt: sql`${v("enqueuedAt")}`,
         claimedUntil: null,
         claimToken: null,
         updatedAt: sql`${v("updatedAt")}`,
       })
-      .from(valuesTable("id", "claimToken", "status", "scheduleStartedAt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
+      .from(valuesTable("id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
       .where(and(eq(webhookDeliveries.id, sql`${v("id")}`), eq(webhookDeliveries.claimToken, sql`${v("claimToken")}`)))
       .returning({ id: webhookDeliveries.id }),
     ...[...latest.values()].map(({ delivery, result, outcome }) => {

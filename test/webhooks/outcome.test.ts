@@ -31,7 +31,11 @@ describe("decideOutcome", () => {
     ["failing for 5 days deactivates", { responseStatus: 500, failingSince: NOW - DEACTIVATE_AFTER_FAILING_MS }, { status: "pending", deactivate: true, failingSince: NOW - DEACTIVATE_AFTER_FAILING_MS }],
     ["failing just under 5 days does not", { responseStatus: 500, failingSince: NOW - DEACTIVATE_AFTER_FAILING_MS + 1 }, { deactivate: false }],
     ["a success after 5 days of failures keeps it active", { failingSince: NOW - DEACTIVATE_AFTER_FAILING_MS - 1 }, { status: "succeeded", deactivate: false, failingSince: null }],
-    ["the schedule starts at the first attempt", { responseStatus: 500 }, { scheduleStartedAt: NOW - 40 }],
+    ["the schedule starts at the first attempt", { responseStatus: 500 }, { scheduleStartedAt: NOW - 40, scheduleFirstAttempt: 1 }],
+    // A redelivered or recovered delivery (no schedule running) starts a fresh one: 5 s, 5 min, …
+    ["after a redelivery, the 12th attempt's failure waits 5 s", { responseStatus: 500, attempts: 11 }, { number: 12, retryInSeconds: 5, scheduleStartedAt: NOW - 40, scheduleFirstAttempt: 12 }],
+    ["the next failure of that schedule waits 5 minutes", { responseStatus: 500, attempts: 12, scheduleStartedAt: NOW - 5000, scheduleFirstAttempt: 12 }, { number: 13, retryInSeconds: 300, scheduleFirstAttempt: 12 }],
+    ["a schedule from before its first attempt was kept counts from attempt 1", { responseStatus: 500, attempts: 2, scheduleStartedAt: NOW - 5000, scheduleFirstAttempt: null }, { number: 3, retryInSeconds: 1800 }],
   ];
   it.each(cases)("%s", (_name, input, expected) => {
     expect(decideOutcome({ ...base, ...input })).toMatchObject(expected);

@@ -25,6 +25,10 @@ export const webhookDeliveries = sqliteTable(
     nextAttemptAt: integer("next_attempt_at"),
     // When the retry schedule started (the first attempt, or the last redelivery).
     scheduleStartedAt: integer("schedule_started_at"),
+    // The number of the attempt that started it: each retry waits as the schedule's own count of
+    // attempts says, so a redelivered or recovered delivery retries after 5 s, 5 min, … again.
+    // Null on rows from before it was kept: their schedule started at attempt 1.
+    scheduleFirstAttempt: integer("schedule_first_attempt"),
     // When a queue message for the next attempt was last handed over; null if never.
     enqueuedAt: integer("enqueued_at"),
     // A consumer working on it holds it until then, so two copies of a message never both send.

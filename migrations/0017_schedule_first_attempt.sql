@@ -1,0 +1,1 @@
+ALTER TABLE `webhook_deliveries` ADD `schedule_first_attempt` integer;
