@@ -29,6 +29,8 @@ import { recordAttempts, type Attempted } from "./record";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
+/** When no ENCRYPTION_KEY can open any secret, a claimed delivery comes back this much later. */
+export const NOT_CONFIGURED_RETRY_SECONDS = 60;
 
 type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
 
@@ -90,8 +92,11 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
       try {
         result = await attempt(delivery, subscription, env);
       } catch (error) {
-        // No usable ENCRYPTION_KEY at all: nothing was sent; the claim lapses and the sweeper retries.
-        logFailure([delivery.id], error);
+        // No usable ENCRYPTION_KEY at all (logged as a config_error): nothing was sent, so the
+        // claim and its counted attempt are given back, and the delivery comes back in a minute,
+        // its retry schedule untouched, until the key is deployed.
+        console.error(JSON.stringify({ type: "delivery_put_off", delivery_id: delivery.id, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: String(error) }));
+        deferrals.add({ delivery, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS });
         return;
       } finally {
         inFlight.release(slot);
@@ -139,11 +144,13 @@ async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> 
   await runBatch(db, ids.map((id) => endStatement(db, id, now)));
 }
 
-type Deferral = { delivery: DeliveryRow; delaySeconds: number; deferredFor: string };
+/** A delivery given back unattempted; `deferredFor` when its subscription was slow (in-flight.ts counts those). */
+type Deferral = { delivery: DeliveryRow; delaySeconds: number; deferredFor?: string };
 
 /**
- * Deliveries of a slow subscription come back later, unclaimed, with the attempt their claim
- * counted taken back (nothing was sent).
+ * Deliveries given back unattempted (a slow subscription's, or all of them while no key opens the
+ * secrets) come back later, unclaimed, with the attempt their claim counted taken back (nothing
+ * was sent).
  */
 async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: Deferral[], now: number): Promise<void> {
   await runBatch(

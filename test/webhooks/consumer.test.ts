@@ -1,6 +1,7 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
+import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/consumer";
 import { PER_SUBSCRIPTION } from "../../src/webhooks/in-flight";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
@@ -329,6 +330,31 @@ describe("the delivery consumer", () => {
     await env.DB.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
     expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
     expect(await receivedAt(box)).toHaveLength(1);
+  });
+
+  it.each([
+    ["missing", ""],
+    ["malformed", "not-a-key"],
+  ])("gives a claimed delivery back untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed", async (_, key) => {
+    const { id, box } = await pendingDelivery([200]);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    const before = Date.now();
+    const result = await consume(id, "payments-deliveries", { ENCRYPTION_KEY: key });
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect(result.requeued).toEqual([{ id, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS }]);
+    expect(await attemptRows(id)).toEqual([]);
+    const row = (await deliveryRow(id))!;
+    expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null, schedule_started_at: null });
+    expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + NOT_CONFIGURED_RETRY_SECONDS * 1000);
+    expect(await receivedAt(box)).toHaveLength(0);
+    expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).type)).toEqual(expect.arrayContaining(["config_error", "delivery_put_off"]));
+    // The sweeper leaves it alone meanwhile: its message is on its way.
+    expect(await sweepOutbox({ ...env, DELIVERIES: recordingQueue().queue })).toBe(0);
+    // The key deployed: the delivery goes through as its first attempt.
+    await env.DB.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
+    expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
+    expect(await receivedAt(box)).toHaveLength(1);
+    expect((await attemptRows(id)).map((attempt) => [attempt.number, attempt.response_status])).toEqual([[1, 200]]);
   });
 
   it("gives up on a delivery past 3 days of retries and keeps it as failed", async () => {
