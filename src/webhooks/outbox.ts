@@ -5,14 +5,27 @@ import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { enqueueDeliveries, type DeliveryMessage, type Handover } from "./message";
 import { encodeBody, payloadFor, type ExpansionFlags, type PaymentSnapshot } from "./payload";
-import { isoSql, placeholderStamp, replacedSql } from "../db/stamped-text";
+import { isoSql, placeholderStamp } from "../db/stamped-text";
 
-/** The account's active subscriptions at this moment: read in the payment write's load batch. */
+/**
+ * The account's active subscriptions at this moment, as much of each as its delivery body needs:
+ * read in the payment write's load batch (every write reads them: not the sealed secrets).
+ */
 export function subscribersQuery(db: Db, accountId: string) {
+  const s = webhookSubscriptions;
   return db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(eq(webhookSubscriptions.accountId, accountId), eq(webhookSubscriptions.isActive, true)));
+    .select({
+      id: s.id,
+      contentType: s.contentType,
+      invoiceIds: s.invoiceIds,
+      paymentStatus: s.paymentStatus,
+      paymentEvents: s.paymentEvents,
+      refundReason: s.refundReason,
+      instrumentNumber: s.instrumentNumber,
+      allPaymentDetails: s.allPaymentDetails,
+    })
+    .from(s)
+    .where(and(eq(s.accountId, accountId), eq(s.isActive, true)));
 }
 
 export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookContentType };
@@ -31,10 +44,15 @@ export interface OutboxChange {
   guard: SQL;
 }
 
+/** The most body text one outbox statement carries in its JSON parameter (D1 holds a value up to 2 MB). */
+export const STATEMENT_TEXT = 512 * 1024;
+
 /**
  * The outbox statements of one payment change: a delivery row per subscriber, inserted only when
  * the change applied, each body frozen with the change's stamp. The stamp is taken inside the
  * batch, so each body is rendered once with a placeholder stamp, and SQL puts the real one in.
+ * The rows go in as one statement over a JSON list of them (several when their bodies are large),
+ * not one statement per subscriber.
  */
 export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
   const bodiesAt = (stamp: number) => {
@@ -43,38 +61,61 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
   };
   const textOf = (stamp: number, i: number) => stampText(stamp, subscribers[i]!.contentType);
   const { stamp: placeholder, texts: bodies } = placeholderStamp(bodiesAt, textOf);
-  const rows = subscribers.map((subscriber, i) =>
-    newDelivery({
-      subscriptionId: subscriber.id,
-      accountId: change.accountId,
-      paymentId: change.paymentId,
-      eventId: change.eventId,
-      body: replacedSql(bodies[i]!, textOf(placeholder, i), stampSql(change.stamp, subscriber.contentType)),
-      contentType: subscriber.contentType,
-      now,
-    }),
-  );
+  const rows = subscribers.map((subscriber, i) => ({
+    id: crypto.randomUUID(),
+    subscriptionId: subscriber.id,
+    contentType: subscriber.contentType,
+    body: bodies[i]!,
+    placeholder: textOf(placeholder, i),
+  }));
+  // Each delivery's columns, as SQL over the JSON row `v` it comes from.
+  const v = (name: keyof (typeof rows)[number]) => sql`json_extract(v.value, ${`$.${name}`})`;
+  const template = newDelivery({
+    subscriptionId: v("subscriptionId"),
+    accountId: change.accountId,
+    paymentId: change.paymentId,
+    eventId: change.eventId,
+    body: sql`replace(${v("body")}, ${v("placeholder")}, ${stampSql(change.stamp, v("contentType"))})`,
+    contentType: v("contentType"),
+    now,
+  });
+  // Each row also needs its subscription still there and active when the batch runs: one
+  // deleted or paused since the write read it gets no delivery, rather than failing the change.
+  const guard = sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")} and s.is_active = 1)`;
   return {
-    // Each row also needs its subscription still there and active when the batch runs: one
-    // deleted or paused since the write read it gets no delivery, rather than failing the change.
-    statements: rows.map((row) =>
-      guardedInsert(db, webhookDeliveries, row, sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${row.subscriptionId} and s.is_active = 1)`),
-    ),
+    statements: bySize(rows).map((group) => guardedInsert(db, webhookDeliveries, { ...template, id: v("id") }, guard, sql`json_each(${JSON.stringify(group)}) as v`)),
     deliveryIds: rows.map((row) => row.id),
   };
+}
+
+/** Rows in order, grouped so that each group's bodies hold at most STATEMENT_TEXT characters (or one row). Pure. */
+export function bySize<Row extends { body: string }>(rows: Row[]): Row[][] {
+  const groups: Row[][] = [];
+  let size = 0;
+  for (const row of rows) {
+    const last = groups.at(-1);
+    if (last && size + row.body.length <= STATEMENT_TEXT) {
+      last.push(row);
+      size += row.body.length;
+    } else {
+      groups.push([row]);
+      size = row.body.length;
+    }
+  }
+  return groups;
 }
 
 /**
  * A new delivery's row, due now. It is taken as handed over at the commit: handOver clears that
  * if the send fails, and the sweeper re-sends a row whose message never ran either way.
  */
-export function newDelivery<Body extends string | SQL>(fields: {
-  subscriptionId: string;
+export function newDelivery<Body extends string | SQL, Ref extends string | SQL = string, Type extends WebhookContentType | SQL = WebhookContentType>(fields: {
+  subscriptionId: Ref;
   accountId: string;
   paymentId: string;
   eventId: string | null;
   body: Body;
-  contentType: WebhookContentType;
+  contentType: Type;
   now: number;
   test?: boolean;
 }) {
@@ -102,10 +143,10 @@ export function stampText(ms: number, contentType: WebhookContentType): string {
   return contentType === "application/json" ? iso : iso.replaceAll(":", "%3A");
 }
 
-/** The same, in SQL, for an integer-ms expression. */
-function stampSql(ms: SQL, contentType: WebhookContentType): SQL {
+/** The same, in SQL, for an integer-ms expression and a content type given in SQL. */
+function stampSql(ms: SQL, contentType: SQL): SQL {
   const iso = isoSql(ms);
-  return contentType === "application/json" ? iso : sql`replace(${iso}, ':', '%3A')`;
+  return sql`case ${contentType} when 'application/json' then ${iso} else replace(${iso}, ':', '%3A') end`;
 }
 
 /**

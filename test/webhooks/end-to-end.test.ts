@@ -83,9 +83,12 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
       refund_reason: true,
       instrument_number: true,
     });
+    // A JSON subscriber beside it: one change's deliveries of both content types, each with the stamp written its way.
+    const { box: jsonBox } = await subscribeToReceiver(client, { payment_events: true });
     const { payment, invoice } = await makePayment(client);
-    await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "printed", instrument_number: "100234" }, headers: processor.headers });
+    const event = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "printed", instrument_number: "100234" }, headers: processor.headers });
     const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    const jsonGot = await waitFor(() => receivedAt(jsonBox), (all) => all.length === 2);
     const bodies = got.map((r) => new URLSearchParams(r.body));
     const later = bodies.find((form) => form.get("instrument_number") === "100234")!;
     expect(got[0]!.headers["content-type"]).toBe("application/x-www-form-urlencoded");
@@ -95,6 +98,10 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(later.get("refund_reason")).toBe("");
     expect(JSON.parse(later.get("payment_events")!).map((e: { event_code: string }) => e.event_code)).toEqual(["PU00", "PU05"]);
     expect(got.every((r) => r.verified?.standard && r.verified.hmac)).toBe(true);
+    // The event's stamp, as the API answered it, in both bodies.
+    expect(JSON.parse(later.get("payment_events")!)[1].created).toBe(event.json.created);
+    const jsonLater = jsonGot.map((r) => JSON.parse(r.body)).find((body) => body.payment_events.length === 2)!;
+    expect(jsonLater.payment_events[1]).toEqual(event.json);
   }, 30_000);
 
   it("signs with the old and the new secret for a day after a rotation", async () => {
