@@ -54,8 +54,11 @@ const deepPage = Math.min(1000, Math.floor(s.invoices / pageSize / 2));
 const offsetPage = Math.max(2, Math.floor(s.invoices / pageSize / 2));
 const polled = Math.floor(s.payments * 0.216);
 
+const DETAIL_PATH = `/v2/payments/${s.paymentId(Math.floor(s.payments / 2))}/`;
 const reads = [
-  ["payment detail", `/v2/payments/${s.paymentId(Math.floor(s.payments / 2))}/`],
+  ["payment detail", DETAIL_PATH],
+  // No credentials and no D1: what the local runtime's request path alone allows (the ceiling of every other row).
+  ["healthz (no auth, no D1)", "/healthz"],
   ["invoices, no filter", "/v1/invoices/"],
   ["invoices by 3 invoice_numbers", `/v1/invoices/?invoice_number=INV-1&invoice_number=INV-${Math.floor(scale / 2)}&invoice_number=INV-${scale - 1}`],
   ["counterparties by 2 internal_ids", "/v1/counterparties/?internal_id=BUY-1&internal_id=SUP-2"],
@@ -91,12 +94,23 @@ async function load({ path, ...options }, connections) {
   };
 }
 
+/**
+ * The payment detail's rate measured just before a scenario, at the same concurrency (for half
+ * the duration): each scenario's ratio is to this, so that the service warming up or slowing
+ * down over a long run (its memory grows, see the README) does not tilt the ratios.
+ */
+async function pairedDetail(connections) {
+  const result = await autocannon({ url: `${service.base}${DETAIL_PATH}`, connections, duration: Math.max(1, duration / 2), headers: CLIENT });
+  return Math.round(result.requests.average * 10) / 10;
+}
+
 const rows = [];
 for (const [name, path] of reads) {
   const { status, rowsRead } = await probe(path);
   if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
   for (const connections of concurrencies) {
-    rows.push({ scenario: name, path, rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)) });
+    const detailRate = path === DETAIL_PATH ? undefined : await pairedDetail(connections);
+    rows.push({ scenario: name, path, rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)), detail_paired_per_s: detailRate });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }
 }
@@ -135,7 +149,8 @@ for (const [name, pathOf] of writes) {
   const { rowsRead } = await probe(pathOf(), { method: "POST", headers: PROCESSOR, body: note });
   for (const connections of concurrencies) {
     const options = { path: pathOf(), method: "POST", headers: PROCESSOR, body: note, requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] };
-    rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await load(options, connections)) });
+    const detailRate = await pairedDetail(connections);
+    rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await load(options, connections)), detail_paired_per_s: detailRate });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }
 }
@@ -155,7 +170,10 @@ if (!values.only || values.only.startsWith("webhooks")) {
     const measureRead = async (name, path) => {
       const { status, rowsRead } = await probe(path);
       if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
-      for (const connections of concurrencies) rows.push({ scenario: name, path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"), rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)) });
+      for (const connections of concurrencies) {
+        const detailRate = await pairedDetail(connections);
+        rows.push({ scenario: name, path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"), rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)), detail_paired_per_s: detailRate });
+      }
       console.error(`${name}: ${rows.at(-1).requests_per_s} req/s, ${rowsRead} rows read`);
     };
     hooks.push(...(await webhookScenarios({ pick: values.only?.split(":")[1], base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log, measureRead })));
@@ -185,9 +203,15 @@ const tenth = (from) => {
 };
 const memory = { first_tenth_mib: tenth(0), last_tenth_mib: tenth(Math.max(0, rssSamples.length - Math.max(1, Math.floor(rssSamples.length / 10)))), peak_mib: Math.round(peakRss / 2 ** 20) };
 
-// Each scenario's rate as a ratio to the payment detail's at the same concurrency, in this run.
+// Each scenario's rate as a ratio to the payment detail's at the same concurrency, in this run:
+// the detail measured just before it (vs_detail), and the detail scenario at the run's start
+// (vs_first_detail).
 const detail = new Map(rows.filter((row) => row.scenario === "payment detail").map((row) => [row.connections, row.requests_per_s]));
-for (const row of rows) row.vs_detail = detail.get(row.connections) ? Math.round((row.requests_per_s / detail.get(row.connections)) * 100) / 100 : null;
+const ratio = (rate, to) => (to ? Math.round((rate / to) * 100) / 100 : null);
+for (const row of rows) {
+  row.vs_first_detail = ratio(row.requests_per_s, detail.get(row.connections));
+  row.vs_detail = row.detail_paired_per_s === undefined ? row.vs_first_detail : ratio(row.requests_per_s, row.detail_paired_per_s);
+}
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
@@ -200,9 +224,11 @@ writeFileSync(file, JSON.stringify(report, null, 2));
 const table = [
   `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${MODE}; ${machine}; service RSS ${memory.first_tenth_mib} MiB in the run's first tenth, ${memory.last_tenth_mib} MiB in its last, peak ${memory.peak_mib} MiB.`,
   "",
-  "| Scenario | conc. | req/s | vs detail | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
-  "|---|---|---|---|---|---|---|---|---|",
-  ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`),
+  "Ratios: `vs detail` to the payment detail measured just before the scenario at the same concurrency; `vs first` to the detail scenario at the start of the run.",
+  "",
+  "| Scenario | conc. | req/s | vs detail | detail just before, req/s | vs first | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
+  "|---|---|---|---|---|---|---|---|---|---|---|",
+  ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.detail_paired_per_s ?? ""} | ${r.vs_first_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`),
   "",
   ...(hooks.length
     ? [

@@ -4,12 +4,13 @@
 //
 //   npm run soak                                   10,000 events (2,000 payments x 5), with a SIGKILL
 //   npm run soak -- --payments 200 --no-kill       a short run
+//   npm run soak -- --fuzz-runs 0                  without the fuzzing that follows the drain (10,000 requests)
 //
 // Settings the soak turns on (lib/local-faults.ts; honoured only with local webhook URLs allowed):
 // RETRY_TIME_SCALE=0.005 (the retry schedule's 5 min is 1.5 s, its 3 days 21.6 min: with 0.001 the
 // scaled 3 days, 4.3 min, ran out while deliveries were put off for a slow receiver on the real clock,
 // and 1,213 of 15,000 deliveries ended failed) and QUEUE_SEND_FAILURES=0.05 (5% of the payment writes' queue sends fail; the sweeper recovers them).
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
@@ -22,8 +23,10 @@ const { values } = parseArgs({
     payments: { type: "string", default: "2000" },
     "events-per-payment": { type: "string", default: "5" },
     "no-kill": { type: "boolean", default: false },
-    "drain-timeout": { type: "string", default: "900" },
+    // Long enough for the scaled retry window (3 days at 0.005: 1,296 s) to run out.
+    "drain-timeout": { type: "string", default: "1800" },
     port: { type: "string", default: "8797" },
+    "fuzz-runs": { type: "string", default: "10000" },
   },
 });
 const PAYMENTS = Number(values.payments);
@@ -145,12 +148,13 @@ await sleep(3_000); // let attempts in flight be recorded
 // The delivery logs against what the receivers got.
 async function logged(subscriptionId) {
   let url = `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1000`;
-  const counts = { deliveries: 0, attempts: 0, interrupted: 0, in_progress: 0, succeeded: 0, failed: 0, pending: 0 };
+  const counts = { deliveries: 0, attempts: 0, interrupted: 0, in_progress: 0, succeeded: 0, failed: 0, pending: 0, pendingEvents: new Set() };
   while (url) {
     const page = await api("GET", url.replace(base, ""));
     for (const delivery of page.json.results) {
       counts.deliveries++;
       counts[delivery.status]++;
+      if (delivery.status === "pending") counts.pendingEvents.add(delivery.event_id);
       counts.attempts += delivery.attempts.length;
       counts.interrupted += delivery.attempts.filter((a) => a.error?.startsWith("interrupted")).length;
       counts.in_progress += delivery.attempts.filter((a) => a.error === "in progress").length;
@@ -163,8 +167,11 @@ const rows = [];
 for (const tag of FLAKY) {
   const r = await report(tag);
   const l = await logged(subscriptions[tag]);
-  const lost = [...expected].filter((id) => !r.delivered[id]).length;
-  rows.push({ subscription: `flaky ${tag}`, expected: expected.size, delivered: expected.size - lost, lost, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: l });
+  const undelivered = [...expected].filter((id) => !r.delivered[id]);
+  // Not there yet, but pending in the log: still on its retry schedule when the drain timed out.
+  const retrying = undelivered.filter((id) => l.pendingEvents.has(id)).length;
+  const { pendingEvents, ...log } = l;
+  rows.push({ subscription: `flaky ${tag}`, expected: expected.size, delivered: expected.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log });
 }
 const gone = await api("GET", `/v1/webhooks/${subscriptions.gone}/`);
 const goneReport = await report("x");
@@ -185,6 +192,22 @@ const result = {
 
 await service.stop();
 await stopGroup(receiverProcess);
+
+// Fuzzing, at length: test/fuzz.test.ts in the Workers runtime with FUZZ_RUNS random requests
+// (every operation of the OpenAPI document, every kind of caller): never a 5xx, every error in
+// the contract's shape. CI runs a few hundred of them.
+const fuzzRuns = Number(values["fuzz-runs"]);
+if (fuzzRuns > 0) {
+  log(`fuzzing: ${fuzzRuns} random requests`);
+  const fuzzStarted = Date.now();
+  const fuzz = spawnSync("node_modules/.bin/vitest", ["run", "test/fuzz.test.ts"], {
+    env: { ...process.env, FUZZ_RUNS: String(fuzzRuns), CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
+    encoding: "utf8",
+  });
+  result.fuzz = { runs: fuzzRuns, passed: fuzz.status === 0, seconds: Math.round((Date.now() - fuzzStarted) / 1000) };
+  if (fuzz.status !== 0) console.error(fuzz.stdout, fuzz.stderr);
+}
+
 mkdirSync("soak/results", { recursive: true });
 const file = `soak/results/${result.at.replace(/[:.]/g, "-")}.json`;
 writeFileSync(file, JSON.stringify(result, null, 2));
@@ -194,12 +217,17 @@ console.log(
     `Soak: ${accepted.length} of ${total} events accepted (answers ${JSON.stringify(answers)}), ${killed ? `SIGKILL after ${killed.accepted_before} accepted, restarted in ${(killed.restart_ms / 1000).toFixed(1)} s` : "no kill"}; ` +
       `settings ${JSON.stringify(vars)}; drained ${(drainedMs / 1000).toFixed(0)} s after the first event.`,
     "",
-    "| Subscription | deliveries expected | delivered | lost | failed, then recovered | duplicates seen | attempts logged | requests received | attempts interrupted |",
-    "|---|---|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.failed_then_recovered} | ${r.duplicates} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`),
-    `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | | ${goneReport.requests} | |`,
+    "| Subscription | deliveries expected | delivered | lost | still retrying at the drain timeout | failed, then recovered | duplicates seen | attempts logged | requests received | attempts interrupted |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.still_retrying} | ${r.failed_then_recovered} | ${r.duplicates} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`),
+    `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | | | ${goneReport.requests} | |`,
+    "",
+    result.fuzz
+      ? `Fuzzing: ${result.fuzz.runs.toLocaleString("en")} random requests over every operation and caller, ${result.fuzz.passed ? "no 5xx and every error in the contract's shape" : "FAILED (above)"} (${result.fuzz.seconds} s).`
+      : "Fuzzing: skipped (--fuzz-runs 0).",
     "",
     `Written to ${file}.`,
   ].join("\n"),
 );
-process.exit(rows.some((r) => r.lost > 0) || gone.json.is_active !== false ? 1 : 0);
+// Lost, or not drained in time (still retrying), fails the run.
+process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0) || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);
