@@ -104,6 +104,22 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(jsonLater.payment_events[1]).toEqual(event.json);
   }, 30_000);
 
+  it("freezes a body that reads as the payment detail does, for any text JSON can carry (a lone surrogate, emoji, quotes)", async () => {
+    const { client, processor } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client, { all_payment_details: true });
+    const { payment } = await makePayment(client);
+    // Built at run time: the test's own source must stay well-formed UTF-8 for the test pool.
+    const description = `lone ${String.fromCharCode(0xd800)} high, ${String.fromCharCode(0xdc00)} low, 😀 "quoted" \\ ü\n`;
+    const event = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description }, headers: processor.headers });
+    expect(event.status).toBe(201);
+    const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
+    const log = (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json;
+    // Compared as JSON text, which escapes a lone surrogate (the test pool cannot carry one raw).
+    expect(JSON.stringify(JSON.parse(log.results[0].body).object)).toBe(JSON.stringify(detail));
+    expect(JSON.stringify(detail.events[1])).toBe(JSON.stringify(event.json));
+    expect(JSON.stringify(event.json.description)).toBe(JSON.stringify(description.trim())); // trimmed, as Django REST framework does
+  });
+
   it("signs with the old and the new secret for a day after a rotation", async () => {
     const { client } = await makeTenant();
     const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
