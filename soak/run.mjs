@@ -170,8 +170,8 @@ for (const tag of FLAKY) {
   const undelivered = [...expected].filter((id) => !r.delivered[id]);
   // Not there yet, but pending in the log: still on its retry schedule when the drain timed out.
   const retrying = undelivered.filter((id) => l.pendingEvents.has(id)).length;
-  const { pendingEvents, ...log } = l;
-  rows.push({ subscription: `flaky ${tag}`, expected: expected.size, delivered: expected.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log });
+  const { pendingEvents, ...counts } = l;
+  rows.push({ subscription: `flaky ${tag}`, expected: expected.size, delivered: expected.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: counts });
 }
 const gone = await api("GET", `/v1/webhooks/${subscriptions.gone}/`);
 const goneReport = await report("x");
