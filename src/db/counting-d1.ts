@@ -2,6 +2,8 @@
 export interface D1Tally {
   rowsRead: number;
   statements: number;
+  /** Round trips to D1: a batch is one, however many statements it holds. */
+  calls: number;
 }
 
 /**
@@ -9,29 +11,34 @@ export interface D1Tally {
  * selects with `raw()`, which has no meta, so `raw()` is served from `run()` (same rows, with meta).
  */
 export function countingD1(d1: D1Database) {
-  const tally: D1Tally = { rowsRead: 0, statements: 0 };
+  const tally: D1Tally = { rowsRead: 0, statements: 0, calls: 0 };
   const record = (result: D1Result) => {
     tally.rowsRead += result.meta.rows_read ?? 0;
     tally.statements += 1;
     return result;
   };
+  const call = (result: D1Result) => {
+    tally.calls += 1;
+    return record(result);
+  };
   const wrap = (statement: D1PreparedStatement): D1PreparedStatement =>
     ({
       bind: (...values: unknown[]) => wrap(statement.bind(...values)),
-      all: async () => record(await statement.all()),
-      run: async () => record(await statement.run()),
+      all: async () => call(await statement.all()),
+      run: async () => call(await statement.run()),
       first: async (column?: string) => {
-        const result = record(await statement.all());
+        const result = call(await statement.all());
         const row = (result.results[0] ?? null) as Record<string, unknown> | null;
         return column ? (row?.[column] ?? null) : row;
       },
-      raw: async () => record(await statement.run()).results.map((row) => Object.values(row as object)),
+      raw: async () => call(await statement.run()).results.map((row) => Object.values(row as object)),
       __statement: statement,
     }) as unknown as D1PreparedStatement;
   const db = {
     prepare: (query: string) => wrap(d1.prepare(query)),
     batch: async (statements: D1PreparedStatement[]) => {
       const results = await d1.batch(statements.map((s) => (s as unknown as { __statement: D1PreparedStatement }).__statement));
+      tally.calls += 1;
       results.forEach(record);
       return results;
     },

@@ -107,7 +107,7 @@ export interface TableList {
   id: Column;
   /**
    * The list's `count`, as one query (a stored count, bucket sums, or a count of the matches): read
-   * in the same round trip as the page's rows when the page is one query, and alone otherwise.
+   * in the same round trip as the page's rows (alone only for a `page=N` past the end).
    */
   count: CountQuery;
   descending?: boolean;
@@ -148,34 +148,33 @@ export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSe
       .offset(offset);
   const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
   const countAlone = async () => Number((await list.count)[0]?.n ?? 0);
-  // The count rides along with the page's one query: one round trip for the whole page.
-  const countQuery = split ? null : list.count;
+  // The count rides along with the page's reads: one round trip for the whole page.
   let counted!: (n: number) => void;
   const countAlong = new Promise<number>((resolve) => (counted = resolve));
+  const along = (count: unknown) => counted(Number((count as { n: number }[])[0]?.n ?? 0));
   return listPage<Row>(
     {
       ...list,
       key,
-      count: countQuery ? () => countAlong : countAlone,
+      count: () => countAlong,
       // A page=N past the end reads no rows: the count is then read on its own.
       seek:
-        list.seek && countQuery
-          ? async (offset) => {
-              const start = await list.seek!(offset);
-              if (!start) counted(await countAlone());
-              return start;
-            }
-          : list.seek,
+        list.seek &&
+        (async (offset) => {
+          const start = await list.seek!(offset);
+          if (!start) counted(await countAlone());
+          return start;
+        }),
       rows: async (extra, direction, limit, offset) => {
-        if (countQuery) {
-          const [rows, count] = (await db.batch([query(list.where, extra, direction, limit, offset), countQuery])) as [unknown[], { n: number }[]];
-          counted(Number(count[0]?.n ?? 0));
+        if (!split) {
+          const [rows, count] = await db.batch([query(list.where, extra, direction, limit, offset), list.count]);
+          along(count);
           return rows as unknown as Row[];
         }
-        if (!split) return (await query(list.where, extra, direction, limit, offset)) as unknown as Row[];
-        const [first, ...rest] = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + offset, 0));
-        const results = (await db.batch([first!, ...rest])) as unknown as Row[][];
-        return mergeByKey(results.flat(), key, direction).slice(offset, offset + limit);
+        const arms = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + offset, 0));
+        const results = (await db.batch([list.count, ...arms])) as unknown[];
+        along(results[0]);
+        return mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(offset, offset + limit);
       },
     },
     request,
