@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN, BASE, call, makeCounterparty, makeTenant } from "./helpers/api";
+import { ADMIN, BASE, call, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
 
 describe("request bodies", () => {
   it("answers 400 for malformed JSON", async () => {
@@ -117,24 +117,27 @@ describe("Server-Timing", () => {
 
 describe("a list page's round trips to D1", () => {
   const calls = (res: { headers: Headers }) => Number(/d1-calls;desc="(\d+)"/.exec(res.headers.get("server-timing") ?? "")![1]);
+  // A tenant with two invoices between counterparties B-1 and S-1, and a pending
+  // payment of a third invoice between two other counterparties.
   it.each([
-    ["no filter", "/v1/invoices/"],
-    ["one value", "/v1/invoices/?invoice_number=A-1"],
-    ["several values of a repeated filter (read value by value)", "/v1/invoices/?invoice_number=A-1&invoice_number=A-2&invoice_number=A-3"],
-    ["several values, page 2", "/v1/invoices/?invoice_number=A-1&invoice_number=A-2&page=2&page_size=1"],
-    ["a created range", "/v1/invoices/?created__gte=2020-01-01"],
-    ["several internal_ids", "/v1/counterparties/?internal_id=B-1&internal_id=S-1"],
-    ["payments by two statuses", "/v2/payments/?status=pending&status=settled"],
-  ])("%s: the user, then the page with its count in one batch", async (_, path) => {
+    ["no filter", "/v1/invoices/", 3],
+    ["one value", "/v1/invoices/?invoice_number=A-1", 1],
+    ["several values of a repeated filter (read value by value)", "/v1/invoices/?invoice_number=A-1&invoice_number=A-2&invoice_number=A-3", 2],
+    ["several values, page 2", "/v1/invoices/?invoice_number=A-1&invoice_number=A-2&page=2&page_size=1", 2],
+    ["a created range", "/v1/invoices/?created__gte=2020-01-01", 3],
+    ["several internal_ids", "/v1/counterparties/?internal_id=B-1&internal_id=S-1", 2],
+    ["payments by two statuses", "/v2/payments/?status=pending&status=settled", 1],
+  ])("%s: the user, then the page with its count in one batch", async (_, path, count) => {
     const { client } = await makeTenant();
     const buyer = await makeCounterparty(client, "buyer", { internal_id: "B-1" });
     const supplier = await makeCounterparty(client, "supplier", { internal_id: "S-1" });
     for (const number of ["A-1", "A-2"]) {
       await call("POST", "/v1/invoices/", { body: { invoice_number: number, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 }, headers: client.headers });
     }
+    await makePayment(client);
     const res = await call("GET", path, { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
     expect(res.status).toBe(200);
-    expect(res.json.count).toBeGreaterThanOrEqual(path.includes("payments") ? 0 : 1);
+    expect(res.json.count).toBe(count);
     expect(calls(res)).toBe(2);
   });
 });

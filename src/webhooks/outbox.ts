@@ -1,6 +1,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
+import { jsonColumn, jsonRows } from "../db/json-rows";
 import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { enqueueDeliveries, type DeliveryMessage, type Handover } from "./message";
@@ -69,7 +70,7 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     placeholder: textOf(placeholder, i),
   }));
   // Each delivery's columns, as SQL over the JSON row `v` it comes from.
-  const v = (name: keyof (typeof rows)[number]) => sql`json_extract(v.value, ${`$.${name}`})`;
+  const v = (name: keyof (typeof rows)[number]) => jsonColumn(name);
   const template = newDelivery({
     subscriptionId: v("subscriptionId"),
     accountId: change.accountId,
@@ -83,7 +84,9 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
   // deleted or paused since the write read it gets no delivery, rather than failing the change.
   const guard = sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")} and s.is_active = 1)`;
   return {
-    statements: bySize(rows).map((group) => guardedInsert(db, webhookDeliveries, { ...template, id: v("id") }, guard, sql`json_each(${JSON.stringify(group)}) as v`)),
+    statements: bySize(rows).map((group) =>
+      guardedInsert(db, webhookDeliveries, { ...template, id: v("id") }, guard, jsonRows(JSON.stringify(group), "id", "subscriptionId", "contentType", "body", "placeholder")),
+    ),
     deliveryIds: rows.map((row) => row.id),
   };
 }

@@ -8,6 +8,7 @@ import { handOver } from "./outbox";
 import type { Outcome } from "./outcome";
 import { queueDelay } from "./retry-schedule";
 import { statsRows, statsStatements } from "./stats";
+import { jsonColumn, jsonRows } from "../db/json-rows";
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
 function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
@@ -58,10 +59,9 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       };
     }),
   );
-  const v = (name: string) => sql.raw(`v.${name}`);
+  const v = jsonColumn;
   /** The attempts' values as a table `v` with these columns. */
-  const valuesTable = (...names: string[]) =>
-    sql`(select ${sql.join(names.map((name) => sql.raw(`json_extract(value, '$.${name}') as ${name}`)), sql`, `)} from json_each(${values})) as v`;
+  const valuesTable = (...names: string[]) => jsonRows(values, ...names);
   const statements: BatchStatement[] = [
     // Each attempt's outcome, on the row the claim wrote when it started.
     db
