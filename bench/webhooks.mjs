@@ -180,34 +180,78 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
     for (const id of created.splice(0)) await fetch(`${base}/v1/webhooks/${id}/`, { method: "DELETE", headers });
   }
 
-  /** Records `events` events, each on its own payment where the scale allows, at `connections` (and `rate`/s overall if given). */
+  /**
+   * Records `events` events, each on its own payment where the scale allows: as fast as the API
+   * takes them at `connections`, or, with `rate`, paced (see paced()).
+   */
   async function fire(asked, { connections = 10, rate } = {}) {
-    let events = asked;
+    const ids = Array.from({ length: asked }, () => paymentId(nextPayment++ % payments));
     const sentAt = new Map();
-    const ids = Array.from({ length: events }, () => paymentId(nextPayment++ % payments));
-    let index = 0;
+    const stamp = (id) => sentAt.set(id, [...(sentAt.get(id) ?? []), Date.now()]);
     const firstSent = Date.now();
-    const result = await autocannon({
-      url: `${base}/v2/payments/${ids[0]}/events/`,
-      connections,
-      amount: events,
-      ...(rate ? { overallRate: rate } : {}),
-      method: "POST",
-      headers: processor,
-      body: NOTE,
-      requests: [
-        {
-          setupRequest: (request) => {
-            const id = ids[index++ % ids.length];
-            sentAt.set(id, [...(sentAt.get(id) ?? []), Date.now()]);
-            return { ...request, path: `/v2/payments/${id}/events/` };
+    let events;
+    let non2xx;
+    if (rate) ({ events, non2xx } = await paced(ids, rate, connections, stamp));
+    else {
+      let index = 0;
+      const result = await autocannon({
+        url: `${base}/v2/payments/${ids[0]}/events/`,
+        connections,
+        amount: asked,
+        method: "POST",
+        headers: processor,
+        body: NOTE,
+        requests: [
+          {
+            setupRequest: (request) => {
+              const id = ids[index++ % ids.length];
+              stamp(id);
+              return { ...request, path: `/v2/payments/${id}/events/` };
+            },
           },
-        },
-      ],
-    });
+        ],
+      });
+      events = result["2xx"];
+      non2xx = result.non2xx;
+    }
     const lastAccepted = Date.now();
-    events = result["2xx"];
-    return { sentAt, events, firstSent, lastAccepted, non2xx: result.non2xx, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
+    return { sentAt, events, firstSent, lastAccepted, non2xx, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
+  }
+
+  /**
+   * Sends the k-th event at k / rate seconds after the first (an open loop: a slow answer does not
+   * delay the next send), with at most `connections` requests open. autocannon's rate limit is
+   * per connection and per whole second, so its "10 a second over 10 connections" sends all 10
+   * at once at each second's start: a burst of 10 every second, not a trickle.
+   */
+  async function paced(ids, rate, connections, stamp) {
+    const start = Date.now();
+    let open = 0;
+    let events = 0;
+    let non2xx = 0;
+    const free = [];
+    const pending = [];
+    for (const [k, id] of ids.entries()) {
+      const due = start + (k * 1000) / rate;
+      if (due > Date.now()) await new Promise((done) => setTimeout(done, due - Date.now()));
+      while (open >= connections) await new Promise((done) => free.push(done));
+      open++;
+      stamp(id);
+      pending.push(
+        fetch(`${base}/v2/payments/${id}/events/`, { method: "POST", headers: processor, body: NOTE })
+          .then(async (response) => {
+            await response.arrayBuffer();
+            if (response.status >= 200 && response.status < 300) events++;
+            else non2xx++;
+          }, () => non2xx++)
+          .finally(() => {
+            open--;
+            free.shift()?.();
+          }),
+      );
+    }
+    await Promise.all(pending);
+    return { events, non2xx };
   }
 
   const rows = [];
