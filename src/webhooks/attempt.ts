@@ -20,6 +20,8 @@ export interface AttemptResult {
   startedAt: number;
   durationMs: number;
   responseStatus: number | null;
+  /** No answer within ATTEMPT_TIMEOUT_MS. */
+  timedOut: boolean;
   error: string | null;
   excerpt: string | null;
   retryAfter: string | null;
@@ -59,6 +61,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       startedAt,
       durationMs: elapsed(started, startedAt),
       responseStatus: response.status,
+      timedOut: false,
       error: response.ok ? null : `HTTP ${response.status}`,
       excerpt: redacted(text, secretsOf(request, headers.authorization)).slice(0, EXCERPT_CHARS),
       retryAfter: response.headers.get("retry-after"),
@@ -70,6 +73,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       startedAt,
       durationMs: elapsed(started, startedAt),
       responseStatus: null,
+      timedOut,
       error: timedOut ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Network error: ${redacted(String((error as Error)?.message ?? error), secretsOf(request))}`,
       excerpt: null,
       retryAfter: null,

@@ -95,12 +95,12 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
         // No usable ENCRYPTION_KEY at all (logged as a config_error): nothing was sent, so the
         // claim and its counted attempt are given back, and the delivery comes back in a minute,
         // its retry schedule untouched, until the key is deployed.
+        inFlight.release(slot);
         console.error(JSON.stringify({ type: "delivery_put_off", delivery_id: delivery.id, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: String(error) }));
         deferrals.add({ delivery, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS });
         return;
-      } finally {
-        inFlight.release(slot);
       }
+      inFlight.release(slot, Date.now(), result.responseStatus !== null ? "answered" : result.timedOut ? "timed_out" : "other");
       if (result.responseStatus !== null) inFlight.answered(result.durationMs);
       const outcome = decideOutcome({
         attempts: delivery.attempts - 1, // the claim counted this one
@@ -126,7 +126,7 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
   const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now);
   const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
   const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
-  if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, error: refusal, excerpt: null, retryAfter: null, headers: null };
+  if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, timedOut: false, error: refusal, excerpt: null, retryAfter: null, headers: null };
   return attemptDelivery({
     url: subscription.url,
     body: delivery.body,

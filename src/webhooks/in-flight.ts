@@ -6,12 +6,18 @@
  * new batch only while fewer than TOTAL of its attempts started in the last second: past that,
  * more concurrent attempts only slow each other down (measured: 2,000 allowed, a burst of 5,000
  * events delivered at 161 a second with p99 5.6 s; 100 allowed, 401 a second with p99 219 ms).
+ * A subscription whose attempts lately ended by timeout more often than by an answer is hanging:
+ * it keeps only HANGING_LIMIT attempts in flight (probes: an answer lifts the limit), so a receiver
+ * that never answers does not start a wave of attempts each timeout beside everyone else's.
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
 export const TOTAL = 100;
 export const PER_SUBSCRIPTION = 100;
 export const FULL_AND_WAITING_MS = 1000;
+export const HANGING_LIMIT = 10;
+/** How long a timeout or an answer counts toward telling a hanging subscription (decays by e each). */
+export const HANGING_MEMORY_MS = 60_000;
 
 let total = 0;
 /** The attempts in flight per subscription, each a slot holding when it started. */
@@ -35,6 +41,7 @@ export function take(subscriptionId: string, now = Date.now()): Slot | null {
   let stuck = 0;
   for (const slot of slots) if (now - slot.at > waited) stuck++;
   if (stuck >= PER_SUBSCRIPTION && stuck > quickAnswers(subscriptionId, now)) return null;
+  if (slots.size >= HANGING_LIMIT && hanging(subscriptionId, now)) return null;
   const slot = { subscriptionId, at: now };
   slots.add(slot);
   bySubscription.set(subscriptionId, slots);
@@ -67,9 +74,38 @@ function quickAnswers(subscriptionId: string, now: number): number {
   return ends.length;
 }
 
-export function release(slot: Slot, now = Date.now()): void {
+/** Per subscription: its attempts lately ended by timeout and by an answer, decayed to `at`. */
+const endings = new Map<string, { timeouts: number; answers: number; at: number }>();
+
+/**
+ * Whether a subscription's attempts lately timed out more often than they were answered (each
+ * ending's weight decays by e every HANGING_MEMORY_MS; under half a timeout left is forgotten).
+ */
+function hanging(subscriptionId: string, now: number): boolean {
+  const ends = endings.get(subscriptionId);
+  if (!ends) return false;
+  const kept = Math.exp(-Math.max(0, now - ends.at) / HANGING_MEMORY_MS);
+  if (ends.timeouts * kept < 0.5) {
+    endings.delete(subscriptionId);
+    return false;
+  }
+  return ends.timeouts > ends.answers;
+}
+
+/** An attempt ended: answered (any status), timed out, or neither (a network error, nothing sent). */
+export type Ending = "answered" | "timed_out" | "other";
+
+export function release(slot: Slot, now = Date.now(), ending: Ending = "other"): void {
   const slots = bySubscription.get(slot.subscriptionId);
   if (!slots?.delete(slot)) return;
+  if (ending !== "other") {
+    const ends = endings.get(slot.subscriptionId) ?? { timeouts: 0, answers: 0, at: now };
+    const kept = Math.exp(-Math.max(0, now - ends.at) / HANGING_MEMORY_MS);
+    const next = { timeouts: ends.timeouts * kept, answers: ends.answers * kept, at: Math.max(now, ends.at) };
+    if (ending === "timed_out") next.timeouts++;
+    else next.answers++;
+    endings.set(slot.subscriptionId, next);
+  }
   if (slots.size === 0) bySubscription.delete(slot.subscriptionId);
   total = Math.max(0, total - 1);
   if (now - slot.at <= waitedMs()) {
@@ -81,10 +117,10 @@ export function release(slot: Slot, now = Date.now()): void {
 }
 
 /** Seconds to put off one more delivery of a subscription at its limit. */
-export function deferral(subscriptionId: string, random: () => number = Math.random): number {
+export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
   const ahead = waiting.get(subscriptionId) ?? 0;
   waiting.set(subscriptionId, ahead + 1);
-  const rounds = 1 + Math.floor(ahead / PER_SUBSCRIPTION);
+  const rounds = 1 + Math.floor(ahead / (hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION));
   return Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
 }
 

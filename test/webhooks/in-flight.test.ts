@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FULL_AND_WAITING_MS, PER_SUBSCRIPTION, release, room, take, TOTAL } from "../../src/webhooks/in-flight";
+import { deferral, FULL_AND_WAITING_MS, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, returned, room, take, TOTAL } from "../../src/webhooks/in-flight";
 
 describe("in-flight slots", () => {
   // [case, attempts already in flight (their age in ms), attempts answered quickly in the last 15 s, gets a slot]
@@ -51,6 +51,53 @@ describe("in-flight slots", () => {
   });
 });
 
+describe("a hanging subscription", () => {
+  // [case, attempts that ended by timeout 15 s ago, attempts answered 1 s ago (a later ending
+  //  weighs more: each decays by e every HANGING_MEMORY_MS), attempts in flight, gets a slot]
+  const cases: [string, number, number, number, boolean][] = [
+    ["no history, many just started", 0, 0, 3 * PER_SUBSCRIPTION, true],
+    ["timed out lately, fewer than HANGING_LIMIT in flight", 20, 0, HANGING_LIMIT - 1, true],
+    ["timed out lately, HANGING_LIMIT in flight", 20, 0, HANGING_LIMIT, false],
+    ["one timeout on a quiet subscription, HANGING_LIMIT in flight", 1, 0, HANGING_LIMIT, false],
+    ["more timeouts than answers", 20, 10, HANGING_LIMIT, false],
+    ["recovering: as many answers as timeouts, the answers later", 20, 20, HANGING_LIMIT, true],
+    // The soak's receiver: 5% of attempts hang, the rest answer.
+    ["hangs now and then", 50, 950, 2 * PER_SUBSCRIPTION, true],
+  ];
+  it.each(cases)("%s", (_name, timeouts, answers, inFlight, expected) => {
+    const subscription = crypto.randomUUID();
+    const now = 10_000_000;
+    for (let i = 0; i < timeouts; i++) release(take(subscription, now - 30_000)!, now - 15_000, "timed_out");
+    for (let i = 0; i < answers; i++) release(take(subscription, now - 2_000)!, now - 1_000, "answered");
+    const held = Array.from({ length: inFlight }, () => take(subscription, now - 5)!);
+    expect(held.every(Boolean)).toBe(true);
+    const slot = take(subscription, now);
+    expect(slot !== null).toBe(expected);
+    for (const one of [...held, slot]) if (one) release(one, now);
+  });
+
+  it("forgets its timeouts a few minutes after the last", () => {
+    const subscription = crypto.randomUUID();
+    const now = 20_000_000;
+    for (let i = 0; i < 20; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
+    const held = Array.from({ length: HANGING_LIMIT }, () => take(subscription, now + 1)!);
+    expect(take(subscription, now + 1)).toBeNull();
+    expect(take(subscription, now + 5 * HANGING_MEMORY_MS)).not.toBeNull();
+    held.forEach((slot) => release(slot, now));
+  });
+
+  it("puts off its further deliveries a timeout apart, HANGING_LIMIT at a time", () => {
+    const subscription = crypto.randomUUID();
+    const now = Date.now();
+    for (let i = 0; i < 5; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
+    const delays = Array.from({ length: 3 * HANGING_LIMIT }, () => deferral(subscription, () => 0, now));
+    expect(delays.slice(0, HANGING_LIMIT).every((delay) => delay === 15)).toBe(true);
+    expect(delays.slice(HANGING_LIMIT, 2 * HANGING_LIMIT).every((delay) => delay === 30)).toBe(true);
+    expect(delays.at(-1)).toBe(45);
+    for (let i = 0; i < 3 * HANGING_LIMIT; i++) returned(subscription);
+  });
+});
+
 describe("room for another batch", () => {
   it("waits while TOTAL attempts started in the last second, not for older ones", async () => {
     const now = 5_000_000;
@@ -59,10 +106,10 @@ describe("room for another batch", () => {
     const waiting = room(() => now + 10).then(() => (ready = true));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(ready).toBe(false);
-    held.forEach(release);
+    held.forEach((slot) => release(slot));
     await waiting;
     const old = Array.from({ length: TOTAL }, (_, i) => take(`room-old-${i}`, now)!);
     await room(() => now + FULL_AND_WAITING_MS + 1); // all of them are a slow receiver's by now
-    old.forEach(release);
+    old.forEach((slot) => release(slot));
   });
 });
