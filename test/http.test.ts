@@ -127,6 +127,8 @@ describe("a list page's round trips to D1", () => {
     ["a created range", "/v1/invoices/?created__gte=2020-01-01", 3],
     ["several internal_ids", "/v1/counterparties/?internal_id=B-1&internal_id=S-1", 2],
     ["payments by two statuses", "/v2/payments/?status=pending&status=settled", 1],
+    ["page=N, found through the time buckets", "/v1/invoices/?page=2&page_size=1", 3],
+    ["page=N of a created range", "/v1/invoices/?created__gte=2020-01-01&page=3&page_size=1", 3],
   ])("%s: the user, then the page with its count in one batch", async (_, path, count) => {
     const { client } = await makeTenant();
     const buyer = await makeCounterparty(client, "buyer", { internal_id: "B-1" });

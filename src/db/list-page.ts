@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, sql, type Column, type SQL } from "drizzle-orm";
 import { inList } from "./in-list";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { WithSubquery } from "drizzle-orm";
 import { getTableColumns } from "drizzle-orm";
 import type { BatchStatement, Db } from "./client";
 import { notFound } from "../errors";
@@ -12,8 +13,11 @@ export interface ListSource<Row> {
   /** The sort column (created or updated, integer ms) and the id tie-breaker. */
   sort: Column;
   id: Column;
-  /** Reads rows matching the list's filters plus `extra`, in `direction` by (sort, id). */
-  rows: (extra: SQL | undefined, direction: Direction, limit: number, offset: number) => Promise<Row[]>;
+  /**
+   * Reads rows matching the list's filters plus `extra`, in `direction` by (sort, id), skipping
+   * `offset` (a number, or a seek's SQL read from its `with`).
+   */
+  rows: (extra: SQL | undefined, direction: Direction, limit: number, offset: number | SQL, seek?: SeekStart) => Promise<Row[]>;
   count: () => Promise<number>;
   key: (row: Row) => [number, string];
   /** Lists shown newest first flip every comparison. */
@@ -22,8 +26,13 @@ export interface ListSource<Row> {
   seek?: Seek;
 }
 
-/** The condition that starts a list at an offset, and the few rows still to skip after it; null past the end. */
-export type Seek = (offset: number) => Promise<{ condition: SQL; skip: number } | null>;
+/**
+ * Where a list's `page=N` starts, as part of the page's own query: `with` (a common table
+ * expression the query carries) finds the start; `condition` starts the rows there and `skip`
+ * is the few rows still to skip after it. Past the end, the condition holds for no row.
+ */
+export type SeekStart = { with: WithSubquery; condition: SQL; skip: SQL };
+export type Seek = (offset: number) => SeekStart;
 
 export interface Page<Row> {
   count: number;
@@ -46,10 +55,10 @@ export async function listPage<Row>(source: ListSource<Row>, request: PageReques
 
   if (request.kind === "offset") {
     const offset = (request.page - 1) * size;
-    const read = async () => {
+    const read = () => {
       if (!source.seek || offset === 0) return source.rows(undefined, forward, size + 1, offset);
-      const start = await source.seek(offset);
-      return start ? source.rows(start.condition, forward, size + 1, start.skip) : [];
+      const start = source.seek(offset);
+      return source.rows(start.condition, forward, size + 1, start.skip, start);
     };
     const [rows, count] = await Promise.all([read(), source.count()]);
     if (rows.length === 0 && request.page > 1) throw notFound("Invalid page.");
@@ -139,16 +148,22 @@ export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSe
   const chosen = list.fields && new Set<string>([...list.fields, sortField, idField]);
   const selection = chosen && Object.fromEntries(columns.filter(([name]) => chosen.has(name)));
   const key = (row: Row): [number, string] => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!];
-  const query = (where: SQL, condition: SQL | undefined, direction: Direction, limit: number, offset: number) =>
-    (selection ? db.select(selection) : db.select())
-      .from(table as SQLiteTable)
-      .where(and(where, condition))
-      .orderBy(...keyOrder(direction, list.sort, list.id))
-      .limit(limit)
-      .offset(offset);
+  const query = (where: SQL, condition: SQL | undefined, direction: Direction, limit: number, offset: number | SQL, seek?: SeekStart) => {
+    const from = seek ? db.with(seek.with) : db;
+    return (
+      (selection ? from.select(selection) : from.select())
+        .from(table as SQLiteTable)
+        .where(and(where, condition))
+        .orderBy(...keyOrder(direction, list.sort, list.id))
+        .limit(limit)
+        // A seek's skip is SQL read from its walk: drizzle writes any SQL here (`offset ${offset}`),
+        // though its type names only a number or a placeholder.
+        .offset(offset as number)
+    );
+  };
   const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
-  const countAlone = async () => Number((await list.count)[0]?.n ?? 0);
-  // The count rides along with the page's reads: one round trip for the whole page.
+  // The count rides along with the page's reads: one round trip for the whole page, `page=N`
+  // included (its seek is part of the page's query).
   let counted!: (n: number) => void;
   const countAlong = new Promise<number>((resolve) => (counted = resolve));
   const along = (count: unknown) => counted(Number((count as { n: number }[])[0]?.n ?? 0));
@@ -157,24 +172,19 @@ export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSe
       ...list,
       key,
       count: () => countAlong,
-      // A page=N past the end reads no rows: the count is then read on its own.
-      seek:
-        list.seek &&
-        (async (offset) => {
-          const start = await list.seek!(offset);
-          if (!start) counted(await countAlone());
-          return start;
-        }),
-      rows: async (extra, direction, limit, offset) => {
+      // A list read value by value merges its values' pages here, by offset.
+      seek: split ? undefined : list.seek,
+      rows: async (extra, direction, limit, offset, seek) => {
         if (!split) {
-          const [rows, count] = await db.batch([query(list.where, extra, direction, limit, offset), list.count]);
+          const [rows, count] = await db.batch([query(list.where, extra, direction, limit, offset, seek), list.count]);
           along(count);
           return rows as unknown as Row[];
         }
-        const arms = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + offset, 0));
+        const skip = offset as number; // no seek when split (above)
+        const arms = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + skip, 0));
         const results = (await db.batch([list.count, ...arms])) as unknown[];
         along(results[0]);
-        return mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(offset, offset + limit);
+        return mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(skip, skip + limit);
       },
     },
     request,

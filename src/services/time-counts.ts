@@ -1,7 +1,7 @@
-import { eq, gte, sql, type Column, type SQL } from "drizzle-orm";
+import { eq, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, timeCounts } from "../db/schema";
-import { BUCKET_SIZES_MS, bucketsOf, finer, pieces, type Piece } from "../lib/time-buckets";
+import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
 import { givenFilters } from "./list-counts";
 import type { CountQuery, Seek } from "../db/list-page";
@@ -110,52 +110,57 @@ export function countInRange(db: Db, { accountId, key, table, column, also = sql
 
 /**
  * Where the row at position `offset` (0-based, by the timestamp, then id) of the range [lo, hi)
- * starts: every row before `from` comes before it, and `skip` rows at or after `from` precede it.
- * Walks the buckets from the range's start, coarse to fine, reading a few hundred rows however
- * deep the offset is; null when the range holds no more than `offset` rows.
+ * starts, as one statement of one row (`lo`, `skip`): every row before `lo` comes before it, and
+ * `skip` rows at or after `lo` precede it; no row when the range holds no more than `offset` rows.
+ * A recursive walk down the buckets, coarse to fine, in SQL (one round trip, where a walk from the
+ * Worker took one per bucket size): first the range's pieces in order, each counted as
+ * countInRange counts it, until the one that holds the offset; then, inside it, the bucket one
+ * size finer that holds it, down to one second. Each step reads at most the 60 (or 30, or 24)
+ * buckets of one parent, so a walk reads a few hundred rows however deep the offset is.
+ * Each state row: the bucket size to read next (null when found), the span of the parent being
+ * read, the rows still to skip at the parent's start, and `hit`: [the parent's start, the rows
+ * before it within its own parent].
  */
-export async function seekOffset(db: Db, { accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): Promise<{ from: number; skip: number } | null> {
-  let remaining = offset;
-  const walk = async (parts: Piece[]): Promise<{ from: number; skip: number } | null> => {
-    for (const piece of parts) {
-      if (piece.kind === "rows") {
-        const n = await countRows(db, accountId, table, column, piece.from, piece.to, also);
-        if (remaining < n) return { from: piece.from, skip: remaining };
-        remaining -= n;
-        continue;
-      }
-      const buckets = await db.all<{ bucket: number; n: number }>(
-        sql`select bucket, n from time_counts where account_id = ${accountId} and key = ${key} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to} and n > 0 order by bucket`,
-      );
-      for (const { bucket, n } of buckets) {
-        if (remaining >= n) {
-          remaining -= n;
-          continue;
-        }
-        const size = finer(piece.size);
-        if (size === null) return { from: bucket, skip: remaining };
-        return walk([{ kind: "buckets", size, from: bucket, to: bucket + piece.size }]);
-      }
-    }
-    return null;
-  };
-  return walk(pieces(lo, hi));
+export function seekStatement({ accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
+  // The range's pieces as one JSON list (a compound SELECT of them passes D1's limit on terms),
+  // each counted on its buckets or, for an edge under a second, on its rows.
+  const parts = pieces(lo, hi).map((piece) => ({ size: piece.kind === "rows" ? null : piece.size, lo: piece.from, hi: piece.to }));
+  const from = sql`(value ->> 'lo')`;
+  const to = sql`(value ->> 'hi')`;
+  const counted = sql`select key as ord, value ->> 'size' as size, ${from} as lo, ${to} as hi, case when value ->> 'size' is null
+    then (select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${also} and ${column} >= ${from} and ${column} < ${to})
+    else (select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
+    from json_each(${JSON.stringify(parts)})`;
+  const finerSize = sql.join(
+    BUCKET_SIZES_MS.slice(0, -1).map((size) => sql`when ${size} then ${finer(size)}`),
+    sql` `,
+  );
+  const start = sql`(hit ->> 0)`;
+  const rem = sql`(rem - (hit ->> 1))`;
+  // The bucket of size w.size in [start, start + span) that holds position rem, with the rows
+  // before it there (min() takes its row's other columns: no sort).
+  const next = sql`(select json_array(min(bucket), before) from (select bucket, n, sum(n) over (order by bucket) - n as before from time_counts where account_id = ${accountId} and key = ${key} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span and n > 0) where before + n > ${rem})`;
+  return sql`with recursive seek_pieces as (${counted}),
+seek_walk(size, span, rem, hit) as (
+  select size, hi - lo, ${offset}, json_array(lo, before) from (select ord, size, lo, hi, min(ord), before from (select *, sum(n) over (order by ord) - n as before from seek_pieces) where before + n > ${offset})
+  union all
+  select case size ${finerSize} end, size, ${rem}, ${next} from seek_walk w where size is not null
+)
+select hit ->> 0 as lo, rem - (hit ->> 1) as skip from seek_walk where size is null and hit ->> 0 is not null`;
 }
 
-/** `seekOffset` as a list's Seek: rows from `from` on, skipping the few left. */
+/**
+ * `seekStatement` as a list's Seek: the page's query starts at `lo` and skips `skip`, both read
+ * from the walk as a common table expression of the page's own query (one round trip).
+ */
 export function seekBy(db: Db, buckets: Buckets, range: [number, number]): Seek {
-  return async (offset) => {
-    const start = await seekOffset(db, buckets, range, offset);
-    return start && { condition: gte(buckets.column, start.from), skip: start.skip };
+  return (offset) => {
+    const walk = db.$with("seek", { lo: sql<number>`lo`, skip: sql<number>`skip` }).as(seekStatement(buckets, range, offset));
+    return { with: walk, condition: sql`${buckets.column} >= (select lo from ${walk})`, skip: sql`coalesce((select skip from ${walk}), 0)` };
   };
 }
 
 /** `(select count(*) …)` of the account's rows with `column` in [from, to) (and `also`), read on the index. */
 function rowsBetween(accountId: string, table: string, column: Column, from: number, to: number, also: SQL): SQL {
   return sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${also} and ${column} >= ${from} and ${column} < ${to})`;
-}
-
-async function countRows(db: Db, accountId: string, table: string, column: Column, from: number, to: number, also: SQL): Promise<number> {
-  const row = await db.get<{ n: number }>(sql`select ${rowsBetween(accountId, table, column, from, to, also)} as n`);
-  return Number(row?.n ?? 0);
 }
