@@ -122,13 +122,13 @@ export function countInRange(db: Db, { accountId, key, table, column, also = sql
  * before it within its own parent].
  */
 export function seekStatement({ accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
-  // The range's pieces as one JSON list (a compound SELECT of them passes D1's limit on terms),
-  // each counted on its buckets or, for an edge under a second, on its rows.
+  // The range's pieces as one JSON list (a compound SELECT of them would pass D1's limit on
+  // compound terms), each counted on its buckets or, for an edge under a second, on its rows.
   const parts = pieces(lo, hi).map((piece) => ({ size: piece.kind === "rows" ? null : piece.size, lo: piece.from, hi: piece.to }));
   const from = sql`(value ->> 'lo')`;
   const to = sql`(value ->> 'hi')`;
   const counted = sql`select key as ord, value ->> 'size' as size, ${from} as lo, ${to} as hi, case when value ->> 'size' is null
-    then (select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${also} and ${column} >= ${from} and ${column} < ${to})
+    then ${rowsBetween(accountId, table, column, from, to, also)}
     else (select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
     from json_each(${JSON.stringify(parts)})`;
   const finerSize = sql.join(
@@ -161,6 +161,6 @@ export function seekBy(db: Db, buckets: Buckets, range: [number, number]): Seek 
 }
 
 /** `(select count(*) …)` of the account's rows with `column` in [from, to) (and `also`), read on the index. */
-function rowsBetween(accountId: string, table: string, column: Column, from: number, to: number, also: SQL): SQL {
+function rowsBetween(accountId: string, table: string, column: Column, from: number | SQL, to: number | SQL, also: SQL): SQL {
   return sql`(select count(*) from ${sql.identifier(table)} where account_id = ${accountId} and ${also} and ${column} >= ${from} and ${column} < ${to})`;
 }
