@@ -41,7 +41,7 @@ export function take(subscriptionId: string, now = Date.now()): Slot | null {
   let stuck = 0;
   for (const slot of slots) if (now - slot.at > waited) stuck++;
   if (stuck >= PER_SUBSCRIPTION && stuck > quickAnswers(subscriptionId, now)) return null;
-  if (slots.size >= HANGING_LIMIT && hanging(subscriptionId, now)) return null;
+  if (hanging(subscriptionId, now) && slots.size >= HANGING_LIMIT) return null; // (also forgets old timeouts)
   const slot = { subscriptionId, at: now };
   slots.add(slot);
   bySubscription.set(subscriptionId, slots);
@@ -98,7 +98,8 @@ export type Ending = "answered" | "timed_out" | "other";
 export function release(slot: Slot, now = Date.now(), ending: Ending = "other"): void {
   const slots = bySubscription.get(slot.subscriptionId);
   if (!slots?.delete(slot)) return;
-  if (ending !== "other") {
+  // Answers count only beside timeouts: a subscription that never timed out keeps no entry.
+  if (ending === "timed_out" || (ending === "answered" && endings.has(slot.subscriptionId))) {
     const ends = endings.get(slot.subscriptionId) ?? { timeouts: 0, answers: 0, at: now };
     const kept = Math.exp(-Math.max(0, now - ends.at) / HANGING_MEMORY_MS);
     const next = { timeouts: ends.timeouts * kept, answers: ends.answers * kept, at: Math.max(now, ends.at) };
