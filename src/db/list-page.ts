@@ -14,10 +14,10 @@ export interface ListSource<Row> {
   sort: Column;
   id: Column;
   /**
-   * Reads rows matching the list's filters plus `extra`, in `direction` by (sort, id), skipping
-   * `offset` (a number, or a seek's SQL read from its `with`).
+   * Reads rows matching the list's filters plus `extra`, in `direction` by (sort, id), from
+   * `start`: after skipping that many rows, or where a seek puts it.
    */
-  rows: (extra: SQL | undefined, direction: Direction, limit: number, offset: number | SQL, seek?: SeekStart) => Promise<Row[]>;
+  rows: (extra: SQL | undefined, direction: Direction, limit: number, start: number | SeekStart) => Promise<Row[]>;
   count: () => Promise<number>;
   key: (row: Row) => [number, string];
   /** Lists shown newest first flip every comparison. */
@@ -55,12 +55,8 @@ export async function listPage<Row>(source: ListSource<Row>, request: PageReques
 
   if (request.kind === "offset") {
     const offset = (request.page - 1) * size;
-    const read = () => {
-      if (!source.seek || offset === 0) return source.rows(undefined, forward, size + 1, offset);
-      const start = source.seek(offset);
-      return source.rows(start.condition, forward, size + 1, start.skip, start);
-    };
-    const [rows, count] = await Promise.all([read(), source.count()]);
+    const start = source.seek && offset > 0 ? source.seek(offset) : offset;
+    const [rows, count] = await Promise.all([source.rows(undefined, forward, size + 1, start), source.count()]);
     if (rows.length === 0 && request.page > 1) throw notFound("Invalid page.");
     return {
       count,
@@ -116,7 +112,7 @@ export interface TableList {
   id: Column;
   /**
    * The list's `count`, as one query (a stored count, bucket sums, or a count of the matches): read
-   * in the same round trip as the page's rows (alone only for a `page=N` past the end).
+   * in the same round trip as the page's rows.
    */
   count: CountQuery;
   descending?: boolean;
@@ -148,17 +144,18 @@ export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSe
   const chosen = list.fields && new Set<string>([...list.fields, sortField, idField]);
   const selection = chosen && Object.fromEntries(columns.filter(([name]) => chosen.has(name)));
   const key = (row: Row): [number, string] => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!];
-  const query = (where: SQL, condition: SQL | undefined, direction: Direction, limit: number, offset: number | SQL, seek?: SeekStart) => {
+  const query = (where: SQL, extra: SQL | undefined, direction: Direction, limit: number, start: number | SeekStart) => {
+    const seek = typeof start === "number" ? null : start;
     const from = seek ? db.with(seek.with) : db;
     return (
       (selection ? from.select(selection) : from.select())
         .from(table as SQLiteTable)
-        .where(and(where, condition))
+        .where(and(where, extra, seek?.condition))
         .orderBy(...keyOrder(direction, list.sort, list.id))
         .limit(limit)
         // A seek's skip is SQL read from its walk: drizzle writes any SQL here (`offset ${offset}`),
         // though its type names only a number or a placeholder.
-        .offset(offset as number)
+        .offset((seek?.skip ?? start) as number)
     );
   };
   const split = list.anyOf && list.anyOf.arms.length > 1 ? list.anyOf : null;
@@ -174,13 +171,13 @@ export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSe
       count: () => countAlong,
       // A list read value by value merges its values' pages here, by offset.
       seek: split ? undefined : list.seek,
-      rows: async (extra, direction, limit, offset, seek) => {
+      rows: async (extra, direction, limit, start) => {
         if (!split) {
-          const [rows, count] = await db.batch([query(list.where, extra, direction, limit, offset, seek), list.count]);
+          const [rows, count] = await db.batch([query(list.where, extra, direction, limit, start), list.count]);
           along(count);
           return rows as unknown as Row[];
         }
-        const skip = offset as number; // no seek when split (above)
+        const skip = start as number; // no seek when split (above)
         const arms = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + skip, 0));
         const results = (await db.batch([list.count, ...arms])) as unknown[];
         along(results[0]);

@@ -31,8 +31,8 @@ export function isoSql(ms: SQL): SQL {
   return sql`strftime('%Y-%m-%dT%H:%M:%S', (${ms}) / 1000, 'unixepoch') || '.' || printf('%03d', (${ms}) % 1000) || 'Z'`;
 }
 
-/** `text` with every `placeholder` replaced by `stamp`, in SQL. */
-export function replacedSql(text: string, placeholder: string, stamp: SQL): SQL {
+/** `text` with every `placeholder` replaced by `stamp`, in SQL (each a value, or SQL for one). */
+export function replacedSql(text: string | SQL, placeholder: string | SQL, stamp: SQL): SQL {
   return sql`replace(${text}, ${placeholder}, ${stamp})`;
 }
 

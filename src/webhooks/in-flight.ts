@@ -75,7 +75,14 @@ function quickAnswers(subscriptionId: string, now: number): number {
 }
 
 /** Per subscription: its attempts lately ended by timeout and by an answer, decayed to `at`. */
-const endings = new Map<string, { timeouts: number; answers: number; at: number }>();
+type Endings = { timeouts: number; answers: number; at: number };
+const endings = new Map<string, Endings>();
+
+/** `ends` as they weigh at `now`: each ending's weight falls by e every HANGING_MEMORY_MS. */
+function decayed(ends: Endings, now: number): Endings {
+  const kept = Math.exp(-Math.max(0, now - ends.at) / HANGING_MEMORY_MS);
+  return { timeouts: ends.timeouts * kept, answers: ends.answers * kept, at: Math.max(now, ends.at) };
+}
 
 /**
  * Whether a subscription's attempts lately timed out more often than they were answered (each
@@ -84,8 +91,7 @@ const endings = new Map<string, { timeouts: number; answers: number; at: number 
 function hanging(subscriptionId: string, now: number): boolean {
   const ends = endings.get(subscriptionId);
   if (!ends) return false;
-  const kept = Math.exp(-Math.max(0, now - ends.at) / HANGING_MEMORY_MS);
-  if (ends.timeouts * kept < 0.5) {
+  if (decayed(ends, now).timeouts < 0.5) {
     endings.delete(subscriptionId);
     return false;
   }
@@ -100,9 +106,7 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
   if (!slots?.delete(slot)) return;
   // Answers count only beside timeouts: a subscription that never timed out keeps no entry.
   if (ending === "timed_out" || (ending === "answered" && endings.has(slot.subscriptionId))) {
-    const ends = endings.get(slot.subscriptionId) ?? { timeouts: 0, answers: 0, at: now };
-    const kept = Math.exp(-Math.max(0, now - ends.at) / HANGING_MEMORY_MS);
-    const next = { timeouts: ends.timeouts * kept, answers: ends.answers * kept, at: Math.max(now, ends.at) };
+    const next = decayed(endings.get(slot.subscriptionId) ?? { timeouts: 0, answers: 0, at: now }, now);
     if (ending === "timed_out") next.timeouts++;
     else next.answers++;
     endings.set(slot.subscriptionId, next);

@@ -6,7 +6,7 @@ import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { enqueueDeliveries, type DeliveryMessage, type Handover } from "./message";
 import { encodeBody, payloadFor, type ExpansionFlags, type PaymentSnapshot } from "./payload";
-import { isoSql, placeholderStamp } from "../db/stamped-text";
+import { isoSql, placeholderStamp, replacedSql } from "../db/stamped-text";
 
 /**
  * The account's active subscriptions at this moment, as much of each as its delivery body needs:
@@ -72,11 +72,12 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
   // Each delivery's columns, as SQL over the JSON row `v` it comes from.
   const v = (name: keyof (typeof rows)[number]) => jsonColumn(name);
   const template = newDelivery({
+    id: v("id"),
     subscriptionId: v("subscriptionId"),
     accountId: change.accountId,
     paymentId: change.paymentId,
     eventId: change.eventId,
-    body: sql`replace(${v("body")}, ${v("placeholder")}, ${stampSql(change.stamp, v("contentType"))})`,
+    body: replacedSql(v("body"), v("placeholder"), stampSql(change.stamp, v("contentType"))),
     contentType: v("contentType"),
     now,
   });
@@ -85,7 +86,7 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
   const guard = sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")} and s.is_active = 1)`;
   return {
     statements: bySize(rows).map((group) =>
-      guardedInsert(db, webhookDeliveries, { ...template, id: v("id") }, guard, jsonRows(JSON.stringify(group), "id", "subscriptionId", "contentType", "body", "placeholder")),
+      guardedInsert(db, webhookDeliveries, template, guard, jsonRows(JSON.stringify(group), "id", "subscriptionId", "contentType", "body", "placeholder")),
     ),
     deliveryIds: rows.map((row) => row.id),
   };
@@ -113,6 +114,8 @@ export function bySize<Row extends { body: string }>(rows: Row[]): Row[][] {
  * if the send fails, and the sweeper re-sends a row whose message never ran either way.
  */
 export function newDelivery<Body extends string | SQL, Ref extends string | SQL = string, Type extends WebhookContentType | SQL = WebhookContentType>(fields: {
+  /** A new UUID unless given (the outbox gives each row's own, from its JSON list). */
+  id?: Ref;
   subscriptionId: Ref;
   accountId: string;
   paymentId: string;
@@ -122,9 +125,9 @@ export function newDelivery<Body extends string | SQL, Ref extends string | SQL 
   now: number;
   test?: boolean;
 }) {
-  const { now, test = false, ...rest } = fields;
+  const { id, now, test = false, ...rest } = fields;
   return {
-    id: crypto.randomUUID(),
+    id: id ?? crypto.randomUUID(),
     ...rest,
     status: "pending" as const,
     attempts: 0,

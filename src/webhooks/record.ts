@@ -59,38 +59,37 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
       };
     }),
   );
+  // The attempts' values, read as a table `v` (jsonRows) in the two updates below.
   const v = jsonColumn;
-  /** The attempts' values as a table `v` with these columns. */
-  const valuesTable = (...names: string[]) => jsonRows(values, ...names);
   const statements: BatchStatement[] = [
     // Each attempt's outcome, on the row the claim wrote when it started.
     db
       .update(webhookAttempts)
       .set({
-        startedAt: sql`${v("startedAt")}`,
-        durationMs: sql`${v("durationMs")}`,
-        responseStatus: sql`${v("responseStatus")}`,
-        error: sql`${v("error")}`,
-        responseExcerpt: sql`${v("excerpt")}`,
-        headers: sql`${v("headers")}`,
+        startedAt: v("startedAt"),
+        durationMs: v("durationMs"),
+        responseStatus: v("responseStatus"),
+        error: v("error"),
+        responseExcerpt: v("excerpt"),
+        headers: v("headers"),
         ended: 1,
       })
-      .from(valuesTable("id", "number", "startedAt", "durationMs", "responseStatus", "error", "excerpt", "headers"))
-      .where(and(eq(webhookAttempts.deliveryId, sql`${v("id")}`), eq(webhookAttempts.number, sql`${v("number")}`))),
+      .from(jsonRows(values, "id", "number", "startedAt", "durationMs", "responseStatus", "error", "excerpt", "headers"))
+      .where(and(eq(webhookAttempts.deliveryId, v("id")), eq(webhookAttempts.number, v("number")))),
     db
       .update(webhookDeliveries)
       .set({
-        status: sql`${v("status")}`,
-        scheduleStartedAt: sql`${v("scheduleStartedAt")}`,
-        scheduleFirstAttempt: sql`${v("scheduleFirstAttempt")}`,
-        nextAttemptAt: sql`${v("nextAttemptAt")}`,
-        enqueuedAt: sql`${v("enqueuedAt")}`,
+        status: v("status"),
+        scheduleStartedAt: v("scheduleStartedAt"),
+        scheduleFirstAttempt: v("scheduleFirstAttempt"),
+        nextAttemptAt: v("nextAttemptAt"),
+        enqueuedAt: v("enqueuedAt"),
         claimedUntil: null,
         claimToken: null,
-        updatedAt: sql`${v("updatedAt")}`,
+        updatedAt: v("updatedAt"),
       })
-      .from(valuesTable("id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
-      .where(and(eq(webhookDeliveries.id, sql`${v("id")}`), eq(webhookDeliveries.claimToken, sql`${v("claimToken")}`)))
+      .from(jsonRows(values, "id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
+      .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.claimToken, v("claimToken"))))
       .returning({ id: webhookDeliveries.id }),
     ...[...latest.values()].map(({ delivery, result, outcome }) => {
       const lastSuccess = lastSuccessOf(attempted, delivery.subscriptionId);

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/consumer";
-import { PER_SUBSCRIPTION } from "../../src/webhooks/in-flight";
+import { HANGING_LIMIT, PER_SUBSCRIPTION, release, take } from "../../src/webhooks/in-flight";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
@@ -137,6 +137,22 @@ describe("the delivery consumer", () => {
     expect(result.requeued).toHaveLength(1);
     expect(result.requeued[0]!.delaySeconds).toBeGreaterThanOrEqual(5);
     expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: "Timed out after 15 s" });
+  });
+
+  // The consumer tells the in-flight slots how an attempt ended: a timeout counts toward the
+  // subscription's hanging limit (HANGING_LIMIT attempts in flight), a refused connection does not.
+  it.each([
+    ["a timeout", false, new DOMException("The operation timed out.", "TimeoutError")],
+    ["a refused connection", true, new TypeError("Network connection lost.")],
+  ] as const)("after %s, more than HANGING_LIMIT attempts may be in flight: %s", async (_name, more, thrown) => {
+    const { id, subscription } = await pendingDelivery();
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(thrown);
+    await consume(id);
+    vi.restoreAllMocks();
+    const held = Array.from({ length: HANGING_LIMIT }, () => take(subscription.id));
+    const slot = take(subscription.id);
+    for (const one of [...held, slot]) if (one) release(one);
+    expect(slot !== null).toBe(more);
   });
 
   it("honours Retry-After on a 429", async () => {

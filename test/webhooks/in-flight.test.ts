@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { deferral, FULL_AND_WAITING_MS, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, returned, room, take, TOTAL } from "../../src/webhooks/in-flight";
+import { deferral, FULL_AND_WAITING_MS, type Slot, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, returned, room, take, TOTAL } from "../../src/webhooks/in-flight";
+
+/** Holds `held` slots, asks for one more at `now`, releases them all: whether it got one. */
+function oneMore(subscription: string, held: (Slot | null)[], now: number): boolean {
+  expect(held.every(Boolean)).toBe(true);
+  const slot = take(subscription, now);
+  for (const one of [...held, slot]) if (one) release(one, now);
+  return slot !== null;
+}
 
 describe("in-flight slots", () => {
   // [case, attempts already in flight (their age in ms), attempts answered quickly in the last 15 s, gets a slot]
@@ -26,11 +34,7 @@ describe("in-flight slots", () => {
       const at = now - 10_000 + (i % 5000);
       release(take(subscription, at)!, at + 20);
     }
-    const held = ages.map((age) => take(subscription, now - age)!);
-    expect(held.every(Boolean)).toBe(true);
-    const slot = take(subscription, now);
-    expect(slot !== null).toBe(expected);
-    for (const one of [...held, slot]) if (one) release(one, now);
+    expect(oneMore(subscription, ages.map((age) => take(subscription, now - age)), now)).toBe(expected);
   });
 
   it("forgets quick answers older than the attempt timeout", () => {
@@ -69,11 +73,7 @@ describe("a hanging subscription", () => {
     const now = 10_000_000;
     for (let i = 0; i < timeouts; i++) release(take(subscription, now - 30_000)!, now - 15_000, "timed_out");
     for (let i = 0; i < answers; i++) release(take(subscription, now - 2_000)!, now - 1_000, "answered");
-    const held = Array.from({ length: inFlight }, () => take(subscription, now - 5)!);
-    expect(held.every(Boolean)).toBe(true);
-    const slot = take(subscription, now);
-    expect(slot !== null).toBe(expected);
-    for (const one of [...held, slot]) if (one) release(one, now);
+    expect(oneMore(subscription, Array.from({ length: inFlight }, () => take(subscription, now - 5)), now)).toBe(expected);
   });
 
   it("forgets its timeouts a few minutes after the last", () => {
