@@ -128,21 +128,21 @@ export interface TableList {
 
 /**
  * A page of one table's rows, ordered and keyed by (sort, id): whole rows, or only `fields` (and
- * the sort and id, which the page's links need).
+ * the sort and id, which the page's links need), with `made`: values SQL makes from each row
+ * (such as its view's JSON text, db/json-view.ts).
  */
-export function listTable<T extends SQLiteTable, Field extends keyof T["$inferSelect"] & string = keyof T["$inferSelect"] & string>(
-  db: Db,
-  table: T,
-  list: TableList & { fields?: Field[] },
-  request: PageRequest,
-) {
-  type Row = Pick<T["$inferSelect"], Field>;
+export function listTable<
+  T extends SQLiteTable,
+  Field extends keyof T["$inferSelect"] & string = keyof T["$inferSelect"] & string,
+  Made extends Record<string, SQL> = Record<never, SQL>,
+>(db: Db, table: T, list: TableList & { fields?: Field[]; made?: Made }, request: PageRequest) {
+  type Row = Pick<T["$inferSelect"], Field> & { [Name in keyof Made]: Made[Name] extends SQL<infer Value> ? Value : never };
   const columns = Object.entries(getTableColumns(table));
   const field = (column: Column) => columns.find(([, candidate]) => candidate === column)![0];
   const sortField = field(list.sort);
   const idField = field(list.id);
-  const chosen = list.fields && new Set<string>([...list.fields, sortField, idField]);
-  const selection = chosen && Object.fromEntries(columns.filter(([name]) => chosen.has(name)));
+  const chosen = (list.fields || list.made) && new Set<string>([...(list.fields ?? []), sortField, idField]);
+  const selection = chosen && { ...Object.fromEntries(columns.filter(([name]) => chosen.has(name))), ...list.made };
   const key = (row: Row): [number, string] => [(row as Record<string, number>)[sortField]!, (row as Record<string, string>)[idField]!];
   const query = (where: SQL, extra: SQL | undefined, direction: Direction, limit: number, start: number | SeekStart) => {
     const seek = typeof start === "number" ? null : start;

@@ -10,8 +10,19 @@ import type { PageRequest } from "../lib/pagination";
 import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
+import { iso, jsonView } from "../db/json-view";
 
 export type Counterparty = typeof counterparties.$inferSelect;
+
+/** A counterparty as the API shows it. */
+export const counterpartyView = jsonView(counterparties, {
+  id: "id",
+  internal_id: "internalId",
+  type: "type",
+  name: "name",
+  created: iso("createdAt"),
+  updated: iso("updatedAt"),
+});
 
 export interface CounterpartyFilters {
   type?: CounterpartyType[];
@@ -91,6 +102,9 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
   );
   const stored = storedCountKey("counterparties", filters);
   return listTable(db, counterparties, {
+    // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
+    fields: ["id", "createdAt"],
+    made: { json: counterpartyView.json },
     where,
     anyOf,
     sort: counterparties.createdAt,

@@ -13,8 +13,21 @@ import { countWhere, listConditions, listTable } from "../db/list-page";
 import { countAt, countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "./time-counts";
 import { inAccount } from "../db/scope";
 import { timeConditions } from "../db/time-filters";
+import { iso, jsonView } from "../db/json-view";
 
 export type Invoice = typeof invoices.$inferSelect;
+
+/** An invoice as the API shows it. */
+export const invoiceView = jsonView(invoices, {
+  id: "id",
+  invoice_number: "invoiceNumber",
+  buyer_id: "buyerId",
+  supplier_id: "supplierId",
+  amount_cents: "amountCents",
+  currency: "currency",
+  created: iso("createdAt"),
+  updated: iso("updatedAt"),
+});
 
 export interface InvoiceInput {
   invoice_number: string;
@@ -79,6 +92,9 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
   const stored = storedCountKey("invoices", filters);
   const bucketed = stored === countKey("invoices") || timeCountField(filters, ["created"]) !== null;
   return listTable(db, invoices, {
+    // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
+    fields: ["id", "createdAt"],
+    made: { json: invoiceView.json },
     where,
     anyOf,
     seek: bucketed ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,

@@ -1,5 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import {
+  counterpartyView,
   createCounterparty,
   getCounterparty,
   listCounterparties,
@@ -9,19 +10,19 @@ import {
   BODY_ERRORS,
   createRouter,
   DETAIL_ERRORS,
-  envelope,
   errorsOf,
   IdParam,
   INVALID_PAGE,
   jsonBody,
   jsonResponse,
+  listAnswer,
   LIST_ERRORS,
   listEnvelope,
   pageRequest,
   serviceContext,
   keyedAnswer,
 } from "../common";
-import { CounterpartyInput, CounterpartyPatch, CounterpartyQuery, CounterpartySchema, counterpartyView } from "./schemas";
+import { CounterpartyInput, CounterpartyPatch, CounterpartyQuery, CounterpartySchema } from "./schemas";
 
 const tags = ["counterparties"];
 const security = [{ basicAuth: [] }];
@@ -48,7 +49,7 @@ counterpartiesRouter.openapi(
   async (c) => {
     const { type, internal_id } = c.req.valid("query");
     const page = await listCounterparties(serviceContext(c), { type, internal_id }, pageRequest(c));
-    return c.json(envelope(c, page, page.rows.map(counterpartyView)), 200);
+    return listAnswer(c, page, page.rows.map((row) => row.json));
   },
 );
 
@@ -64,8 +65,8 @@ counterpartiesRouter.openapi(
     responses: { 201: jsonResponse(CounterpartySchema, "Created"), ...errorsOf([...BODY_ERRORS, 409], clash) },
   }),
   async (c) => {
-    const row = await createCounterparty(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, counterpartyView));
-    return c.json(counterpartyView(row), 201);
+    const row = await createCounterparty(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, counterpartyView.of));
+    return c.json(counterpartyView.of(row), 201);
   },
 );
 
@@ -82,7 +83,7 @@ counterpartiesRouter.openapi(
   }),
   async (c) => {
     const row = await getCounterparty(serviceContext(c), c.req.valid("param").id);
-    return c.json(counterpartyView(row), 200);
+    return c.json(counterpartyView.of(row), 200);
   },
 );
 
@@ -99,6 +100,6 @@ counterpartiesRouter.openapi(
   }),
   async (c) => {
     const row = await updateCounterparty(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
-    return c.json(counterpartyView(row), 200);
+    return c.json(counterpartyView.of(row), 200);
   },
 );

@@ -1,9 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { COUNTERPARTY_TYPES } from "../../db/schema";
 import { choiceFilter, pagingParams, textFilter } from "../../lib/filters";
-import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
-import type { Counterparty } from "../../services/counterparties";
 
 const internalId = z
   .string()
@@ -35,11 +33,3 @@ export const CounterpartyQuery = z.object({
   ...pagingParams,
 });
 
-export const counterpartyView = (row: Counterparty) => ({
-  id: row.id,
-  internal_id: row.internalId,
-  type: row.type,
-  name: row.name,
-  created: toIso(row.createdAt),
-  updated: toIso(row.updatedAt),
-});

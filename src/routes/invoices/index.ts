@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
-import { createInvoice, getInvoice, listInvoices } from "../../services/invoices";
-import { BODY_ERRORS, createRouter, DETAIL_ERRORS, envelope, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
-import { InvoiceInput, InvoiceQuery, InvoiceSchema, invoiceView } from "./schemas";
+import { createInvoice, getInvoice, invoiceView, listInvoices } from "../../services/invoices";
+import { BODY_ERRORS, createRouter, DETAIL_ERRORS, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
+import { InvoiceInput, InvoiceQuery, InvoiceSchema } from "./schemas";
 
 const tags = ["invoices"];
 const security = [{ basicAuth: [] }];
@@ -23,7 +23,7 @@ invoicesRouter.openapi(
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
     const page = await listInvoices(serviceContext(c), filters, pageRequest(c));
-    return c.json(envelope(c, page, page.rows.map(invoiceView)), 200);
+    return listAnswer(c, page, page.rows.map((row) => row.json));
   },
 );
 
@@ -39,7 +39,7 @@ invoicesRouter.openapi(
     request: { body: jsonBody(InvoiceInput) },
     responses: { 201: jsonResponse(InvoiceSchema, "Created"), ...errorsOf([...BODY_ERRORS]) },
   }),
-  async (c) => c.json(invoiceView(await createInvoice(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, invoiceView))), 201),
+  async (c) => c.json(invoiceView.of(await createInvoice(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, invoiceView.of))), 201),
 );
 
 invoicesRouter.openapi(
@@ -53,5 +53,5 @@ invoicesRouter.openapi(
     request: { params: IdParam("inv_8Hc2mQpL0xTz7rVb1NwK5e", "The invoice's id (`inv_…`).") },
     responses: { 200: jsonResponse(InvoiceSchema, "The invoice"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
-  async (c) => c.json(invoiceView(await getInvoice(serviceContext(c), c.req.valid("param").id)), 200),
+  async (c) => c.json(invoiceView.of(await getInvoice(serviceContext(c), c.req.valid("param").id)), 200),
 );

@@ -1,8 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { createdFilters, pagingParams, textFilter } from "../../lib/filters";
-import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
-import type { Invoice } from "../../services/invoices";
 
 const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
 
@@ -49,13 +47,3 @@ export const InvoiceQuery = z.object({
   ...pagingParams,
 });
 
-export const invoiceView = (row: Invoice) => ({
-  id: row.id,
-  invoice_number: row.invoiceNumber,
-  buyer_id: row.buyerId,
-  supplier_id: row.supplierId,
-  amount_cents: row.amountCents,
-  currency: row.currency,
-  created: toIso(row.createdAt),
-  updated: toIso(row.updatedAt),
-});

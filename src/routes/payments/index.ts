@@ -5,7 +5,7 @@ import {
   BODY_ERRORS,
   createRouter,
   DETAIL_ERRORS,
-  envelope,
+  listAnswer,
   errorsOf,
   IdParam,
   INVALID_PAGE,
@@ -49,7 +49,7 @@ paymentsRouter.openapi(
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
     const page = await listPayments(serviceContext(c), filters, pageRequest(c));
-    return c.json(envelope(c, page, page.results), 200);
+    return listAnswer(c, page, page.results);
   },
 );
 

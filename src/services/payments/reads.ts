@@ -1,3 +1,4 @@
+import type { JsonText } from "../../db/json-view";
 import { and, desc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
@@ -26,8 +27,13 @@ export async function getPayment({ db, accountId }: ServiceContext, paymentId: s
 
 /** A payment row's stored detail. Every write stores it, and migration 0012 filled the rows before. */
 export function storedDetail(row: { detail: string | null }): PaymentView {
+  return JSON.parse(storedText(row)) as PaymentView;
+}
+
+/** A payment row's stored detail as its JSON text, as a list sends it. */
+function storedText(row: { detail: string | null }): JsonText<PaymentView> {
   if (row.detail === null) throw new Error("a payment row without its stored detail");
-  return JSON.parse(row.detail) as PaymentView;
+  return row.detail;
 }
 
 /** The account's most recent payment (by created), as its detail; null when it has none. */
@@ -84,7 +90,7 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
           ? countInRange(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
           : countWhere(db, payments, where),
   }, request);
-  return { ...page, results: page.rows.map(storedDetail) };
+  return { ...page, results: page.rows.map(storedText) };
 }
 
 /** Where a payment timestamp's ranges are counted: its buckets, or one status's `created` buckets. */
