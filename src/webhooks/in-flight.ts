@@ -8,7 +8,10 @@
  * events delivered at 161 a second with p99 5.6 s; 100 allowed, 401 a second with p99 219 ms).
  * A subscription whose attempts lately ended by timeout more often than by an answer is hanging:
  * it keeps only HANGING_LIMIT attempts in flight (probes: an answer lifts the limit), so a receiver
- * that never answers does not start a wave of attempts each timeout beside everyone else's.
+ * that never answers does not start a wave of attempts each timeout beside everyone else's. Before
+ * its first timeout (15 s), a subscription that has not answered lately may keep only
+ * HANGING_LIMIT attempts waiting over a second: a receiver that hangs from the start begins
+ * with a few dozen attempts, not a burst's worth, to time out together 15 s later.
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
@@ -27,12 +30,14 @@ const bySubscription = new Map<string, Set<Slot>>();
 const waiting = new Map<string, number>();
 
 /**
- * Takes a slot for an attempt to this subscription, or null when the subscription is slow:
- * PER_SUBSCRIPTION of its attempts have each waited over a second (stretched when the whole
- * isolate answers slowly), and they outnumber its attempts answered within that time over the
- * last attempt timeout. So a busy receiver that hangs now and then (the soak's 5%: at 140
- * deliveries a second, 100 of its attempts hang at once, beside 2,000 answered quickly) keeps
- * its pace, and one that hangs on every request holds at most PER_SUBSCRIPTION waiting attempts.
+ * Takes a slot for an attempt to this subscription, or null when the subscription is slow: its
+ * limit of attempts have each waited over a second (stretched when the whole isolate answers
+ * slowly), and they outnumber its attempts that ended within that time over the last attempt
+ * timeout. The limit is PER_SUBSCRIPTION for a subscription whose receiver answered within the
+ * last attempt timeout, HANGING_LIMIT for one that did not (new to this isolate, or hanging).
+ * So a busy receiver that hangs now and then (the soak's 5%: at 140 deliveries a second, 100 of
+ * its attempts hang at once, beside 2,000 answered quickly) keeps its pace, and one that hangs
+ * on every request holds at most HANGING_LIMIT attempts waiting over a second.
  * Never waits: a delivery without a slot is put off.
  */
 export function take(subscriptionId: string, now = Date.now()): Slot | null {
@@ -40,7 +45,8 @@ export function take(subscriptionId: string, now = Date.now()): Slot | null {
   const waited = waitedMs();
   let stuck = 0;
   for (const slot of slots) if (now - slot.at > waited) stuck++;
-  if (stuck >= PER_SUBSCRIPTION && stuck > quickAnswers(subscriptionId, now)) return null;
+  const limit = answeredLately(subscriptionId, now) ? PER_SUBSCRIPTION : HANGING_LIMIT;
+  if (stuck >= limit && stuck > quickAnswers(subscriptionId, now)) return null;
   if (hanging(subscriptionId, now) && slots.size >= HANGING_LIMIT) return null; // (also forgets old timeouts)
   const slot = { subscriptionId, at: now };
   slots.add(slot);
@@ -72,6 +78,17 @@ function quickAnswers(subscriptionId: string, now: number): number {
   while (ends.length > 0 && ends[0]! < now - ATTEMPT_TIMEOUT_MS) ends.shift();
   if (ends.length === 0) quick.delete(subscriptionId);
   return ends.length;
+}
+
+/** When each subscription's receiver last answered (any status), while within the attempt timeout. */
+const lastAnswer = new Map<string, number>();
+
+/** Whether the subscription's receiver answered within the last attempt timeout. */
+function answeredLately(subscriptionId: string, now: number): boolean {
+  const at = lastAnswer.get(subscriptionId);
+  if (at !== undefined && now - at <= ATTEMPT_TIMEOUT_MS) return true;
+  lastAnswer.delete(subscriptionId);
+  return false;
 }
 
 /** Per subscription: its attempts lately ended by timeout and by an answer, decayed to `at`. */
@@ -111,6 +128,10 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
     else next.answers++;
     endings.set(slot.subscriptionId, next);
   }
+  if (ending === "answered") {
+    lastAnswer.set(slot.subscriptionId, Math.max(now, lastAnswer.get(slot.subscriptionId) ?? now));
+    if (lastAnswer.size > 1000) for (const [id, at] of lastAnswer) if (now - at > ATTEMPT_TIMEOUT_MS) lastAnswer.delete(id);
+  }
   if (slots.size === 0) bySubscription.delete(slot.subscriptionId);
   total = Math.max(0, total - 1);
   if (now - slot.at <= waitedMs()) {
@@ -121,12 +142,31 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
   }
 }
 
-/** Seconds to put off one more delivery of a subscription at its limit. */
+/**
+ * Seconds to put off one more delivery of a subscription at its limit: its limit's worth come back
+ * each attempt timeout.
+ */
 export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
+  const limit = hanging(subscriptionId, now) || !answeredLately(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION;
+  return turn(subscriptionId, limit, 1, random);
+}
+
+/**
+ * When a hanging subscription's failed attempt may be retried (null when it is not hanging: the
+ * schedule alone decides): its first HANGING_LIMIT retries waiting keep their schedule (0 here),
+ * each further limit's worth waits one more attempt timeout. So the wave of timeouts of a
+ * receiver that hangs does not come back as a wave only to be put off.
+ */
+export function retryTurn(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number | null {
+  return hanging(subscriptionId, now) ? turn(subscriptionId, HANGING_LIMIT, 0, random) : null;
+}
+
+/** One more of a subscription's deliveries waiting: seconds until its round, `limit` a round from round `first`. */
+function turn(subscriptionId: string, limit: number, first: number, random: () => number): number {
   const ahead = waiting.get(subscriptionId) ?? 0;
   waiting.set(subscriptionId, ahead + 1);
-  const rounds = 1 + Math.floor(ahead / (hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION));
-  return Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
+  const rounds = first + Math.floor(ahead / limit);
+  return rounds === 0 ? 0 : Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
 }
 
 /** A put-off delivery's message is back. */

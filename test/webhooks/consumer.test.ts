@@ -155,6 +155,23 @@ describe("the delivery consumer", () => {
     expect(slot !== null).toBe(more);
   });
 
+  it("retries a hanging subscription's timeouts a limit's worth at a time, the first on their schedule", async () => {
+    const { id: first, subscription, client } = await pendingDelivery();
+    const ids = [first];
+    for (let i = 0; i < HANGING_LIMIT; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(new DOMException("The operation timed out.", "TimeoutError"));
+    const { requeued } = (await consumeAll(ids)) as { requeued: { id: string; delaySeconds: number; deferredFor?: string }[] };
+    vi.restoreAllMocks();
+    const delays = requeued.map((one) => one.delaySeconds).sort((a, b) => a - b);
+    // The retry schedule's first delay is 5 s (+-10%); past HANGING_LIMIT, a retry waits a timeout.
+    expect(delays.slice(0, HANGING_LIMIT).every((delay) => delay >= 4 && delay <= 6)).toBe(true);
+    expect(delays[HANGING_LIMIT]).toBeGreaterThanOrEqual(15);
+    expect(requeued.every((one) => one.deferredFor === subscription.id)).toBe(true);
+    const late = requeued.find((one) => one.delaySeconds >= 15)!;
+    const row = (await deliveryRow(late.id))!;
+    expect(Math.abs(row.next_attempt_at - row.updated_at - late.delaySeconds * 1000)).toBeLessThanOrEqual(1);
+  });
+
   it("honours Retry-After on a 429", async () => {
     const { id } = await pendingDelivery();
     vi.spyOn(globalThis, "fetch").mockResolvedValue(new Response("slow down", { status: 429, headers: { "retry-after": "120" } }));
