@@ -117,8 +117,7 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
       // A hanging subscription's retry waits its turn behind its limit, as its put-off deliveries
       // do, rather than come back in the wave of its timeouts only to be put off again.
       const turn = outcome.retryInSeconds === null ? null : inFlight.retryTurn(subscription.id);
-      if (turn === null) records.add({ delivery, result, outcome });
-      else records.add({ delivery, result, outcome: { ...outcome, retryInSeconds: Math.max(turn, outcome.retryInSeconds!) }, deferredFor: subscription.id });
+      records.add({ delivery, result, outcome: turn ? { ...outcome, retryInSeconds: Math.max(turn, outcome.retryInSeconds!) } : outcome });
     }),
   );
   await Promise.all([records.done(), deferrals.done()]);

@@ -147,25 +147,31 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
  * each attempt timeout.
  */
 export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
-  const limit = hanging(subscriptionId, now) || !answeredLately(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION;
-  return turn(subscriptionId, limit, 1, random);
-}
-
-/**
- * When a hanging subscription's failed attempt may be retried (null when it is not hanging: the
- * schedule alone decides): its first HANGING_LIMIT retries waiting keep their schedule (0 here),
- * each further limit's worth waits one more attempt timeout. So the wave of timeouts of a
- * receiver that hangs does not come back as a wave only to be put off.
- */
-export function retryTurn(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number | null {
-  return hanging(subscriptionId, now) ? turn(subscriptionId, HANGING_LIMIT, 0, random) : null;
-}
-
-/** One more of a subscription's deliveries waiting: seconds until its round, `limit` a round from round `first`. */
-function turn(subscriptionId: string, limit: number, first: number, random: () => number): number {
   const ahead = waiting.get(subscriptionId) ?? 0;
   waiting.set(subscriptionId, ahead + 1);
-  const rounds = first + Math.floor(ahead / limit);
+  const limit = hanging(subscriptionId, now) || !answeredLately(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION;
+  const rounds = 1 + Math.floor(ahead / limit);
+  return Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
+}
+
+/** When each hanging subscription's recent retries were given their turn (retryTurn), oldest first. */
+const turns = new Map<string, number[]>();
+
+/**
+ * Seconds until a hanging subscription's failed attempt may be retried, or null when the
+ * subscription is not hanging (the schedule alone decides). Of its retries decided within one
+ * attempt timeout, the first HANGING_LIMIT keep their schedule (0 here) and each further limit's
+ * worth waits one more timeout: the wave of timeouts of a receiver that hangs does not come back
+ * as a wave only to be put off. Counted over time, not by messages coming back, so a retry whose
+ * message is lost (the sweeper sends it) or lands in another isolate leaves nothing behind.
+ */
+export function retryTurn(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number | null {
+  if (!hanging(subscriptionId, now)) return null;
+  const recent = (turns.get(subscriptionId) ?? []).filter((at) => now - at < ATTEMPT_TIMEOUT_MS);
+  recent.push(now);
+  turns.set(subscriptionId, recent);
+  if (turns.size > 1000) for (const [id, times] of turns) if (now - times.at(-1)! >= ATTEMPT_TIMEOUT_MS) turns.delete(id);
+  const rounds = Math.floor((recent.length - 1) / HANGING_LIMIT);
   return rounds === 0 ? 0 : Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
 }
 

@@ -20,8 +20,6 @@ export interface Attempted {
   delivery: DeliveryRow;
   result: AttemptResult;
   outcome: Outcome;
-  /** Set when the retry waits its turn behind its hanging subscription's limit (in-flight.ts). */
-  deferredFor?: string;
 }
 
 /**
@@ -131,5 +129,5 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
   }
   // A delivery redelivered mid-attempt already has its message: no retry of this attempt's.
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && held.has(delivery.id));
-  await handOver(db, queue, retries.map(({ delivery, outcome, deferredFor }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!), deferredFor })));
+  await handOver(db, queue, retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deferral, FULL_AND_WAITING_MS, type Slot, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, returned, room, take, TOTAL } from "../../src/webhooks/in-flight";
+import { deferral, FULL_AND_WAITING_MS, retryTurn, type Slot, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, returned, room, take, TOTAL } from "../../src/webhooks/in-flight";
 
 /** Holds `held` slots, asks for one more at `now`, releases them all: whether it got one. */
 function oneMore(subscription: string, held: (Slot | null)[], now: number): boolean {
@@ -99,6 +99,17 @@ describe("a hanging subscription", () => {
     expect(oneMore(subscription, Array.from({ length: HANGING_LIMIT }, () => take(subscription, now + 1)), now + 1)).toBe(false);
     const later = now + 5 * HANGING_MEMORY_MS;
     expect(oneMore(subscription, Array.from({ length: HANGING_LIMIT }, () => take(subscription, later - 5)), later)).toBe(true);
+  });
+
+  it("spreads the retries of a wave of its timeouts, HANGING_LIMIT a timeout, and forgets the wave a timeout later", () => {
+    const subscription = crypto.randomUUID();
+    const now = 30_000_000;
+    expect(retryTurn(subscription, () => 0, now)).toBeNull(); // not hanging: the schedule decides
+    for (let i = 0; i < 5; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
+    const wave = Array.from({ length: 2 * HANGING_LIMIT + 1 }, (_, i) => retryTurn(subscription, () => 0, now + i));
+    expect(wave).toEqual([...Array(HANGING_LIMIT).fill(0), ...Array(HANGING_LIMIT).fill(15), 30]);
+    // A timeout later the wave counts no more, whether or not its retries came back here.
+    expect(retryTurn(subscription, () => 0, now + 15_000 + 2 * HANGING_LIMIT + 1)).toBe(0);
   });
 
   it("puts off its further deliveries a timeout apart, HANGING_LIMIT at a time", () => {
