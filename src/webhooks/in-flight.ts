@@ -8,10 +8,8 @@
  * events delivered at 161 a second with p99 5.6 s; 100 allowed, 401 a second with p99 219 ms).
  * A subscription whose attempts lately ended by timeout more often than by an answer is hanging:
  * it keeps only HANGING_LIMIT attempts in flight (probes: an answer lifts the limit), so a receiver
- * that never answers does not start a wave of attempts each timeout beside everyone else's. Before
- * its first timeout (15 s), a subscription that has not answered lately may keep only
- * HANGING_LIMIT attempts waiting over a second: a receiver that hangs from the start begins
- * with a few dozen attempts, not a burst's worth, to time out together 15 s later.
+ * that never answers does not start a wave of attempts each timeout beside everyone else's, and
+ * its retries are spread (retryTurn) instead of coming back together after each wave of timeouts.
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
@@ -30,14 +28,12 @@ const bySubscription = new Map<string, Set<Slot>>();
 const waiting = new Map<string, number>();
 
 /**
- * Takes a slot for an attempt to this subscription, or null when the subscription is slow: its
- * limit of attempts have each waited over a second (stretched when the whole isolate answers
- * slowly), and they outnumber its attempts that ended within that time over the last attempt
- * timeout. The limit is PER_SUBSCRIPTION for a subscription whose receiver answered within the
- * last attempt timeout, HANGING_LIMIT for one that did not (new to this isolate, or hanging).
- * So a busy receiver that hangs now and then (the soak's 5%: at 140 deliveries a second, 100 of
- * its attempts hang at once, beside 2,000 answered quickly) keeps its pace, and one that hangs
- * on every request holds at most HANGING_LIMIT attempts waiting over a second.
+ * Takes a slot for an attempt to this subscription, or null when the subscription is slow:
+ * PER_SUBSCRIPTION of its attempts have each waited over a second (stretched when the whole
+ * isolate answers slowly), and they outnumber its attempts answered within that time over the
+ * last attempt timeout. So a busy receiver that hangs now and then (the soak's 5%: at 140
+ * deliveries a second, 100 of its attempts hang at once, beside 2,000 answered quickly) keeps
+ * its pace, and one that hangs on every request holds at most PER_SUBSCRIPTION waiting attempts.
  * Never waits: a delivery without a slot is put off.
  */
 export function take(subscriptionId: string, now = Date.now()): Slot | null {
@@ -45,8 +41,7 @@ export function take(subscriptionId: string, now = Date.now()): Slot | null {
   const waited = waitedMs();
   let stuck = 0;
   for (const slot of slots) if (now - slot.at > waited) stuck++;
-  const limit = answeredLately(subscriptionId, now) ? PER_SUBSCRIPTION : HANGING_LIMIT;
-  if (stuck >= limit && stuck > quickAnswers(subscriptionId, now)) return null;
+  if (stuck >= PER_SUBSCRIPTION && stuck > quickAnswers(subscriptionId, now)) return null;
   if (hanging(subscriptionId, now) && slots.size >= HANGING_LIMIT) return null; // (also forgets old timeouts)
   const slot = { subscriptionId, at: now };
   slots.add(slot);
@@ -78,17 +73,6 @@ function quickAnswers(subscriptionId: string, now: number): number {
   while (ends.length > 0 && ends[0]! < now - ATTEMPT_TIMEOUT_MS) ends.shift();
   if (ends.length === 0) quick.delete(subscriptionId);
   return ends.length;
-}
-
-/** When each subscription's receiver last answered (any status), while within the attempt timeout. */
-const lastAnswer = new Map<string, number>();
-
-/** Whether the subscription's receiver answered within the last attempt timeout. */
-function answeredLately(subscriptionId: string, now: number): boolean {
-  const at = lastAnswer.get(subscriptionId);
-  if (at !== undefined && now - at <= ATTEMPT_TIMEOUT_MS) return true;
-  lastAnswer.delete(subscriptionId);
-  return false;
 }
 
 /** Per subscription: its attempts lately ended by timeout and by an answer, decayed to `at`. */
@@ -128,10 +112,6 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
     else next.answers++;
     endings.set(slot.subscriptionId, next);
   }
-  if (ending === "answered") {
-    lastAnswer.set(slot.subscriptionId, Math.max(now, lastAnswer.get(slot.subscriptionId) ?? now));
-    if (lastAnswer.size > 1000) for (const [id, at] of lastAnswer) if (now - at > ATTEMPT_TIMEOUT_MS) lastAnswer.delete(id);
-  }
   if (slots.size === 0) bySubscription.delete(slot.subscriptionId);
   total = Math.max(0, total - 1);
   if (now - slot.at <= waitedMs()) {
@@ -142,15 +122,11 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
   }
 }
 
-/**
- * Seconds to put off one more delivery of a subscription at its limit: its limit's worth come back
- * each attempt timeout.
- */
+/** Seconds to put off one more delivery of a subscription at its limit. */
 export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
   const ahead = waiting.get(subscriptionId) ?? 0;
   waiting.set(subscriptionId, ahead + 1);
-  const limit = hanging(subscriptionId, now) || !answeredLately(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION;
-  const rounds = 1 + Math.floor(ahead / limit);
+  const rounds = 1 + Math.floor(ahead / (hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION));
   return Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
 }
 

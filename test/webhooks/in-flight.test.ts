@@ -11,22 +11,17 @@ function oneMore(subscription: string, held: (Slot | null)[], now: number): bool
 
 describe("in-flight slots", () => {
   // [case, attempts already in flight (their age in ms), attempts answered quickly in the last 15 s, gets a slot]
-  // A subscription that answered in the last 15 s may have PER_SUBSCRIPTION attempts waiting over
-  // a second; one that did not (new to the isolate, or hanging), HANGING_LIMIT.
   const cases: [string, number[], number, boolean][] = [
     ["none in flight", [], 0, true],
     ["a few, answering", [10, 50, 200], 0, true],
     ["one hanging, the rest answering", [14_000, 10, 50], 0, true],
-    ["never answered: one short of HANGING_LIMIT hanging", Array(HANGING_LIMIT - 1).fill(14_000), 0, true],
-    ["never answered: HANGING_LIMIT hanging", Array(HANGING_LIMIT).fill(14_000), 0, false],
-    ["never answered: HANGING_LIMIT waiting over a second", Array(HANGING_LIMIT).fill(FULL_AND_WAITING_MS + 1), 0, false],
-    ["never answered: many, all just started", Array(3 * PER_SUBSCRIPTION).fill(5), 0, true],
-    ["answered: one short of full, all hanging", Array(PER_SUBSCRIPTION - 1).fill(14_000), 1, true],
-    ["answered: full, all hanging", Array(PER_SUBSCRIPTION).fill(14_000), 1, false],
-    ["answered: full, all just started", Array(PER_SUBSCRIPTION).fill(5), 1, true],
-    ["answered: full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 1).fill(5)], 1, true],
-    ["answered: a limit's worth waiting over a second", Array(PER_SUBSCRIPTION).fill(FULL_AND_WAITING_MS + 1), 1, false],
-    ["answered: one short of that, and many young", [...Array(PER_SUBSCRIPTION - 1).fill(FULL_AND_WAITING_MS + 1), ...Array(50).fill(5)], 1, true],
+    ["one short of full, all hanging", Array(PER_SUBSCRIPTION - 1).fill(14_000), 0, true],
+    ["full, all hanging", Array(PER_SUBSCRIPTION).fill(14_000), 0, false],
+    ["full, all just started", Array(PER_SUBSCRIPTION).fill(5), 0, true],
+    ["many, all just started", Array(3 * PER_SUBSCRIPTION).fill(5), 0, true],
+    ["full, the oldest waiting over a second", [FULL_AND_WAITING_MS + 1, ...Array(PER_SUBSCRIPTION - 1).fill(5)], 0, true],
+    ["a limit's worth waiting over a second", Array(PER_SUBSCRIPTION).fill(FULL_AND_WAITING_MS + 1), 0, false],
+    ["one short of that, and many young", [...Array(PER_SUBSCRIPTION - 1).fill(FULL_AND_WAITING_MS + 1), ...Array(50).fill(5)], 0, true],
     // A busy receiver that hangs now and then: its hanging attempts are few beside its quick answers.
     ["full, all hanging, beside 2,000 quick answers", Array(PER_SUBSCRIPTION).fill(14_000), 2000, true],
     ["full, all hanging, beside one quick answer fewer than them", Array(PER_SUBSCRIPTION).fill(14_000), PER_SUBSCRIPTION - 1, false],
@@ -37,7 +32,7 @@ describe("in-flight slots", () => {
     const now = 1_000_000;
     for (let i = 0; i < quick; i++) {
       const at = now - 10_000 + (i % 5000);
-      release(take(subscription, at)!, at + 20, "answered");
+      release(take(subscription, at)!, at + 20);
     }
     expect(oneMore(subscription, ages.map((age) => take(subscription, now - age)), now)).toBe(expected);
   });
@@ -45,26 +40,15 @@ describe("in-flight slots", () => {
   it("forgets quick answers older than the attempt timeout", () => {
     const subscription = crypto.randomUUID();
     const now = 3_000_000;
-    for (let i = 0; i < 500; i++) release(take(subscription, now - 20_000)!, now - 19_990, "answered");
-    const held = Array.from({ length: HANGING_LIMIT }, () => take(subscription, now - 14_000)!);
+    for (let i = 0; i < 500; i++) release(take(subscription, now - 20_000)!, now - 19_990);
+    const held = Array.from({ length: PER_SUBSCRIPTION }, () => take(subscription, now - 14_000)!);
     expect(take(subscription, now)).toBeNull();
     held.forEach((slot) => release(slot, now));
   });
 
-  it("puts off the deliveries of a subscription that answers PER_SUBSCRIPTION a timeout apart, of one that has not HANGING_LIMIT", () => {
-    const now = Date.now();
-    const answering = crypto.randomUUID();
-    release(take(answering, now - 100)!, now - 50, "answered");
-    const silent = crypto.randomUUID();
-    const delays = (subscription: string) => Array.from({ length: PER_SUBSCRIPTION + 1 }, () => deferral(subscription, () => 0, now));
-    expect(delays(answering).map((delay) => delay / 15)).toEqual([...Array(PER_SUBSCRIPTION).fill(1), 2]);
-    expect(delays(silent).slice(0, 2 * HANGING_LIMIT + 1).map((delay) => delay / 15)).toEqual([...Array(HANGING_LIMIT).fill(1), ...Array(HANGING_LIMIT).fill(2), 3]);
-    for (let i = 0; i <= PER_SUBSCRIPTION; i++) [answering, silent].forEach(returned);
-  });
-
   it("frees a subscription's slots as its attempts end", () => {
     const subscription = crypto.randomUUID();
-    const stuck = Array.from({ length: HANGING_LIMIT }, () => take(subscription, 0)!);
+    const stuck = Array.from({ length: PER_SUBSCRIPTION }, () => take(subscription, 0)!);
     expect(take(subscription, FULL_AND_WAITING_MS + 1)).toBeNull();
     release(stuck[0]!);
     expect(take(subscription, FULL_AND_WAITING_MS + 1)).not.toBeNull();
@@ -96,9 +80,10 @@ describe("a hanging subscription", () => {
     const subscription = crypto.randomUUID();
     const now = 20_000_000;
     for (let i = 0; i < 20; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
-    expect(oneMore(subscription, Array.from({ length: HANGING_LIMIT }, () => take(subscription, now + 1)), now + 1)).toBe(false);
-    const later = now + 5 * HANGING_MEMORY_MS;
-    expect(oneMore(subscription, Array.from({ length: HANGING_LIMIT }, () => take(subscription, later - 5)), later)).toBe(true);
+    const held = Array.from({ length: HANGING_LIMIT }, () => take(subscription, now + 1)!);
+    expect(take(subscription, now + 1)).toBeNull();
+    expect(take(subscription, now + 5 * HANGING_MEMORY_MS)).not.toBeNull();
+    held.forEach((slot) => release(slot, now));
   });
 
   it("spreads the retries of a wave of its timeouts, HANGING_LIMIT a timeout, and forgets the wave a timeout later", () => {
