@@ -126,7 +126,11 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
 export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
   const ahead = waiting.get(subscriptionId) ?? 0;
   waiting.set(subscriptionId, ahead + 1);
-  const rounds = 1 + Math.floor(ahead / (hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION));
+  return roundsAway(1 + Math.floor(ahead / (hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION)), random);
+}
+
+/** Seconds until the given round, an attempt timeout each (at most 15 minutes), a little spread. */
+function roundsAway(rounds: number, random: () => number): number {
   return Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
 }
 
@@ -148,7 +152,7 @@ export function retryTurn(subscriptionId: string, random: () => number = Math.ra
   turns.set(subscriptionId, recent);
   if (turns.size > 1000) for (const [id, times] of turns) if (now - times.at(-1)! >= ATTEMPT_TIMEOUT_MS) turns.delete(id);
   const rounds = Math.floor((recent.length - 1) / HANGING_LIMIT);
-  return rounds === 0 ? 0 : Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
+  return rounds === 0 ? 0 : roundsAway(rounds, random);
 }
 
 /** A put-off delivery's message is back. */
