@@ -105,9 +105,14 @@ export type Ending = "answered" | "timed_out" | "other";
 export function release(slot: Slot, now = Date.now(), ending: Ending = "other"): void {
   const slots = bySubscription.get(slot.subscriptionId);
   if (!slots?.delete(slot)) return;
-  // Answers count only beside timeouts: a subscription that never timed out keeps no entry.
+  // Answers count only beside timeouts: a subscription that never timed out keeps no entry. Its
+  // first timeout starts the entry with the attempts that ended quickly over the last timeout, so a
+  // busy receiver that hangs now and then is not taken for hanging at its first timeout (the soak:
+  // at that moment every further delivery of its three subscriptions was put off, and with no
+  // attempt left to be answered the timeouts of those already in flight kept it "hanging").
   if (ending === "timed_out" || (ending === "answered" && endings.has(slot.subscriptionId))) {
-    const next = decayed(endings.get(slot.subscriptionId) ?? { timeouts: 0, answers: 0, at: now }, now);
+    const first = { timeouts: 0, answers: quickAnswers(slot.subscriptionId, now), at: now };
+    const next = decayed(endings.get(slot.subscriptionId) ?? first, now);
     if (ending === "timed_out") next.timeouts++;
     else next.answers++;
     endings.set(slot.subscriptionId, next);

@@ -76,6 +76,14 @@ describe("a hanging subscription", () => {
     expect(oneMore(subscription, Array.from({ length: inFlight }, () => take(subscription, now - 5)), now)).toBe(expected);
   });
 
+  it("is not a busy receiver at its first timeout: the quick answers before it count", () => {
+    const subscription = crypto.randomUUID();
+    const now = 15_000_000;
+    for (let i = 0; i < 950; i++) release(take(subscription, now - 5_000)!, now - 4_990, "answered");
+    release(take(subscription, now - 16_000)!, now - 1_000, "timed_out");
+    expect(oneMore(subscription, Array.from({ length: 2 * HANGING_LIMIT }, () => take(subscription, now - 5)), now)).toBe(true);
+  });
+
   it("forgets its timeouts a few minutes after the last", () => {
     const subscription = crypto.randomUUID();
     const now = 20_000_000;
