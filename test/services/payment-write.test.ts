@@ -60,6 +60,17 @@ describe("the payment write fence", () => {
 });
 
 describe("50 concurrent events on one payment", () => {
+  it("takes every one of them when each is allowed, none turned away busy", async () => {
+    const { client, processor } = await makeTenant();
+    const { payment } = await makePayment(client);
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: `PN${i}`, description: `note ${i}` }, headers: processor.headers })),
+    );
+    expect(answers.map((res) => res.status)).toEqual(Array(50).fill(201));
+    const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
+    expect(detail.events.map((event: { event_code: string }) => event.event_code).sort()).toEqual(["PU00", ...answers.map((_, i) => `PN${i}`)].sort());
+  }, 60_000);
+
   it("leaves a legal history: every accepted event is in it with its deliveries, every refused one left nothing", async () => {
     const { client, processor } = await makeTenant();
     const first = await subscribeToReceiver(client, { payment_status: true });

@@ -14,6 +14,7 @@ import { eventView, oldestFirst, type PaymentView } from "./view";
 import { commitPaymentChange } from "./write-fence";
 import { noAnswer, type Answer } from "../../idempotency";
 import { stampedJson } from "../../db/stamped-text";
+import { inTurn } from "../../lib/in-turn";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
 export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
@@ -64,11 +65,16 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
  * Records an event on a payment of the caller's account: one round trip reads the payment row
  * (its stored detail included, so not its history) and the subscribers, one batch writes the
  * change with its deliveries; a write that lost a race with another event on the same payment
- * reads again and retries.
+ * reads again and retries. Events on one payment that reach this isolate together take turns
+ * (lib/in-turn), so only writes from elsewhere race.
  */
 export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL> = noAnswer) {
-  const { db, accountId } = ctx;
   checkEventInput(input);
+  return inTurn(`${ctx.accountId}/${paymentId}`, () => writeEvent(ctx, paymentId, input, answer));
+}
+
+async function writeEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL>) {
+  const { db, accountId } = ctx;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const [found, subscribers] = await db.batch([storedPaymentQuery(db, accountId, paymentId), subscribersQuery(db, accountId)]);
     if (!found[0]) throw notFound();
