@@ -111,8 +111,8 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
   // at that moment every further delivery of its three subscriptions was put off, and with no
   // attempt left to be answered the timeouts of those already in flight kept it "hanging").
   if (ending === "timed_out" || (ending === "answered" && endings.has(slot.subscriptionId))) {
-    const first = { timeouts: 0, answers: quickAnswers(slot.subscriptionId, now), at: now };
-    const next = decayed(endings.get(slot.subscriptionId) ?? first, now);
+    const kept = endings.get(slot.subscriptionId) ?? { timeouts: 0, answers: quickAnswers(slot.subscriptionId, now), at: now };
+    const next = decayed(kept, now);
     if (ending === "timed_out") next.timeouts++;
     else next.answers++;
     endings.set(slot.subscriptionId, next);
