@@ -6,13 +6,13 @@
 //
 //   node bench/memory.mjs --scale 1000000 --rounds 4 --seconds 5
 import autocannon from "autocannon";
-import { execSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import WebSocket from "ws";
 import { stopGroup } from "../scripts/process-group.mjs";
+import { openInspector, workerds } from "./inspector.mjs";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
 import { SERVICE_ENV, startService } from "./service.mjs";
 
@@ -31,14 +31,6 @@ const dir = `.bench/state-${scale}`;
 ensureSeeded(scale, dir);
 
 const rssMiB = (pid) => Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024);
-/** The workerd processes under a process group, and the one that runs the Worker (its entry on port 0). */
-const workerds = (group) =>
-  execSync(`ps -eo pid,pgid,args | awk '$2 == ${group} && /workerd serve/ {print $1 " " ($0 ~ /entry=127.0.0.1:0/ ? "worker" : "entry")}'`)
-    .toString()
-    .trim()
-    .split("\n")
-    .map((line) => line.split(" "));
-
 async function load(url, headers) {
   return (await autocannon({ url, connections: 10, duration: seconds, headers })).requests.total;
 }
@@ -46,7 +38,7 @@ async function load(url, headers) {
 // 1. The service: the Worker's heap and workerd's memory after each round.
 const service = await startService({ dir, port: Number(values.port) });
 const [[workerPid]] = workerds(service.pid).filter(([, role]) => role === "worker");
-const inspector = await openInspector(workerPid);
+const inspector = await heapInspector(workerPid);
 const s = shape(scale);
 const client = { authorization: `Basic ${Buffer.from(`${USERS.client.username}:${USERS.client.password}`).toString("base64")}` };
 const paths = ["/v1/invoices/", `/v2/payments/${s.paymentId(5)}/`, "/v2/payments/?status=pending", "/v1/counterparties/?type=supplier", "/healthz"];
@@ -84,34 +76,9 @@ await stopGroup(child);
 rmSync(bare, { recursive: true, force: true });
 console.table(rows);
 
-/** The Worker isolate's inspector (workerd's --inspector-addr), for its heap size. */
-async function openInspector(pid) {
-  const ports = [...execSync(`ss -ltnp | grep "pid=${pid},"`).toString().matchAll(/(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)/g)].map((m) => m[1]);
-  let targets = [];
-  for (const p of ports) {
-    targets = await fetch(`http://127.0.0.1:${p}/json/list`).then((r) => r.json(), () => []);
-    if (targets.length > 0) break;
-  }
-  const target = targets.find((t) => /payments-api/.test(t.id + t.title)) ?? targets[0];
-  const ws = new WebSocket(target.webSocketDebuggerUrl.replace("localhost", "127.0.0.1"));
-  await new Promise((done) => ws.once("open", done));
-  let seq = 0;
-  const waiting = new Map();
-  ws.on("message", (data) => {
-    const message = JSON.parse(data);
-    waiting.get(message.id)?.(message);
-    waiting.delete(message.id);
-  });
-  // workerd does not answer every method (collectGarbage among them, at times): give up after 5 s.
-  const send = (method, params = {}) =>
-    Promise.race([
-      new Promise((done) => {
-        const id = ++seq;
-        waiting.set(id, done);
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-      new Promise((done) => setTimeout(() => done({}), 5000)),
-    ]);
+/** The Worker isolate's JS heap after a garbage collection, through its inspector. */
+async function heapInspector(pid) {
+  const { send, close } = await openInspector(pid);
   await send("HeapProfiler.enable");
   return {
     async heapMiB() {
@@ -120,6 +87,6 @@ async function openInspector(pid) {
       const used = usage.result ? (usage.result.usedSize / 2 ** 20).toFixed(1) : "?";
       return `${used}${collected.result ? "" : " (no collection)"}`;
     },
-    close: () => ws.close(),
+    close,
   };
 }

@@ -4,25 +4,16 @@
 // CPU profiler on (200 µs sampling): events on many payments (the benchmark's write scenario) or
 // the payment detail. Prints the functions with the most self time.
 import autocannon from "autocannon";
-import { execSync } from "node:child_process";
-import WebSocket from "ws";
-import { ensureSeeded, shape, USERS } from "../bench/seed.mjs";
-import { startService } from "../bench/service.mjs";
+import { openInspector, workerds } from "./inspector.mjs";
+import { ensureSeeded, shape, USERS } from "./seed.mjs";
+import { startService } from "./service.mjs";
 const scale = Number(process.env.SCALE ?? 1000000);
 const dir = `.bench/state-${scale}`;
 ensureSeeded(scale, dir);
 const s = shape(scale);
 const service = await startService({ dir, port: 8801 });
-const pid = execSync(`ps -eo pid,pgid,args | awk '$2 == ${service.pid} && /workerd serve/ && /entry=127.0.0.1:0/ {print $1}'`).toString().trim().split("\n")[0];
-const ports = [...execSync(`ss -ltnp | grep "pid=${pid},"`).toString().matchAll(/(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)/g)].map((m) => m[1]);
-let targets = [];
-for (const p of ports) { targets = await fetch(`http://127.0.0.1:${p}/json/list`).then((r) => r.json(), () => []); if (targets.length) break; }
-const target = targets.find((t) => /payments-api/.test(t.id + t.title)) ?? targets[0];
-const ws = new WebSocket(target.webSocketDebuggerUrl.replace("localhost", "127.0.0.1"));
-await new Promise((d) => ws.once("open", d));
-let seq = 0; const waiting = new Map();
-ws.on("message", (data) => { const m = JSON.parse(data); waiting.get(m.id)?.(m); waiting.delete(m.id); });
-const send = (method, params = {}) => new Promise((d) => { const id = ++seq; waiting.set(id, d); ws.send(JSON.stringify({ id, method, params })); });
+const [[pid]] = workerds(service.pid).filter(([, role]) => role === "worker");
+const { send, close } = await openInspector(pid);
 const auth = (u) => `Basic ${Buffer.from(`${u.username}:${u.password}`).toString("base64")}`;
 const PROCESSOR = { authorization: auth(USERS.processor), "content-type": "application/json" };
 const CLIENT = { authorization: auth(USERS.client) };
@@ -39,7 +30,7 @@ await send("Profiler.setSamplingInterval", { interval: 200 });
 await send("Profiler.start");
 const t0 = process.cpuUsage();
 const r = await autocannon({ ...opts, connections: 10, duration: Number(process.env.SECONDS ?? 8) });
-const { result } = await send("Profiler.stop");
+const { result } = await send("Profiler.stop", {}, 60_000);
 console.log(kind, "req/s", r.requests.average, "non2xx", r.non2xx);
 const p = result.profile;
 const byId = new Map(p.nodes.map((n) => [n.id, n]));
@@ -49,5 +40,5 @@ for (let i = 0; i < p.samples.length; i++) { const n = byId.get(p.samples[i]); c
 const rows = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40);
 console.log("total sampled ms", (total / 1000).toFixed(0));
 for (const [k, v] of rows) console.log((v / 1000).toFixed(0).padStart(7), ((100 * v) / total).toFixed(1).padStart(5) + "%", k);
-ws.close();
+close();
 await service.stop();
