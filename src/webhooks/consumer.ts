@@ -37,7 +37,6 @@ type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   const db = createDb(env.DB);
   const now = Date.now();
-  for (const message of batch.messages) if (message.body?.deferred_for) inFlight.returned(message.body.deferred_for);
   const ids = [...new Set(batch.messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let claims;
   try {
@@ -85,7 +84,7 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
     started.map(async ({ delivery, subscription }) => {
       const slot = inFlight.take(subscription.id);
       if (!slot) {
-        deferrals.add({ delivery, delaySeconds: inFlight.deferral(subscription.id), deferredFor: subscription.id });
+        deferrals.add({ delivery, delaySeconds: inFlight.deferral(subscription.id) });
         return;
       }
       let result: AttemptResult;
@@ -116,8 +115,8 @@ async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
       });
       // A hanging subscription's retry waits its turn behind its limit, as its put-off deliveries
       // do, rather than come back in the wave of its timeouts only to be put off again.
-      const turn = outcome.retryInSeconds === null ? null : inFlight.retryTurn(subscription.id);
-      records.add({ delivery, result, outcome: turn ? { ...outcome, retryInSeconds: Math.max(turn, outcome.retryInSeconds!) } : outcome });
+      const retryInSeconds = outcome.retryInSeconds === null ? null : Math.max(inFlight.retryTurn(subscription.id), outcome.retryInSeconds);
+      records.add({ delivery, result, outcome: { ...outcome, retryInSeconds } });
     }),
   );
   await Promise.all([records.done(), deferrals.done()]);
@@ -147,8 +146,8 @@ async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> 
   await runBatch(db, ids.map((id) => endStatement(db, id, now)));
 }
 
-/** A delivery given back unattempted; `deferredFor` when its subscription was slow (in-flight.ts counts those). */
-type Deferral = { delivery: DeliveryRow; delaySeconds: number; deferredFor?: string };
+/** A delivery given back unattempted, to come back in `delaySeconds`. */
+type Deferral = { delivery: DeliveryRow; delaySeconds: number };
 
 /**
  * Deliveries given back unattempted (a slow subscription's, or all of them while no key opens the
@@ -168,7 +167,7 @@ async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: Deferral[], 
         .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.claimToken, delivery.claimToken!))),
     ]),
   );
-  await handOver(db, queue, items.map(({ delivery, delaySeconds, deferredFor }) => ({ id: delivery.id, delaySeconds, deferredFor })));
+  await handOver(db, queue, items.map(({ delivery, delaySeconds }) => ({ id: delivery.id, delaySeconds })));
 }
 
 /** Ends a delivery without an attempt (its subscription is gone or inactive, or it was dead-lettered). */

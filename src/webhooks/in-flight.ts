@@ -1,7 +1,7 @@
 /**
  * The attempts this isolate has in flight, in all and per subscription. A subscription whose
  * receiver is slow (take() says when) gets no new attempt: its further deliveries are put off,
- * spread so that about PER_SUBSCRIPTION come back each timeout. So a receiver that hangs holds
+ * spread so that at most PER_SUBSCRIPTION come back each round (rounds.ts). So a receiver that hangs holds
  * only its own attempts while every other subscription's deliveries go on. The consumer takes a
  * new batch only while fewer than TOTAL of its attempts started in the last second: past that,
  * more concurrent attempts only slow each other down (measured: 2,000 allowed, a burst of 5,000
@@ -12,6 +12,7 @@
  * its retries are spread (retryTurn) instead of coming back together after each wave of timeouts.
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
+import { calendar, ROUND_MS } from "./rounds";
 
 export const TOTAL = 100;
 export const PER_SUBSCRIPTION = 100;
@@ -24,8 +25,6 @@ let total = 0;
 /** The attempts in flight per subscription, each a slot holding when it started. */
 export type Slot = { subscriptionId: string; at: number };
 const bySubscription = new Map<string, Set<Slot>>();
-/** Deliveries put off per subscription whose messages have not come back yet. */
-const waiting = new Map<string, number>();
 
 /**
  * Takes a slot for an attempt to this subscription, or null when the subscription is slow:
@@ -127,44 +126,32 @@ export function release(slot: Slot, now = Date.now(), ending: Ending = "other"):
   }
 }
 
-/** Seconds to put off one more delivery of a subscription at its limit. */
-export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
-  const ahead = waiting.get(subscriptionId) ?? 0;
-  waiting.set(subscriptionId, ahead + 1);
-  return roundsAway(1 + Math.floor(ahead / (hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION)), random);
-}
-
-/** Seconds until the given round, an attempt timeout each (at most 15 minutes), a little spread. */
-function roundsAway(rounds: number, random: () => number): number {
-  return Math.min(15 * 60, rounds * (ATTEMPT_TIMEOUT_MS / 1000)) + Math.floor(random() * 3);
-}
-
-/** When each hanging subscription's recent retries were given their turn (retryTurn), oldest first. */
-const turns = new Map<string, number[]>();
+/** Where a slow subscription's deliveries are sent to come back, a limit's worth a round. */
+const comingBack = calendar();
 
 /**
- * Seconds until a hanging subscription's failed attempt may be retried, or null when the
- * subscription is not hanging (the schedule alone decides). Of its retries decided within one
- * attempt timeout, the first HANGING_LIMIT keep their schedule (0 here) and each further limit's
- * worth waits one more timeout: the wave of timeouts of a receiver that hangs does not come back
- * as a wave only to be put off. Counted over time, not by messages coming back, so a retry whose
- * message is lost (the sweeper sends it) or lands in another isolate leaves nothing behind.
+ * Seconds to put off one more delivery of a subscription at its limit: to the first coming round
+ * with room for it (PER_SUBSCRIPTION a round, HANGING_LIMIT while the subscription is hanging).
  */
-export function retryTurn(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number | null {
-  if (!hanging(subscriptionId, now)) return null;
-  const recent = (turns.get(subscriptionId) ?? []).filter((at) => now - at < ATTEMPT_TIMEOUT_MS);
-  recent.push(now);
-  turns.set(subscriptionId, recent);
-  if (turns.size > 1000) for (const [id, times] of turns) if (now - times.at(-1)! >= ATTEMPT_TIMEOUT_MS) turns.delete(id);
-  const rounds = Math.floor((recent.length - 1) / HANGING_LIMIT);
-  return rounds === 0 ? 0 : roundsAway(rounds, random);
+export function deferral(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
+  const limit = hanging(subscriptionId, now) ? HANGING_LIMIT : PER_SUBSCRIPTION;
+  return secondsAway(comingBack.book(subscriptionId, 1, limit, now), random);
 }
 
-/** A put-off delivery's message is back. */
-export function returned(subscriptionId: string): void {
-  const ahead = (waiting.get(subscriptionId) ?? 1) - 1;
-  if (ahead <= 0) waiting.delete(subscriptionId);
-  else waiting.set(subscriptionId, ahead);
+/**
+ * Seconds a failed attempt's retry must wait at least: 0 (its schedule decides) unless its
+ * subscription is hanging. Then the first HANGING_LIMIT retries of a round keep their schedule,
+ * and each further one waits for the first round with room, beside the put-off deliveries: the
+ * wave of timeouts of a receiver that hangs does not come back as a wave only to be put off.
+ */
+export function retryTurn(subscriptionId: string, random: () => number = Math.random, now = Date.now()): number {
+  if (!hanging(subscriptionId, now)) return 0;
+  return secondsAway(comingBack.book(subscriptionId, 0, HANGING_LIMIT, now), random);
+}
+
+/** Seconds until the given round (0 for this one), spread over a few seconds. */
+function secondsAway(rounds: number, random: () => number): number {
+  return rounds === 0 ? 0 : rounds * (ROUND_MS / 1000) + Math.floor(random() * 3);
 }
 
 /**

@@ -1,16 +1,11 @@
-/**
- * A queue message: which delivery to attempt. Everything else is read from D1 when it arrives.
- * `deferred_for` marks a message the consumer put off because the subscription had as many
- * attempts in flight as it may (consumer's in-flight limits).
- */
+/** A queue message: which delivery to attempt. Everything else is read from D1 when it arrives. */
 export interface DeliveryMessage {
   delivery_id: string;
-  deferred_for?: string;
 }
 
 const SEND_BATCH_LIMIT = 100;
 
-export type Handover = string | { id: string; delaySeconds: number; deferredFor?: string };
+export type Handover = string | { id: string; delaySeconds: number };
 
 /** Hands deliveries to the queue (now, or after a delay), in batches of the most it takes at once. */
 export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, items: Handover[]): Promise<void> {
@@ -21,7 +16,7 @@ export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, items: Ha
         typeof item === "string"
           ? { body: { delivery_id: item }, contentType: "json" as const }
           : {
-              body: { delivery_id: item.id, ...(item.deferredFor ? { deferred_for: item.deferredFor } : {}) },
+              body: { delivery_id: item.id },
               contentType: "json" as const,
               delaySeconds: item.delaySeconds,
             },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deferral, FULL_AND_WAITING_MS, retryTurn, type Slot, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, returned, room, take, TOTAL } from "../../src/webhooks/in-flight";
+import { deferral, FULL_AND_WAITING_MS, retryTurn, type Slot, HANGING_LIMIT, HANGING_MEMORY_MS, PER_SUBSCRIPTION, release, room, take, TOTAL } from "../../src/webhooks/in-flight";
 
 /** Holds `held` slots, asks for one more at `now`, releases them all: whether it got one. */
 function oneMore(subscription: string, held: (Slot | null)[], now: number): boolean {
@@ -94,15 +94,18 @@ describe("a hanging subscription", () => {
     held.forEach((slot) => release(slot, now));
   });
 
-  it("spreads the retries of a wave of its timeouts, HANGING_LIMIT a timeout, and forgets the wave a timeout later", () => {
+  it("spreads the retries of a wave of its timeouts, HANGING_LIMIT a round, and forgets each round once past", () => {
     const subscription = crypto.randomUUID();
-    const now = 30_000_000;
-    expect(retryTurn(subscription, () => 0, now)).toBeNull(); // not hanging: the schedule decides
+    const now = 30_000_000; // the start of a round
+    expect(retryTurn(subscription, () => 0, now)).toBe(0); // not hanging: the schedule decides
     for (let i = 0; i < 5; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
     const wave = Array.from({ length: 2 * HANGING_LIMIT + 1 }, (_, i) => retryTurn(subscription, () => 0, now + i));
     expect(wave).toEqual([...Array(HANGING_LIMIT).fill(0), ...Array(HANGING_LIMIT).fill(15), 30]);
-    // A timeout later the wave counts no more, whether or not its retries came back here.
-    expect(retryTurn(subscription, () => 0, now + 15_000 + 2 * HANGING_LIMIT + 1)).toBe(0);
+    // A round later, the next round's HANGING_LIMIT are due now; the round after has room again.
+    expect(retryTurn(subscription, () => 0, now + 15_000)).toBe(15);
+    // Whether or not those retries came back here, past rounds count no more.
+    const later = now + 3 * 15_000;
+    expect(Array.from({ length: HANGING_LIMIT + 1 }, () => retryTurn(subscription, () => 0, later))).toEqual([...Array(HANGING_LIMIT).fill(0), 15]);
   });
 
   it("puts off its further deliveries a timeout apart, HANGING_LIMIT at a time", () => {
@@ -113,7 +116,18 @@ describe("a hanging subscription", () => {
     expect(delays.slice(0, HANGING_LIMIT).every((delay) => delay === 15)).toBe(true);
     expect(delays.slice(HANGING_LIMIT, 2 * HANGING_LIMIT).every((delay) => delay === 30)).toBe(true);
     expect(delays.at(-1)).toBe(45);
-    for (let i = 0; i < 3 * HANGING_LIMIT; i++) returned(subscription);
+  });
+
+  it("keeps nothing of a put-off delivery once its round is past, even if its message never came back", () => {
+    // The sweeper re-sends a put-off delivery whose queue send failed: no message comes back to
+    // the consumer that put it off, and its later put-offs must not wait for it.
+    const subscription = crypto.randomUUID();
+    const now = 40_000_000;
+    for (let i = 0; i < 5; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
+    for (let round = 0; round < 3; round++) {
+      const at = now + round * 2 * 15_000;
+      expect(Array.from({ length: HANGING_LIMIT + 1 }, () => deferral(subscription, () => 0, at))).toEqual([...Array(HANGING_LIMIT).fill(15), 30]);
+    }
   });
 });
 
