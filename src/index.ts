@@ -14,9 +14,10 @@ export default {
   },
   async scheduled(controller, env, ctx) {
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
-    // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
+    // /__scheduled after (re)starting the local service, whose in-memory queue did not survive,
+    // with `time` the moment they started it (the controller's scheduledTime).
     const now = Date.now();
-    ctx.waitUntil(sweepOutbox(env, now, { restarted: controller.cron === "@restart" }));
+    ctx.waitUntil(sweepOutbox(env, now, controller.cron === "@restart" ? { restartedAt: controller.scheduledTime } : {}));
     ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

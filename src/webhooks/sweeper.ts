@@ -3,6 +3,7 @@ import { inList } from "../db/in-list";
 import { createDb } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
+import { CLAIM_MS } from "./claim";
 import { handOver } from "./outbox";
 
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
@@ -19,44 +20,48 @@ const SWEEP_MAX = 20_000;
  *   - handed over and unclaimed for LOST_AFTER_MS since both its handover and its due time: the
  *     message is lost. Each re-send is a new handover, so a message that is only late behind a
  *     slow queue is re-sent at most once per LOST_AFTER_MS, not at every sweep.
- * `restarted` (the local service just restarted, and with it its in-memory queue and every
- * worker) takes every due pending delivery as lost at once: the row is the truth.
+ * `restartedAt` (the local service restarted then, and with it its in-memory queue and every
+ * worker) takes every due pending delivery handed over or claimed before that moment as lost at
+ * once: the row is the truth. What the service handed over or claimed since is its own and is
+ * left alone (a claim wiped here let its attempt's outcome go unrecorded, and the delivery was
+ * sent again: the soak's duplicates).
  */
-export async function sweepOutbox(env: Env, now = Date.now(), { restarted = false } = {}): Promise<number> {
+export async function sweepOutbox(env: Env, now = Date.now(), { restartedAt }: { restartedAt?: number } = {}): Promise<number> {
   const db = createDb(env.DB);
   const lostBefore = now - LOST_AFTER_MS;
-  const lost = restarted
-    ? undefined
-    : and(
-        or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
-        or(
-          isNull(webhookDeliveries.enqueuedAt),
-          isNotNull(webhookDeliveries.claimToken),
-          and(lt(webhookDeliveries.enqueuedAt, lostBefore), lt(webhookDeliveries.nextAttemptAt, lostBefore)),
+  const since = restartedAt === undefined ? undefined : Math.min(restartedAt, now);
+  const lost = and(
+    eq(webhookDeliveries.status, "pending"),
+    lte(webhookDeliveries.nextAttemptAt, now),
+    since !== undefined
+      ? and(
+          or(isNull(webhookDeliveries.enqueuedAt), lt(webhookDeliveries.enqueuedAt, since)),
+          or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, since + CLAIM_MS)),
+        )
+      : and(
+          or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
+          or(
+            isNull(webhookDeliveries.enqueuedAt),
+            isNotNull(webhookDeliveries.claimToken),
+            and(lt(webhookDeliveries.enqueuedAt, lostBefore), lt(webhookDeliveries.nextAttemptAt, lostBefore)),
+          ),
         ),
-      );
+  );
   let resent = 0;
   // Rows re-sent in a round are handed over at `now`, so the next round's query skips them.
   while (resent < SWEEP_MAX) {
-    const due = await db
-      .select({ id: webhookDeliveries.id })
-      .from(webhookDeliveries)
-      .where(
-        and(
-          eq(webhookDeliveries.status, "pending"),
-          lte(webhookDeliveries.nextAttemptAt, now),
-          lost,
-          restarted ? or(isNull(webhookDeliveries.enqueuedAt), lt(webhookDeliveries.enqueuedAt, now)) : undefined,
-        ),
-      )
-      .limit(SWEEP_ROUND);
-    const ids = due.map((row) => row.id);
-    if (ids.length === 0) break;
-    await db.update(webhookDeliveries).set({ enqueuedAt: now, claimToken: null, claimedUntil: null }).where(inList(webhookDeliveries.id, ids));
-    if (!(await handOver(db, env.DELIVERIES, ids))) break; // the queue is down: the next sweep tries again
-    resent += ids.length;
-    if (ids.length < SWEEP_ROUND) break;
+    const due = await db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(lost).limit(SWEEP_ROUND);
+    if (due.length === 0) break;
+    // Taken only if still lost: a row claimed since the select is its claimer's.
+    const taken = await db
+      .update(webhookDeliveries)
+      .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
+      .where(and(inList(webhookDeliveries.id, due.map((row) => row.id)), lost))
+      .returning({ id: webhookDeliveries.id });
+    if (!(await handOver(db, env.DELIVERIES, taken.map((row) => row.id)))) break; // the queue is down: the next sweep tries again
+    resent += taken.length;
+    if (due.length < SWEEP_ROUND) break;
   }
-  if (resent > 0) console.log(JSON.stringify({ type: "outbox_sweep", resent, restarted: restarted || undefined }));
+  if (resent > 0) console.log(JSON.stringify({ type: "outbox_sweep", resent, restarted: restartedAt !== undefined || undefined }));
   return resent;
 }

@@ -4,6 +4,7 @@ import worker from "../../src/index";
 import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/consumer";
 import { HANGING_LIMIT, PER_SUBSCRIPTION, release, take } from "../../src/webhooks/in-flight";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
+import { CLAIM_MS } from "../../src/webhooks/claim";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
@@ -522,7 +523,8 @@ describe("the sweeper after a restart", () => {
     const now = Date.now();
     const handedOver = (await pendingDelivery(undefined, {}, { enqueued_at: now - 1000 })).id;
     const claimed = (await pendingDelivery()).id;
-    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(now + 60_000, claimed).run();
+    // Claimed a second before the restart, by a worker that died with the service.
+    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(now - 1_000 + CLAIM_MS, claimed).run();
     const later = (await pendingDelivery(undefined, {}, { next_attempt_at: now + 60_000 })).id;
     const done = (await pendingDelivery(undefined, {}, { status: "succeeded", next_attempt_at: null })).id;
     const at = Date.now() + 1; // the restart, after every row was written
@@ -531,9 +533,24 @@ describe("the sweeper after a restart", () => {
     const ours = () => sent.filter((message) => ids.has(message.id)).map((message) => message.id);
     await sweepOutbox({ ...env, DELIVERIES: queue }, at); // an ordinary sweep: late, not lost
     expect(ours()).toEqual([]);
-    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restarted: true });
+    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restartedAt: at });
     expect(ours().sort()).toEqual([handedOver, claimed].sort());
-    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restarted: true }); // once
+    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restartedAt: at }); // once
     expect(ours()).toHaveLength(2);
+  });
+
+  it("leaves alone what the restarted service handed over or claimed itself before the sweep ran", async () => {
+    const restartedAt = Date.now() - 5_000;
+    const handedOverSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
+    const claimedSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
+    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(restartedAt + 2_000 + CLAIM_MS, claimedSince).run();
+    const claimedBefore = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt - 20_000 })).id;
+    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(restartedAt - 1_000 + CLAIM_MS, claimedBefore).run();
+    const { queue, sent } = recordingQueue();
+    const ids = new Set([handedOverSince, claimedSince, claimedBefore]);
+    await sweepOutbox({ ...env, DELIVERIES: queue }, Date.now(), { restartedAt });
+    expect(sent.filter((message) => ids.has(message.id)).map((message) => message.id)).toEqual([claimedBefore]);
+    // The live claim still holds: its attempt's outcome will be recorded on the row.
+    expect(await deliveryRow(claimedSince)).toMatchObject({ claim_token: "live worker", claimed_until: restartedAt + 2_000 + CLAIM_MS });
   });
 });
