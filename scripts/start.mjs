@@ -96,7 +96,6 @@ Try:
   open ${base}/console/     (sign in as demo-client)
 `);
 
-const startedAt = Date.now();
 const dev = spawn(
   WRANGLER,
   ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false"],
@@ -104,13 +103,13 @@ const dev = spawn(
 );
 
 // The local queue lives in memory: what it held when the service last stopped is gone. Once the
-// service answers, one "@restart" sweep re-sends every due delivery still pending from before
-// `startedAt` (the rows say which), so nothing waits for the sweeper's 2-minute "lost" threshold;
-// what the service handed over or claimed since it started is its own.
+// service answers, one "@restart" sweep re-sends every due delivery still pending from before the
+// service started (the rows say which), so nothing waits for the sweeper's 2-minute "lost"
+// threshold; what the service handed over or claimed since it started is its own.
 (async () => {
   for (let tries = 0; tries < 240; tries++) {
     if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) {
-      await fetch(`${base}/__scheduled?cron=%40restart&time=${startedAt}`).catch(() => {});
+      await fetch(`${base}/__scheduled?cron=%40restart`).catch(() => {});
       return;
     }
     await new Promise((done) => setTimeout(done, 500));

@@ -6,18 +6,27 @@ import { consumeDeadLetters, consumeDeliveries, sweepOutbox, type DeliveryMessag
 
 const app = createApp();
 
+/** When this isolate handled its first event: everything it handed to the queue or claimed came after. */
+let firstEventAt: number | undefined;
+const started = () => (firstEventAt ??= Date.now());
+
 export default {
-  fetch: app.fetch,
+  fetch(request, env, ctx) {
+    started();
+    return app.fetch(request, env, ctx);
+  },
   async queue(batch, env, ctx) {
+    started();
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
     else await consumeDeliveries(batch, env, ctx);
   },
   async scheduled(controller, env, ctx) {
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
-    // /__scheduled after (re)starting the local service, whose in-memory queue did not survive,
-    // with `time` the moment they started it (the controller's scheduledTime).
+    // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
+    // What was handed over or claimed before this isolate started is lost with it; since, its own.
+    const restartedAt = started();
     const now = Date.now();
-    ctx.waitUntil(sweepOutbox(env, now, controller.cron === "@restart" ? { restartedAt: controller.scheduledTime } : {}));
+    ctx.waitUntil(sweepOutbox(env, now, controller.cron === "@restart" ? { restartedAt } : {}));
     ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -553,4 +553,20 @@ describe("the sweeper after a restart", () => {
     // The live claim still holds: its attempt's outcome will be recorded on the row.
     expect(await deliveryRow(claimedSince)).toMatchObject({ claim_token: "live worker", claimed_until: restartedAt + 2_000 + CLAIM_MS });
   });
+
+  it("fired as the \"@restart\" cron, takes as the restart the service's first request: what it claimed since is its own", async () => {
+    await worker.fetch(new Request(`${BASE}/healthz`), env, createExecutionContext()); // the service is up
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const now = Date.now();
+    const live = (await pendingDelivery()).id;
+    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(now + CLAIM_MS, live).run();
+    const stale = (await pendingDelivery(undefined, {}, { enqueued_at: now - 60 * 60_000, next_attempt_at: now - 60 * 60_000 })).id;
+    const { queue, sent } = recordingQueue();
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: "@restart" }), { ...env, DELIVERIES: queue }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(sent.map((message) => message.id)).toContain(stale);
+    expect(sent.map((message) => message.id)).not.toContain(live);
+    expect(await deliveryRow(live)).toMatchObject({ claim_token: "live worker" });
+  });
 });
