@@ -118,6 +118,18 @@ describe("a hanging subscription", () => {
     expect(delays.at(-1)).toBe(45);
   });
 
+  it.each([
+    { random: 0, seconds: 15 },
+    { random: 0.5, seconds: 22 },
+    { random: 0.999, seconds: 29 },
+  ])("sends a put-off delivery back at a random moment of its round, not all at its start (random $random: $seconds s)", ({ random, seconds }) => {
+    // A round's deliveries coming back together stalled the local queue for 1-2 s (isolation-probe).
+    const subscription = crypto.randomUUID();
+    const now = 50_000_000;
+    for (let i = 0; i < 5; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
+    expect(deferral(subscription, () => random, now)).toBe(seconds);
+  });
+
   it("keeps nothing of a put-off delivery once its round is past, even if its message never came back", () => {
     // The sweeper re-sends a put-off delivery whose queue send failed: no message comes back to
     // the consumer that put it off, and its later put-offs must not wait for it.
