@@ -1,7 +1,9 @@
 /**
  * A calendar of rounds per subscription: how many of its deliveries were sent to come back in
  * each coming round (an attempt timeout each), so that a slow subscription's put-off deliveries
- * and held-back retries come back at most a limit's worth a round. Counted by time alone, with
+ * and held-back retries come back about a limit's worth a round (in-flight.ts sends each a
+ * number of rounds ahead plus a random part of one, so one booked round's deliveries come back
+ * spread over a round's length, not together at its start). Counted by time alone, with
  * no mark on the messages: a round is forgotten once it is past, so a message that is lost (the
  * sweeper sends it again) or comes back to another isolate leaves nothing behind.
  */
