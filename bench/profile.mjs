@@ -1,8 +1,9 @@
-// `node bench/profile.mjs [events|detail]`: where the Worker isolate's CPU goes. Runs the
+// `node bench/profile.mjs [events|detail|/PATH]`: where the Worker isolate's CPU goes. Runs the
 // benchmark's service (bench/service.mjs's mode, the seeded state of SCALE, 1,000,000 by
 // default), warms it for 3 s, then loads it at concurrency 10 for SECONDS (8) with the inspector's
 // CPU profiler on (200 µs sampling): events on many payments (the benchmark's write scenario) or
-// the payment detail. Prints the functions with the most self time.
+// the payment detail, or GET /PATH as the client user (e.g. "/v1/invoices/?page=5000"). Prints
+// the functions with the most self time.
 import autocannon from "autocannon";
 import { openInspector, workerds } from "./inspector.mjs";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
@@ -23,7 +24,7 @@ const pathOf = () => `/v2/payments/${s.paymentId(first + (next++ % (s.payments -
 const body = JSON.stringify({ event_code: "PU15", description: "Bench note", instrument_number: "TR-bench" });
 const opts = kind === "events"
   ? { url: service.base + pathOf(), method: "POST", headers: PROCESSOR, body, requests: [{ setupRequest: (r) => ({ ...r, path: pathOf() }) }] }
-  : { url: service.base + `/v2/payments/${s.paymentId(50000)}/`, headers: CLIENT };
+  : { url: service.base + (kind.startsWith("/") ? kind : `/v2/payments/${s.paymentId(50000)}/`), headers: CLIENT };
 await autocannon({ ...opts, connections: 10, duration: 3 });
 await send("Profiler.enable");
 await send("Profiler.setSamplingInterval", { interval: 200 });
