@@ -157,7 +157,8 @@ export function retryTurn(subscriptionId: string, random: () => number = Math.ra
  * the healthy subscriptions' p99 934, 564 and 1,251 ms; spread over the round, 390, 380, 402 ms.)
  */
 function secondsAway(rounds: number, random: () => number): number {
-  return rounds === 0 ? 0 : rounds * (ROUND_MS / 1000) + Math.floor(random() * (ROUND_MS / 1000));
+  const round = ROUND_MS / 1000;
+  return rounds === 0 ? 0 : rounds * round + Math.floor(random() * round);
 }
 
 /**

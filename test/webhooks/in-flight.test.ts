@@ -130,6 +130,17 @@ describe("a hanging subscription", () => {
     expect(deferral(subscription, () => random, now)).toBe(seconds);
   });
 
+  it.each([
+    { random: 0, seconds: 15 },
+    { random: 0.999, seconds: 29 },
+  ])("holds a retry past its round's limit back to a random moment of the next round (random $random: $seconds s)", ({ random, seconds }) => {
+    const subscription = crypto.randomUUID();
+    const now = 60_000_000; // the start of a round
+    for (let i = 0; i < 5; i++) release(take(subscription, now - 15_000)!, now, "timed_out");
+    for (let i = 0; i < HANGING_LIMIT; i++) expect(retryTurn(subscription, () => random, now)).toBe(0);
+    expect(retryTurn(subscription, () => random, now)).toBe(seconds);
+  });
+
   it("keeps nothing of a put-off delivery once its round is past, even if its message never came back", () => {
     // The sweeper re-sends a put-off delivery whose queue send failed: no message comes back to
     // the consumer that put it off, and its later put-offs must not wait for it.
