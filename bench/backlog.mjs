@@ -63,6 +63,7 @@ const started = Date.now();
 const sweeps = [];
 const arrived = async () => (await receiver.arrivals("backlog")).length;
 let last = 0;
+let times = [];
 try {
   for (;;) {
     const at = Date.now();
@@ -77,13 +78,21 @@ try {
     }
     if (last >= count || Date.now() - started > 60 * 60_000) break;
   }
+  times = (await receiver.arrivals("backlog")).map(([, at]) => at).sort((a, b) => a - b);
 } finally {
   await service.stop();
   await receiver.stop();
 }
 const drainS = (Date.now() - started) / 1000;
+// The consumer's own pace: arrivals per second over each sweep's stretch of deliveries.
+const spans = sweeps.map((sweep, i) => {
+  const from = started + sweep.at_s * 1000;
+  const to = i + 1 < sweeps.length ? started + sweeps[i + 1].at_s * 1000 : Infinity;
+  const inside = times.filter((at) => at >= from && at < to);
+  return inside.length > 1 ? { sweep_at_s: sweep.at_s, delivered: inside.length, per_s: Math.round((inside.length / (inside.at(-1) - inside[0])) * 1000) } : null;
+}).filter(Boolean);
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { at: new Date().toISOString(), deliveries: count, delivered: last, drain_s: Math.round(drainS), deliveries_per_s: Math.round(last / drainS), cron_every_s: cronMs / 1000, mode: MODE, machine, sweeps };
+const report = { at: new Date().toISOString(), deliveries: count, delivered: last, drain_s: Math.round(drainS), deliveries_per_s: Math.round(last / drainS), cron_every_s: cronMs / 1000, spans, mode: MODE, machine, sweeps };
 mkdirSync("bench/results", { recursive: true });
 const out = join("bench/results", `${report.at.replace(/[:.]/g, "-")}-backlog.json`);
 writeFileSync(out, JSON.stringify(report, null, 2));
@@ -91,6 +100,7 @@ console.log(
   [
     `Backlog of ${count.toLocaleString("en")} deliveries never handed to the queue; cron every ${cronMs / 1000} s; ${MODE}; ${machine}.`,
     `Delivered ${last.toLocaleString("en")} in ${Math.round(drainS)} s (${report.deliveries_per_s}/s end to end).`,
+    ...spans.map((s) => `After the sweep at ${s.sweep_at_s} s: ${s.delivered.toLocaleString("en")} delivered at ${s.per_s}/s (first to last arrival).`),
     "",
     "| sweep at (s) | answered in (ms) | delivered by then |",
     "|---|---|---|",

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
 import { MODE, startService } from "./service.mjs";
+import { drainScenario } from "./drain.mjs";
 import { baselineScenario, removeSubscriptions, startBaseline, startHookReceiver, webhookScenarios } from "./webhooks.mjs";
 
 const { values } = parseArgs({
@@ -161,8 +162,9 @@ const hooks = [];
 const smokeOr = (rows) => rows.find((row) => row.scenario.startsWith("burst"))?.deliveries_expected ?? (values.smoke ? 300 : 15000);
 let peakRss = 0;
 let rssSamples = [];
-// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :isolation) one.
+// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :isolation, :drain) one.
 if (!values.only || values.only.startsWith("webhooks")) {
+  const pick = values.only?.split(":")[1];
   const receiver = await startHookReceiver();
   const log = (row) => console.error(`${row.scenario}: ${row.deliveries_per_s} deliveries/s, p99 ${row.e2r_p99_ms ?? "-"} ms`);
   try {
@@ -176,11 +178,20 @@ if (!values.only || values.only.startsWith("webhooks")) {
       }
       console.error(`${name}: ${rows.at(-1).requests_per_s} req/s, ${rowsRead} rows read`);
     };
-    hooks.push(...(await webhookScenarios({ pick: values.only?.split(":")[1], base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log, measureRead })));
+    hooks.push(...(await webhookScenarios({ pick, base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log, measureRead })));
   } finally {
     peakRss = service.peakRssBytes();
     rssSamples = service.rssSamples();
     await service.stop();
+  }
+  // The pipeline's own pace, on its own service (restarted twice on the same state).
+  if (!pick || pick === "drain") {
+    try {
+      hooks.push(await drainScenario({ dir, port: Number(values.port), receiver, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, log }));
+    } catch (error) {
+      await receiver.stop();
+      throw error;
+    }
   }
   const baseline = await startBaseline({ port: Number(values.port) + 1, dir });
   try {
