@@ -45,13 +45,14 @@ const subscription = await (
 if (!subscription.id) throw new Error(`subscribe: ${JSON.stringify(subscription)}`);
 await service.stop();
 
-// The outage: every delivery committed, none handed over (enqueued_at null), all due.
+// The outage: every delivery committed, none handed over (enqueued_at null), all due, written 1 ms
+// apart over the outage's last N ms.
 const now = Date.now();
 const sql = [
   `WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ${count})`,
   `INSERT INTO webhook_deliveries (id, subscription_id, account_id, payment_id, body, content_type, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)`,
   `SELECT printf('backlog-%08d', n), '${subscription.id}', '${account.id}', printf('pmt_backlog%011d', n),`,
-  `  json_object('object_type', 'payment', 'object_id', printf('pmt_backlog%011d', n), 'event', 'payment.changed'), 'application/json', 'pending', 0, ${now}, NULL, ${now}, ${now} FROM seq;`,
+  `  json_object('object_type', 'payment', 'object_id', printf('pmt_backlog%011d', n), 'event', 'payment.changed'), 'application/json', 'pending', 0, ${now - count} + n, NULL, ${now - count} + n, ${now - count} + n FROM seq;`,
 ].join("\n");
 const file = join(dir, "backlog.sql");
 writeFileSync(file, `${sql}\n`);

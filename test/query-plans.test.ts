@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { call, makeInvoice, makePayment, makeTenant } from "./helpers/api";
 import { recordingD1 } from "./helpers/recording-d1";
 import { subscribeToReceiver } from "./helpers/webhooks";
+import { sweepOutbox } from "../src/webhooks/sweeper";
 
 // Every list query the service issues for a one-value filter, a time range, the polling order, a
 // cursor page or a page=N, planned by SQLite (EXPLAIN QUERY PLAN): no table scan, no temporary
@@ -92,6 +93,29 @@ describe("query plans of the lists", () => {
       expect(onTable.length, path).toBeGreaterThan(0);
       for (const { sql, plan } of plans) for (const line of plan.filter((l) => l.startsWith(`SEARCH ${table} `))) expect(line, `${path}: ${sql}`).toMatch(filter);
     }
+  });
+});
+
+describe("query plans of the outbox sweeper", () => {
+  it("walks the due index in order, from where its last round stopped", async () => {
+    const now = Date.now();
+    for (const at of [now - 2000, now - 1000]) {
+      await env.DB.prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+         values (?, ?, ?, ?, '{}', 'pending', 0, ?, null, ?, ?)`,
+      )
+        .bind(crypto.randomUUID(), subscription.id, tenant.client.accountId, payment.id, at, at, at)
+        .run();
+    }
+    const { db, statements } = recordingD1(env.DB);
+    const queue = { send: async () => {}, sendBatch: async () => {} } as unknown as Queue<{ delivery_id: string }>;
+    expect(await sweepOutbox({ ...env, DB: db, DELIVERIES: queue }, now, { round: 1, max: 2 })).toBe(2);
+    const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
+    expect(selects).toHaveLength(2);
+    const plans = await Promise.all(selects.map(async (s) => (await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
+    for (const rows of plans) expect(faults(rows)).toEqual([]);
+    expect(plans[0]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at<\?\)/));
+    expect(plans[1]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at>\? AND next_attempt_at<\?\)/));
   });
 });
 

@@ -488,6 +488,20 @@ describe("the outbox", () => {
     expect(sent.filter((message) => message.id === id)).toHaveLength(2);
   });
 
+  it("hands a backlog over in rounds that go on from where the last stopped, each delivery once, up to the sweep's most", async () => {
+    const now = Date.now();
+    const lostSince = now - 30 * 24 * 3600_000; // older than anything else in this file: ours come first
+    const offsets = [0, 1, 1, 2, 3, 4, 5]; // two share a due time across a round's end
+    const ids: string[] = [];
+    for (const offset of offsets) ids.push((await pendingDelivery(undefined, {}, { next_attempt_at: lostSince + offset, enqueued_at: null })).id);
+    const { queue, sent } = recordingQueue();
+    const ours = () => sent.map((message) => message.id).filter((id) => ids.includes(id));
+    expect(await sweepOutbox({ ...env, DELIVERIES: queue }, now, { round: 2, max: 5 })).toBe(5);
+    expect(ours().sort()).toEqual(ids.slice(0, 5).sort()); // the five due first
+    await sweepOutbox({ ...env, DELIVERIES: queue }, now, { round: 2, max: 5 });
+    expect(ours().sort()).toEqual([...ids].sort()); // the rest at the next sweep, none twice
+  });
+
   it("loses nothing when the queue send fails after the commit: the sweeper sends it, once", async () => {
     const { client, processor } = await makeTenant();
     const { box } = await subscribeToReceiver(client, { payment_status: true });
