@@ -9,13 +9,14 @@ import { handOver } from "./outbox";
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
 export const LOST_AFTER_MS = 2 * 60 * 1000;
 /**
- * Rows re-sent per round, and the most one sweep re-sends. A queue outage's backlog is handed over
- * as fast as the consumer takes it: locally it delivers 1,100 to 1,700 a second (`npm run
- * bench:backlog`), so a minute's sweep of 60,000 is taken well before LOST_AFTER_MS would count
- * any of it as lost again (20,000 a sweep left the consumer idle most of each minute).
+ * Rows re-sent per round, and the most one sweep re-sends: about what the consumer delivers in a
+ * minute, so a queue outage's backlog is not held back by the sweeps' cadence. Locally it
+ * delivers 1,100 to 1,800 a second (`npm run bench:backlog`): a sweep's 60,000 are taken well
+ * before LOST_AFTER_MS would count any of them as lost again. (At 20,000 a sweep the consumer
+ * stood idle most of each minute.)
  */
-export const SWEEP_ROUND = 500;
-export const SWEEP_MAX = 60_000;
+const SWEEP_ROUND = 500;
+const SWEEP_MAX = 60_000;
 
 /**
  * The cron trigger: re-sends due deliveries whose message will not come. The row tells which:
