@@ -36,6 +36,12 @@ const iso = (ms) => new Date(ms).toISOString();
 const seededMs = ensureSeeded(scale, dir);
 console.error(seededMs ? `Seeded scale ${scale} in ${(seededMs / 1000).toFixed(1)} s.` : `Reusing ${dir}.`);
 const service = await startService({ dir, port: Number(values.port) });
+// A scenario that throws ends the run: the service must not outlive it (it holds the port and its state).
+process.once("exit", () => {
+  try {
+    process.kill(-service.pid, "SIGKILL");
+  } catch {}
+});
 await removeSubscriptions(service.base, CLIENT);
 
 /** Follows `next` links `hops` times from `path`; returns the URL of the page reached. */

@@ -74,7 +74,7 @@ export async function startBaseline({ port, dir }) {
 const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
 
 /** Waits until `expected` arrivals are in for every tag, or `timeoutMs` passes; returns them. */
-async function collect(receiver, tags, expected, timeoutMs) {
+export async function collect(receiver, tags, expected, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const all = await Promise.all(tags.map((tag) => receiver.arrivals(tag)));
@@ -149,6 +149,18 @@ async function otherAccount(base, receiver) {
   };
 }
 
+/** Subscribes the bench account to the receiver's `/<kind>/<tag>` (kind "ok" or "hang"); returns the subscription's id. */
+export async function subscribeReceiver(base, headers, receiver, kind, tag) {
+  const response = await fetch(`${base}/v1/webhooks/`, {
+    method: "POST",
+    headers: { ...headers, "content-type": "application/json" },
+    body: JSON.stringify({ event: "payment.changed", url: `${receiver.url}/${kind}/${tag}`, content_type: "application/json", username: "bench", password: "bench-pass", payment_status: true }),
+  });
+  const body = await response.json();
+  if (response.status !== 201) throw new Error(`subscribe: ${response.status} ${JSON.stringify(body)}`);
+  return body.id;
+}
+
 /**
  * Deletes every subscription of the bench account: a run that was stopped midway leaves its own
  * behind, pointing at a receiver that is gone, and every later event would be delivered to them.
@@ -166,15 +178,9 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
   const created = [];
 
   async function subscribe(kind, tag) {
-    const response = await fetch(`${base}/v1/webhooks/`, {
-      method: "POST",
-      headers: { ...headers, "content-type": "application/json" },
-      body: JSON.stringify({ event: "payment.changed", url: `${receiver.url}/${kind}/${tag}`, content_type: "application/json", username: "bench", password: "bench-pass", payment_status: true }),
-    });
-    const body = await response.json();
-    if (response.status !== 201) throw new Error(`subscribe: ${response.status} ${JSON.stringify(body)}`);
-    created.push(body.id);
-    return body.id;
+    const id = await subscribeReceiver(base, headers, receiver, kind, tag);
+    created.push(id);
+    return id;
   }
   async function unsubscribeAll() {
     for (const id of created.splice(0)) await fetch(`${base}/v1/webhooks/${id}/`, { method: "DELETE", headers });
