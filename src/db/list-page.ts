@@ -5,6 +5,7 @@ import type { WithSubquery } from "drizzle-orm";
 import { getTableColumns } from "drizzle-orm";
 import type { BatchStatement, Db } from "./client";
 import { notFound } from "../errors";
+import { fixedLimit } from "./fixed-limit";
 import type { PageRequest } from "../lib/pagination";
 
 export type Direction = "asc" | "desc";
@@ -152,7 +153,7 @@ export function listTable<
         .from(table as SQLiteTable)
         .where(and(where, extra, seek?.condition))
         .orderBy(...keyOrder(direction, list.sort, list.id))
-        .limit(limit)
+        .limit(fixedLimit(limit))
         // A seek's skip is SQL read from its walk: drizzle writes any SQL here (`offset ${offset}`),
         // though its type names only a number or a placeholder.
         .offset((seek?.skip ?? start) as number)

@@ -1,5 +1,6 @@
 import { and, between, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../db/client";
+import { fixedLimit } from "../db/fixed-limit";
 import { webhookDeliveries } from "../db/schema";
 import { inAccount } from "../db/scope";
 import { invalid } from "../errors";
@@ -40,7 +41,7 @@ export async function recoverDeliveries(
     .from(webhookDeliveries)
     .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.status, "failed"), between(webhookDeliveries.createdAt, window.since, window.until)))
     .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
-    .limit(MAX_RECOVERED);
+    .limit(fixedLimit(MAX_RECOVERED));
   const [recovered] = (await runBatch(db, [
     db
       .update(webhookDeliveries)

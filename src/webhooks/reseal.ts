@@ -1,5 +1,6 @@
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { fixedLimit } from "../db/fixed-limit";
 import { webhookSubscriptions } from "../db/schema";
 import { encrypt, sealedWithNewest } from "../lib/encryption";
 import { previousSecretValid, reveal } from "./subscriptions";
@@ -27,7 +28,7 @@ export async function resealSubscriptions(db: Db, encryptionKey: string | undefi
     .from(webhookSubscriptions)
     .where(after === null ? undefined : gt(webhookSubscriptions.id, after))
     .orderBy(asc(webhookSubscriptions.id))
-    .limit(RESEAL_BATCH);
+    .limit(fixedLimit(RESEAL_BATCH));
   const report: ResealReport = { resealed: 0, unreadable: [], next_after: rows.length === RESEAL_BATCH ? rows.at(-1)!.id : null };
   for (const row of rows) {
     const previousValid = previousSecretValid(row, now);

@@ -1,4 +1,5 @@
 import { and, asc, eq, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
+import { fixedLimit } from "../db/fixed-limit";
 import { inList } from "../db/in-list";
 import { createDb } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
@@ -68,7 +69,7 @@ export async function sweepOutbox(
       .from(webhookDeliveries)
       .where(from === null ? lost : and(lost, gte(webhookDeliveries.nextAttemptAt, from)))
       .orderBy(asc(webhookDeliveries.nextAttemptAt))
-      .limit(Math.min(round, max - resent));
+      .limit(fixedLimit(Math.min(round, max - resent)));
     if (due.length === 0) break;
     from = due.at(-1)!.nextAttemptAt;
     // Taken only if still lost: a row claimed since the select is its claimer's.

@@ -1,4 +1,5 @@
 import { and, eq, type SQL } from "drizzle-orm";
+import { fixedLimit } from "../../db/fixed-limit";
 import { inList } from "../../db/in-list";
 import { isUniqueViolation } from "../../db/errors";
 import { counterparties, invoices, paymentInvoices } from "../../db/schema";
@@ -38,7 +39,7 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
         .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
         .from(paymentInvoices)
         .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), eq(paymentInvoices.active, 1)))
-        .limit(1),
+        .limit(fixedLimit(1)),
       subscribersQuery(db, accountId),
     ]);
     const chosen = checkPaymentInput(input, buyer[0], supplier[0], found);

@@ -2,6 +2,7 @@ import type { JsonText } from "../../db/json-view";
 import { and, desc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
 import { payments, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { PageRequest } from "../../lib/pagination";
@@ -38,7 +39,7 @@ function storedText(row: { detail: string | null }): JsonText<PaymentView> {
 
 /** The account's most recent payment (by created), as its detail; null when it has none. */
 export async function latestPayment({ db, accountId }: ServiceContext): Promise<PaymentView | null> {
-  const [row] = await db.select({ detail: payments.detail }).from(payments).where(inAccount(payments, accountId)).orderBy(desc(payments.createdAt), desc(payments.id)).limit(1);
+  const [row] = await db.select({ detail: payments.detail }).from(payments).where(inAccount(payments, accountId)).orderBy(desc(payments.createdAt), desc(payments.id)).limit(fixedLimit(1));
   return row ? storedDetail(row) : null;
 }
 
