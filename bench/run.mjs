@@ -88,27 +88,49 @@ async function probe(path, init = {}) {
   return { status: res.status, rowsRead: rows ? Number(rows[1]) : null };
 }
 
-async function load({ path, ...options }, connections) {
-  const result = await autocannon({ url: `${service.base}${path}`, connections, duration, ...options });
+/** `sorted`'s q-quantile (0..1), nearest rank. */
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? null;
+
+/** Loads the service with autocannon for `seconds`; returns its counts and every response's time (ms). */
+async function slice({ path, ...options }, connections, seconds) {
+  const times = [];
+  const run = autocannon({ url: `${service.base}${path}`, connections, duration: seconds, ...options });
+  run.on("response", (_client, _status, _bytes, ms) => times.push(ms));
+  const result = await run;
+  return { total: result.requests.total, seconds: result.duration, times, non2xx: result.non2xx, errors: result.errors + result.timeouts, status503: result.statusCodeStats?.["503"]?.count ?? 0 };
+}
+
+/** The figures of a scenario's slices taken together: req/s over their whole time, latency percentiles over every response. */
+function figuresOf(slices, connections) {
+  const total = slices.reduce((sum, s) => sum + s.total, 0);
+  const seconds = slices.reduce((sum, s) => sum + s.seconds, 0);
+  const times = slices.flatMap((s) => s.times).sort((a, b) => a - b);
   return {
     connections,
-    requests_per_s: Math.round(result.requests.average * 10) / 10,
-    p50_ms: result.latency.p50,
-    p99_ms: result.latency.p99,
-    non_2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-    status_503: result.statusCodeStats?.["503"]?.count ?? 0,
+    requests_per_s: Math.round((total / seconds) * 10) / 10,
+    p50_ms: Math.round(quantile(times, 0.5) ?? 0),
+    p99_ms: Math.round(quantile(times, 0.99) ?? 0),
+    non_2xx: slices.reduce((sum, s) => sum + s.non2xx, 0),
+    errors: slices.reduce((sum, s) => sum + s.errors, 0),
+    status_503: slices.reduce((sum, s) => sum + s.status503, 0),
   };
 }
 
 /**
- * The payment detail's rate measured just before a scenario, at the same concurrency (for half
- * the duration): each scenario's ratio is to this, so that the service warming up or slowing
- * down over a long run (its memory grows, see the README) does not tilt the ratios.
+ * A scenario at `connections`, with the payment detail's rate measured in turns with it: SLICES
+ * times the detail for a tenth of the duration, then the scenario for a fifth. This machine's
+ * speed drifts by a third within minutes; in turns, the drift weighs on both alike, and the
+ * ratio measures the scenario, not the moment. Slices of under a second (the smoke) are one turn.
  */
-async function pairedDetail(connections) {
-  const result = await autocannon({ url: `${service.base}${DETAIL_PATH}`, connections, duration: Math.max(1, duration / 2), headers: CLIENT });
-  return Math.round(result.requests.average * 10) / 10;
+const SLICES = duration >= 5 ? 5 : 1;
+async function pairedLoad(options, connections) {
+  const detailSlices = [];
+  const slices = [];
+  for (let turn = 0; turn < SLICES; turn++) {
+    detailSlices.push(await slice({ path: DETAIL_PATH, headers: CLIENT }, connections, Math.max(1, duration / 2 / SLICES)));
+    slices.push(await slice(options, connections, duration / SLICES));
+  }
+  return { ...figuresOf(slices, connections), detail_paired_per_s: figuresOf(detailSlices, connections).requests_per_s };
 }
 
 const rows = [];
@@ -116,8 +138,8 @@ for (const [name, path] of reads) {
   const { status, rowsRead } = await probe(path);
   if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
   for (const connections of concurrencies) {
-    const detailRate = path === DETAIL_PATH ? undefined : await pairedDetail(connections);
-    rows.push({ scenario: name, path, rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)), detail_paired_per_s: detailRate });
+    const measured = path === DETAIL_PATH ? figuresOf([await slice({ path, headers: CLIENT }, connections, duration)], connections) : await pairedLoad({ path, headers: CLIENT }, connections);
+    rows.push({ scenario: name, path, rows_read: rowsRead, ...measured });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }
 }
@@ -156,8 +178,7 @@ for (const [name, pathOf] of writes) {
   const { rowsRead } = await probe(pathOf(), { method: "POST", headers: PROCESSOR, body: note });
   for (const connections of concurrencies) {
     const options = { path: pathOf(), method: "POST", headers: PROCESSOR, body: note, requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] };
-    const detailRate = await pairedDetail(connections);
-    rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await load(options, connections)), detail_paired_per_s: detailRate });
+    rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await pairedLoad(options, connections)) });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }
 }
@@ -179,8 +200,7 @@ if (!values.only || values.only.startsWith("webhooks")) {
       const { status, rowsRead } = await probe(path);
       if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
       for (const connections of concurrencies) {
-        const detailRate = await pairedDetail(connections);
-        rows.push({ scenario: name, path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"), rows_read: rowsRead, ...(await load({ path, headers: CLIENT }, connections)), detail_paired_per_s: detailRate });
+        rows.push({ scenario: name, path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"), rows_read: rowsRead, ...(await pairedLoad({ path, headers: CLIENT }, connections)) });
       }
       console.error(`${name}: ${rows.at(-1).requests_per_s} req/s, ${rowsRead} rows read`);
     };
@@ -241,9 +261,9 @@ writeFileSync(file, JSON.stringify(report, null, 2));
 const table = [
   `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${MODE}; ${machine}; service RSS ${memory.first_tenth_mib} MiB in the run's first tenth, ${memory.last_tenth_mib} MiB in its last, peak ${memory.peak_mib} MiB.`,
   "",
-  "Ratios: `vs detail` to the payment detail measured just before the scenario at the same concurrency; `vs first` to the detail scenario at the start of the run.",
+  "Ratios: `vs detail` to the payment detail measured in turns with the scenario (5 turns of the detail for a tenth of the duration, then the scenario for a fifth) at the same concurrency; `vs first` to the detail scenario at the start of the run.",
   "",
-  "| Scenario | conc. | req/s | vs detail | detail just before, req/s | vs first | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
+  "| Scenario | conc. | req/s | vs detail | detail in turns, req/s | vs first | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
   "|---|---|---|---|---|---|---|---|---|---|---|",
   ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.detail_paired_per_s ?? ""} | ${r.vs_first_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`),
   "",
