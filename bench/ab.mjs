@@ -1,11 +1,12 @@
-// `node bench/ab.mjs --base DIR [--scale N] [--rounds 3] [--seconds 5] PATH...`: this checkout
-// (A) against another checkout (B, DIR: e.g. `git worktree add /tmp/base HEAD~1` with
-// node_modules linked), both served in the benchmark's mode (bench/service.mjs) on the same
-// seeded state, and loaded in turns at concurrency 10: A then B, B then A, and so on. This
+// `node bench/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...`:
+// this checkout (A) against another checkout (B, DIR: e.g. `git worktree add /tmp/base HEAD~1`
+// with node_modules linked; this one when not given), both served in the benchmark's mode
+// (bench/service.mjs) on the same seeded state (or B on a copy of it, `--base-state`: the same
+// code on another disk), and loaded in turns at concurrency 10: A then B, B then A, and so on. This
 // machine's speed drifts by a third between runs, and the drift hits both services alike here.
 // PATH is a GET as the client user ("/v1/invoices/?page=5000"), or "detail" (a payment detail).
 // Prints each service's mean req/s, and the CPU its processes spent per request (from /proc):
-// the steadier of the two figures. Read-only scenarios only: both services share one state.
+// the steadier of the two figures. Read-only scenarios only: both services may share one state.
 import autocannon from "autocannon";
 import { execSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -17,14 +18,15 @@ import { startService } from "./service.mjs";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    base: { type: "string" },
+    base: { type: "string", default: "." },
+    "base-state": { type: "string" },
     scale: { type: "string", default: "1000000" },
     rounds: { type: "string", default: "3" },
     seconds: { type: "string", default: "5" },
   },
 });
-if (!values.base || positionals.length === 0) {
-  console.error("usage: node bench/ab.mjs --base DIR [--scale N] [--rounds 3] [--seconds 5] PATH...");
+if (positionals.length === 0) {
+  console.error("usage: node bench/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...");
   process.exit(2);
 }
 const scale = Number(values.scale);
@@ -49,7 +51,7 @@ function cpuMs(group) {
 
 const here = process.cwd();
 process.chdir(resolve(values.base));
-const B = await startService({ dir: state, port: 8803 });
+const B = await startService({ dir: values["base-state"] ? resolve(here, values["base-state"]) : state, port: 8803 });
 process.chdir(here);
 const A = await startService({ dir: state, port: 8802 });
 process.once("exit", () => {

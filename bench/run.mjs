@@ -10,7 +10,7 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
-import { MODE, startService } from "./service.mjs";
+import { MODE, runState, startService } from "./service.mjs";
 import { drainScenario } from "./drain.mjs";
 import { baselineScenario, removeSubscriptions, startBaseline, startHookReceiver, webhookScenarios } from "./webhooks.mjs";
 
@@ -22,26 +22,32 @@ const { values } = parseArgs({
     port: { type: "string", default: "8799" },
     only: { type: "string" },
     smoke: { type: "boolean", default: false },
+    "state-on-disk": { type: "boolean", default: false },
   },
 });
 const scale = values.smoke ? 1000 : Number(values.scale);
 const duration = values.smoke ? 1 : Number(values.duration);
 const concurrencies = values.smoke ? [1, 10] : values.concurrency.split(",").map(Number);
-const dir = `.bench/state-${scale}`;
+const seeded = `.bench/state-${scale}`;
 const auth = (user) => `Basic ${Buffer.from(`${user.username}:${user.password}`).toString("base64")}`;
 const CLIENT = { authorization: auth(USERS.client) };
 const PROCESSOR = { authorization: auth(USERS.processor), "content-type": "application/json" };
 const iso = (ms) => new Date(ms).toISOString();
 
-const seededMs = ensureSeeded(scale, dir);
-console.error(seededMs ? `Seeded scale ${scale} in ${(seededMs / 1000).toFixed(1)} s.` : `Reusing ${dir}.`);
+const seededMs = ensureSeeded(scale, seeded);
+console.error(seededMs ? `Seeded scale ${scale} in ${(seededMs / 1000).toFixed(1)} s.` : `Reusing ${seeded}.`);
+const state = runState(seeded, { onDisk: values["state-on-disk"] });
+const dir = state.dir;
+const mode = `${MODE}, ${state.where}`;
 const service = await startService({ dir, port: Number(values.port) });
 // A scenario that throws ends the run: the service must not outlive it (it holds the port and its state).
 process.once("exit", () => {
   try {
     process.kill(-service.pid, "SIGKILL");
   } catch {}
+  state.remove();
 });
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
 await removeSubscriptions(service.base, CLIENT);
 
 /** Follows `next` links `hops` times from `path`; returns the URL of the page reached. */
@@ -251,7 +257,7 @@ for (const row of rows) {
 }
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode: MODE, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
 mkdirSync("bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -259,7 +265,7 @@ const file = join("bench/results", `${report.at.replace(/[:.]/g, "-")}${suffix}.
 writeFileSync(file, JSON.stringify(report, null, 2));
 
 const table = [
-  `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${MODE}; ${machine}; service RSS ${memory.first_tenth_mib} MiB in the run's first tenth, ${memory.last_tenth_mib} MiB in its last, peak ${memory.peak_mib} MiB.`,
+  `Scale ${scale.toLocaleString("en")} invoices, ${s.counterparties.toLocaleString("en")} counterparties, ${s.payments.toLocaleString("en")} payments; ${duration} s a run; ${mode}; ${machine}; service RSS ${memory.first_tenth_mib} MiB in the run's first tenth, ${memory.last_tenth_mib} MiB in its last, peak ${memory.peak_mib} MiB.`,
   "",
   "Ratios: `vs detail` to the payment detail measured in turns with the scenario (5 turns of the detail for a tenth of the duration, then the scenario for a fifth) at the same concurrency; `vs first` to the detail scenario at the start of the run.",
   "",

@@ -3,12 +3,35 @@
 // URLs allowed and SERVER_TIMING on (each response says the D1 rows it read).
 import { spawn } from "node:child_process";
 import { stopGroup } from "../scripts/process-group.mjs";
-import { readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 
 export const MODE = "wrangler dev, debugger relay off (VSCODE_INSPECTOR_OPTIONS=1), SERVER_TIMING on";
 /** The environment every benchmarked `wrangler dev` runs with (the service and the baseline alike). */
 export const SERVICE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", VSCODE_INSPECTOR_OPTIONS: "1" };
+
+/**
+ * The state a run serves: a copy of the seeded state `dir` in memory (/dev/shm), removed when
+ * the run ends, or `dir` itself where there is no room (or with `onDisk`). Local D1 commits
+ * every call, reads included: it counts a development-only "bookmark" in the database
+ * (workerd's `_cf_METADATA`, key 2, "not used in production"), and each commit waits for an
+ * fsync on the thread that runs the Worker. On this machine's disk that took about a fifth of
+ * the service's rate (`node bench/ab.mjs --base-state <copy in /dev/shm>`, 2026-11-24: the
+ * payment detail 206 req/s on disk, 267 in memory). In memory the fsync costs nothing, as on
+ * Cloudflare, where it is not on the Worker's thread at all. A run's writes stay in its copy,
+ * so a reused state does not wear out from run to run.
+ */
+export function runState(dir, { onDisk = false } = {}) {
+  const size = readdirSync(dir, { recursive: true }).reduce((sum, name) => {
+    const stat = statSync(join(dir, name));
+    return sum + (stat.isFile() ? stat.size : 0);
+  }, 0);
+  const free = existsSync("/dev/shm") ? (({ bavail, bsize }) => bavail * bsize)(statfsSync("/dev/shm")) : 0;
+  if (onDisk || free < 2 * size) return { dir, where: `state on disk (${dir})`, remove() {} };
+  const copy = mkdtempSync("/dev/shm/payments-bench-");
+  cpSync(dir, copy, { recursive: true });
+  return { dir: copy, where: "state copied into memory (/dev/shm) for the run", remove: () => rmSync(copy, { recursive: true, force: true }) };
+}
 
 /** `vars` add to the service's settings; `scheduled` lets the caller fire the cron at /__scheduled. */
 export async function startService({ dir, port, vars = {}, scheduled = false }) {
