@@ -2,7 +2,8 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { fixedLimit } from "../../src/db/fixed-limit";
-import { invoices } from "../../src/db/schema";
+import { counterparties, invoices } from "../../src/db/schema";
+import { makeCounterparty, makeTenant } from "../helpers/api";
 
 // A LIMIT bound as a parameter makes SQLite compile the statement again on each run with new
 // bindings; fixedLimit writes it into the statement's text instead.
@@ -16,8 +17,9 @@ describe("fixedLimit", () => {
   });
 
   it("limits the rows read", async () => {
-    const rows = await db.select({ n: invoices.id }).from(invoices).limit(fixedLimit(0));
-    expect(rows).toEqual([]);
+    const { client } = await makeTenant();
+    for (let i = 0; i < 3; i++) await makeCounterparty(client, "buyer");
+    for (const n of [0, 1, 2]) expect(await db.select({ id: counterparties.id }).from(counterparties).limit(fixedLimit(n))).toHaveLength(n);
   });
 
   it.each([-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53])("refuses %d", (n) => {
