@@ -8,8 +8,6 @@
 // Prints each service's mean req/s, and the CPU its processes spent per request (from /proc):
 // the steadier of the two figures. Read-only scenarios only: both services may share one state.
 import autocannon from "autocannon";
-import { execSync } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
@@ -36,19 +34,6 @@ const s = shape(scale);
 const CLIENT = { authorization: `Basic ${Buffer.from(`${USERS.client.username}:${USERS.client.password}`).toString("base64")}` };
 const paths = positionals.map((path) => (path === "detail" ? `/v2/payments/${s.paymentId(Math.floor(s.payments / 2))}/` : path));
 
-/** CPU time (ms) the processes of a process group have used. */
-function cpuMs(group) {
-  const pids = execSync(`ps -eo pid,pgid | awk '$2 == ${group} {print $1}'`).toString().trim().split("\n");
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {} // gone meanwhile
-  }
-  return ticks * 10; // USER_HZ 100
-}
-
 const here = process.cwd();
 process.chdir(resolve(values.base));
 const B = await startService({ dir: values["base-state"] ? resolve(here, values["base-state"]) : state, port: 8803 });
@@ -65,10 +50,10 @@ for (let round = 0; round < Number(values.rounds); round++)
   for (const path of paths)
     for (const name of round % 2 ? ["B", "A"] : ["A", "B"]) {
       const service = services[name];
-      const before = cpuMs(service.pid);
+      const before = service.cpuMs();
       const result = await autocannon({ url: service.base + path, headers: CLIENT, connections: 10, duration: Number(values.seconds) });
       if (result.non2xx) throw new Error(`${name} ${path}: ${result.non2xx} answers not 2xx`);
-      (runs[`${path}\t${name}`] ??= []).push({ rps: result.requests.average, cpu: (cpuMs(service.pid) - before) / result.requests.total });
+      (runs[`${path}\t${name}`] ??= []).push({ rps: result.requests.average, cpu: (service.cpuMs() - before) / result.requests.total });
       console.error(`round ${round + 1} ${name} ${path}: ${result.requests.average} req/s`);
     }
 

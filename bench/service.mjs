@@ -82,6 +82,8 @@ export async function startService({ dir, port, vars = {}, scheduled = false }) 
       return new Promise((done) => (child.exitCode !== null ? done() : child.once("exit", done)));
     },
     peakRssBytes: () => memory.peak,
+    /** CPU time (ms) the service's processes have used so far. */
+    cpuMs: () => cpuMs(child.pid),
     /** RSS samples (bytes), every 500 ms since the service was up: is memory flat over the run? */
     rssSamples: () => memory.samples,
     async stop() {
@@ -91,6 +93,27 @@ export async function startService({ dir, port, vars = {}, scheduled = false }) 
   };
 }
 
+
+/** A process and its descendants (wrangler, workerd), from /proc. */
+function processTree(pid) {
+  let children = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {} // gone meanwhile
+  return [pid, ...children.flatMap(processTree)];
+}
+
+/** The CPU time (ms, user and system) a process and its descendants have used so far. */
+function cpuMs(rootPid) {
+  let ticks = 0;
+  for (const pid of processTree(rootPid)) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {} // gone meanwhile
+  }
+  return ticks * 10; // USER_HZ is 100
+}
 
 /** The resident memory of a process and its descendants (wrangler, workerd), sampled every 500 ms. */
 function watchMemory(rootPid) {
@@ -103,16 +126,8 @@ function watchMemory(rootPid) {
       return 0;
     }
   };
-  const children = (pid) => {
-    try {
-      return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-    } catch {
-      return [];
-    }
-  };
-  const tree = (pid) => [pid, ...children(pid).flatMap(tree)];
   const timer = setInterval(() => {
-    const total = tree(rootPid).reduce((sum, pid) => sum + rss(pid), 0);
+    const total = processTree(rootPid).reduce((sum, pid) => sum + rss(pid), 0);
     state.peak = Math.max(state.peak, total);
     state.samples.push(total);
   }, 500);
