@@ -1,17 +1,18 @@
 // `node bench/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...`:
 // this checkout (A) against another checkout (B, DIR: e.g. `git worktree add /tmp/base HEAD~1`
 // with node_modules linked; this one when not given), both served in the benchmark's mode
-// (bench/service.mjs) on the same seeded state (or B on a copy of it, `--base-state`: the same
-// code on another disk), and loaded in turns at concurrency 10: A then B, B then A, and so on. This
+// (bench/service.mjs), each on its own copy of the seeded state in memory (as `npm run bench`
+// serves it; or B on the state in DIR as it is, `--base-state`: e.g. the same code on a disk),
+// and loaded in turns at concurrency 10: A then B, B then A, and so on. This
 // machine's speed drifts by a third between runs, and the drift hits both services alike here.
 // PATH is a GET as the client user ("/v1/invoices/?page=5000"), or "detail" (a payment detail).
 // Prints each service's mean req/s, and the CPU its processes spent per request (from /proc):
-// the steadier of the two figures. Read-only scenarios only: both services may share one state.
+// the steadier of the two figures.
 import autocannon from "autocannon";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
-import { startService } from "./service.mjs";
+import { runState, startService } from "./service.mjs";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -35,13 +36,19 @@ const CLIENT = { authorization: `Basic ${Buffer.from(`${USERS.client.username}:$
 const paths = positionals.map((path) => (path === "detail" ? `/v2/payments/${s.paymentId(Math.floor(s.payments / 2))}/` : path));
 
 const here = process.cwd();
-process.chdir(resolve(values.base));
-const B = await startService({ dir: values["base-state"] ? resolve(here, values["base-state"]) : state, port: 8803 });
-process.chdir(here);
-const A = await startService({ dir: state, port: 8802 });
+const states = [runState(state), values["base-state"] ? { dir: resolve(values["base-state"]), remove() {} } : runState(state)];
+const started = [];
 process.once("exit", () => {
-  for (const service of [A, B]) try { process.kill(-service.pid, "SIGKILL"); } catch {}
+  for (const service of started) try { process.kill(-service.pid, "SIGKILL"); } catch {}
+  for (const copy of states) copy.remove();
 });
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+process.chdir(resolve(values.base));
+const B = await startService({ dir: states[1].dir, port: 8803 });
+started.push(B);
+process.chdir(here);
+const A = await startService({ dir: states[0].dir, port: 8802 });
+started.push(A);
 const services = { A, B };
 for (const service of [A, B]) for (const path of paths) await autocannon({ url: service.base + path, headers: CLIENT, connections: 10, duration: 2 });
 
