@@ -2,13 +2,20 @@
 // "alone"), a burst of EVENTS (2,000) at concurrency 10 on the benchmark service (scale 1,000,000).
 // Prints the healthy deliveries' event-to-receipt p50 and p99, then p50/max by the second each event
 // was sent, and when the hanging receiver was tried: where in a burst a slow delivery comes from.
+// Serves a copy of the seeded state in memory, as `npm run bench` does (its writes stay there).
 import autocannon from "autocannon";
-import { startService } from "./service.mjs";
+import { runState, startService } from "./service.mjs";
 import { USERS, shape } from "./seed.mjs";
 import { startHookReceiver, removeSubscriptions } from "./webhooks.mjs";
 const auth = (u) => `Basic ${Buffer.from(`${u.username}:${u.password}`).toString("base64")}`;
-const dir = ".bench/state-1000000";
-const service = await startService({ dir, port: 8799 });
+const state = runState(".bench/state-1000000");
+let service;
+process.once("exit", () => {
+  try { if (service) process.kill(-service.pid, "SIGKILL"); } catch {}
+  state.remove();
+});
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+service = await startService({ dir: state.dir, port: 8799 });
 const s = shape(1000000);
 const C = { authorization: auth(USERS.client), "content-type": "application/json" };
 const P = { authorization: auth(USERS.processor), "content-type": "application/json" };
