@@ -4,7 +4,7 @@
  * spread so that at most PER_SUBSCRIPTION come back each round (rounds.ts). So a receiver that
  * hangs holds only its own attempts while every other subscription's deliveries go on. The
  * consumer takes a new batch only while fewer than TOTAL of its attempts started in the last
- * second: past that, more concurrent attempts only slow each other down (measured: 2,000 allowed, a burst of 5,000
+ * STARTED_LATELY_MS: past that, more concurrent attempts only slow each other down (measured: 2,000 allowed, a burst of 5,000
  * events delivered at 161 a second with p99 5.6 s; 100 allowed, 401 a second with p99 219 ms).
  * A subscription whose attempts lately ended by timeout more often than by an answer is hanging:
  * it keeps only HANGING_LIMIT attempts in flight (probes: an answer lifts the limit), so a receiver
@@ -17,6 +17,15 @@ import { calendar, ROUND_MS } from "./rounds";
 export const TOTAL = 100;
 export const PER_SUBSCRIPTION = 100;
 export const FULL_AND_WAITING_MS = 1000;
+/**
+ * How recent an attempt's start must be for it to count against TOTAL (room()). A hanging
+ * receiver's first attempts, before take() tells them stuck, count only this long: with a second,
+ * the 100 it gathered at a burst's start held every batch back until they were a second old, and
+ * the healthy subscriptions' p99 took that wait (bench/isolation-probe.mjs, 2026-11-25: p99 334
+ * to 542 ms, the slow ones all in the burst's first 3 s; with half a second, 221 and 237 ms, and
+ * the burst's rate unchanged within the noise).
+ */
+export const STARTED_LATELY_MS = 500;
 export const HANGING_LIMIT = 10;
 /** How long a timeout or an answer counts toward telling a hanging subscription (decays by e each). */
 export const HANGING_MEMORY_MS = 60_000;
@@ -163,7 +172,8 @@ function secondsAway(rounds: number, random: () => number): number {
 
 /**
  * Resolves once the isolate has room for another batch: fewer than TOTAL attempts started in the
- * last second. Older ones are a slow receiver's, which hold only their own subscription back.
+ * last STARTED_LATELY_MS. Older ones are likely a slow receiver's, which hold only their own
+ * subscription back.
  */
 export async function room(now: () => number = Date.now): Promise<void> {
   while (busy(now()) >= TOTAL) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -172,6 +182,6 @@ export async function room(now: () => number = Date.now): Promise<void> {
 function busy(at: number): number {
   if (total < TOTAL) return total;
   let young = 0;
-  for (const slots of bySubscription.values()) for (const slot of slots) if (at - slot.at <= FULL_AND_WAITING_MS) young++;
+  for (const slots of bySubscription.values()) for (const slot of slots) if (at - slot.at <= STARTED_LATELY_MS) young++;
   return young;
 }
