@@ -36,19 +36,12 @@ const CLIENT = { authorization: `Basic ${Buffer.from(`${USERS.client.username}:$
 const paths = positionals.map((path) => (path === "detail" ? `/v2/payments/${s.paymentId(Math.floor(s.payments / 2))}/` : path));
 
 const here = process.cwd();
-const states = [runState(state), values["base-state"] ? { dir: resolve(values["base-state"]), remove() {} } : runState(state)];
-const started = [];
-process.once("exit", () => {
-  for (const service of started) try { process.kill(-service.pid, "SIGKILL"); } catch {}
-  for (const copy of states) copy.remove();
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+// Both services and the copies are undone at exit, however the script ends (service.mjs).
+const states = [runState(state), values["base-state"] ? runState(resolve(values["base-state"]), { onDisk: true }) : runState(state)];
 process.chdir(resolve(values.base));
 const B = await startService({ dir: states[1].dir, port: 8803 });
-started.push(B);
 process.chdir(here);
 const A = await startService({ dir: states[0].dir, port: 8802 });
-started.push(A);
 const services = { A, B };
 for (const service of [A, B]) for (const path of paths) await autocannon({ url: service.base + path, headers: CLIENT, connections: 10, duration: 2 });
 

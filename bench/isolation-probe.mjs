@@ -9,13 +9,7 @@ import { USERS, shape } from "./seed.mjs";
 import { startHookReceiver, removeSubscriptions } from "./webhooks.mjs";
 const auth = (u) => `Basic ${Buffer.from(`${u.username}:${u.password}`).toString("base64")}`;
 const state = runState(".bench/state-1000000");
-let service;
-process.once("exit", () => {
-  try { if (service) process.kill(-service.pid, "SIGKILL"); } catch {}
-  state.remove();
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
-service = await startService({ dir: state.dir, port: 8799 });
+const service = await startService({ dir: state.dir, port: 8799 });
 const s = shape(1000000);
 const C = { authorization: auth(USERS.client), "content-type": "application/json" };
 const P = { authorization: auth(USERS.processor), "content-type": "application/json" };

@@ -39,17 +39,9 @@ console.error(seededMs ? `Seeded scale ${scale} in ${(seededMs / 1000).toFixed(1
 const state = runState(seeded, { onDisk: values["state-on-disk"] });
 const dir = state.dir;
 const mode = `${MODE}, ${state.where}`;
-// A scenario that throws ends the run: the service must not outlive it (it holds the port and its
-// state), nor the state's copy in memory the run (a service that does not start throws too).
-let service;
-process.once("exit", () => {
-  try {
-    if (service) process.kill(-service.pid, "SIGKILL");
-  } catch {}
-  state.remove();
-});
-for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
-service = await startService({ dir, port: Number(values.port) });
+// A scenario that throws ends the run; the service and the state's copy do not outlive it
+// (service.mjs undoes both at exit).
+const service = await startService({ dir, port: Number(values.port) });
 await removeSubscriptions(service.base, CLIENT);
 
 /** Follows `next` links `hops` times from `path`; returns the URL of the page reached. */

@@ -11,6 +11,23 @@ export const MODE = "wrangler dev, debugger relay off (VSCODE_INSPECTOR_OPTIONS=
 export const SERVICE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", VSCODE_INSPECTOR_OPTIONS: "1" };
 
 /**
+ * What a benchmark script must not leave behind if it ends early (a scenario throws, Ctrl-C, a
+ * SIGTERM): the process groups of the services it started and the state copies it made, undone
+ * at exit, newest first. An entry is dropped when its owner undoes it first (stop, kill, remove).
+ */
+const leftovers = new Set();
+let hooked = false;
+function undoAtExit(undo) {
+  if (!hooked) {
+    hooked = true;
+    process.once("exit", () => [...leftovers].reverse().forEach((each) => each()));
+    for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => process.exit(130));
+  }
+  leftovers.add(undo);
+  return () => leftovers.delete(undo);
+}
+
+/**
  * The state a run serves: a copy of the seeded state `dir` in memory (/dev/shm), removed when
  * the run ends, or `dir` itself where there is no room (or with `onDisk`). Local D1 commits
  * every call, reads included: it counts a development-only "bookmark" in the database
@@ -22,15 +39,19 @@ export const SERVICE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND
  * so a reused state does not wear out from run to run.
  */
 export function runState(dir, { onDisk = false } = {}) {
+  const onTheDisk = { dir, where: `state on disk (${dir})`, remove() {} };
+  if (onDisk) return onTheDisk;
   const size = readdirSync(dir, { recursive: true }).reduce((sum, name) => {
     const stat = statSync(join(dir, name));
     return sum + (stat.isFile() ? stat.size : 0);
   }, 0);
   const free = existsSync("/dev/shm") ? (({ bavail, bsize }) => bavail * bsize)(statfsSync("/dev/shm")) : 0;
-  if (onDisk || free < 2 * size) return { dir, where: `state on disk (${dir})`, remove() {} };
+  if (free < 2 * size) return onTheDisk;
   const copy = mkdtempSync("/dev/shm/payments-bench-");
+  const remove = () => rmSync(copy, { recursive: true, force: true });
+  const done = undoAtExit(remove);
   cpSync(dir, copy, { recursive: true });
-  return { dir: copy, where: "state copied into memory (/dev/shm) for the run", remove: () => rmSync(copy, { recursive: true, force: true }) };
+  return { dir: copy, where: "state copied into memory (/dev/shm) for the run", remove: () => (done(), remove()) };
 }
 
 /** `vars` add to the service's settings; `scheduled` lets the caller fire the cron at /__scheduled. */
@@ -58,12 +79,18 @@ export async function startService({ dir, port, vars = {}, scheduled = false }) 
       detached: true,
     },
   );
+  const forget = undoAtExit(() => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  });
   let stderr = "";
   child.stderr.on("data", (chunk) => (stderr += chunk));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
   while (!(await fetch(`${base}/healthz`).then((r) => r.ok, () => false))) {
     if (child.exitCode !== null || Date.now() > deadline) {
+      forget();
       stopGroup(child);
       throw new Error(`the service did not start:\n${stderr}`);
     }
@@ -75,6 +102,7 @@ export async function startService({ dir, port, vars = {}, scheduled = false }) 
     pid: child.pid,
     /** SIGKILL to the whole process group: a crash, not a stop. */
     kill() {
+      forget();
       memory.stop();
       try {
         process.kill(-child.pid, "SIGKILL");
@@ -87,6 +115,7 @@ export async function startService({ dir, port, vars = {}, scheduled = false }) 
     /** RSS samples (bytes), every 500 ms since the service was up: is memory flat over the run? */
     rssSamples: () => memory.samples,
     async stop() {
+      forget();
       memory.stop();
       await stopGroup(child);
     },
