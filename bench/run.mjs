@@ -89,6 +89,8 @@ async function probe(path, init = {}) {
 }
 
 /** `sorted`'s q-quantile (0..1), nearest rank. */
+/** `rate` as a ratio to `to`, to two decimals (null without `to`). */
+const ratio = (rate, to) => (to ? Math.round((rate / to) * 100) / 100 : null);
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? null;
 
 /** Loads the service with autocannon for `seconds`; returns its counts and every response's time (ms). */
@@ -132,12 +134,11 @@ async function pairedLoad(options, connections) {
   }
   // Each turn's own ratio, for the spread: how far one turn's reading strays from the sums'.
   const rate = (piece) => piece.total / piece.seconds;
-  const turns = slices.map((piece, turn) => rate(piece) / rate(detailSlices[turn]));
-  const round = (value) => Math.round(value * 100) / 100;
+  const turns = slices.map((piece, turn) => ratio(rate(piece), rate(detailSlices[turn])));
   return {
     ...figuresOf(slices, connections),
     detail_paired_per_s: figuresOf(detailSlices, connections).requests_per_s,
-    vs_detail_turns: [round(Math.min(...turns)), round(Math.max(...turns))],
+    vs_detail_turns: [Math.min(...turns), Math.max(...turns)],
   };
 }
 
@@ -252,7 +253,6 @@ const memory = { first_tenth_mib: tenth(0), last_tenth_mib: tenth(Math.max(0, rs
 // the detail measured just before it (vs_detail), and the detail scenario at the run's start
 // (vs_first_detail).
 const detail = new Map(rows.filter((row) => row.scenario === "payment detail").map((row) => [row.connections, row.requests_per_s]));
-const ratio = (rate, to) => (to ? Math.round((rate / to) * 100) / 100 : null);
 for (const row of rows) {
   row.vs_first_detail = ratio(row.requests_per_s, detail.get(row.connections));
   row.vs_detail = row.detail_paired_per_s === undefined ? row.vs_first_detail : ratio(row.requests_per_s, row.detail_paired_per_s);
