@@ -131,7 +131,7 @@ describe("invoices", () => {
 
     it.each(["created__gt", "created__gte", "created__lt", "created__lte"])("refuses a bad %s", async (name) => {
       const f = await parties();
-      for (const bad of ["yesterday", "2026-02-30", "2026-11-21T25:00", ""]) {
+      for (const bad of ["yesterday", "2026-02-30", "2026-11-21T25:00", "0000-01-01"]) {
         const res = await get(f.client, `${name}=${encodeURIComponent(bad)}`);
         expect(res.status).toBe(400);
         expect(res.json).toEqual({ [name]: ["Enter a valid date/time."] });

@@ -69,6 +69,15 @@ export async function listPage<Row>(source: ListSource<Row>, request: PageReques
     };
   }
 
+  if (request.kind === "last") {
+    // The last `size` rows, read backwards with the count in one round trip; the last page holds
+    // what is left over the full pages before it.
+    const [fetched, count] = await Promise.all([source.rows(undefined, backward, size, 0), source.count()]);
+    const page = Math.max(1, Math.ceil(count / size));
+    const rows = fetched.slice(0, Math.max(0, count - (page - 1) * size)).reverse();
+    return { count, rows, page, hasNext: false, hasPrevious: page > 1, key: source.key };
+  }
+
   const { cursor } = request;
   const [sortKey, id] = cursor.key;
   const after = cursor.dir === "after";

@@ -1,44 +1,116 @@
 import { z } from "@hono/zod-openapi";
 import { parseInstant } from "./time";
 
-/** Hono hands a repeated query parameter over as an array and a single one as a string. */
-const asList = (value: unknown) => (value === undefined || Array.isArray(value) ? value : [value]);
+/**
+ * Query values as Django and django-filter read them. Hono hands a repeated parameter over as an
+ * array and a single one as a string. An empty value is no value: the filter is left out, as
+ * django-filter leaves out a filter whose value is empty.
+ */
+const asList = (value: unknown): unknown[] | undefined => (value === undefined ? undefined : Array.isArray(value) ? value : [value]);
 const lastOf = (value: unknown) => (Array.isArray(value) ? value.at(-1) : value);
+const present = (values: string[]) => {
+  const kept = [...new Set(values.filter((value) => value !== ""))];
+  return kept.length > 0 ? kept : undefined;
+};
+/** Django's CharField strips surrounding white space. */
+const stripped = (value: unknown) => (typeof value === "string" ? value.trim() : value);
+const strings = (values: unknown[] | undefined) => values?.map((value) => (typeof value === "string" ? value : String(value)));
 
 export const MAX_FILTER_VALUES = 50;
 
-/** A repeatable filter over fixed choices; values are OR-ed. */
-export function choiceFilter<const T extends readonly [string, ...string[]]>(choices: T, description = "Only these values.") {
-  const choice = z.string().refine((value): value is T[number] => (choices as readonly string[]).includes(value), {
+const NO_NUL = "Null characters are not allowed.";
+
+function choiceOf<const T extends readonly [string, ...string[]]>(choices: T) {
+  return z.string().refine((value): value is T[number] => (choices as readonly string[]).includes(value), {
     error: (issue) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`,
   });
+}
+
+/**
+ * A repeatable filter over fixed choices; values are OR-ed, a value given twice counts once, and
+ * empty values are left out. Choices are matched exactly (no stripping), as Django's ChoiceField does.
+ */
+export function choiceFilter<const T extends readonly [string, ...string[]]>(choices: T, description = "Only these values.") {
   return z
-    .preprocess(asList, z.array(choice).max(MAX_FILTER_VALUES))
+    .preprocess((value) => present(strings(asList(value)) ?? []), z.array(choiceOf(choices)).max(MAX_FILTER_VALUES).optional())
     .optional()
     .openapi({ type: "array", items: { type: "string", enum: [...choices] }, description: `${description} Repeatable; values are OR-ed.`, example: [choices[0]] });
 }
 
-/** A repeatable filter over free text (ids, internal ids, invoice numbers); values are OR-ed. */
+/**
+ * A repeatable filter over free text (ids, internal ids, invoice numbers); values are OR-ed. Each
+ * value is stripped of surrounding white space, an empty one is left out, a value given twice
+ * counts once, and a NUL character is refused, as django-filter's CharFilter does.
+ */
 export function textFilter(description: string, example: string) {
   return z
-    .preprocess(asList, z.array(z.string().max(255)).max(MAX_FILTER_VALUES))
+    .preprocess(
+      (value) => present((strings(asList(value)) ?? []).map((text) => text.trim())),
+      z.array(z.string().max(255).refine((text) => !text.includes("\u0000"), NO_NUL)).max(MAX_FILTER_VALUES).optional(),
+    )
     .optional()
-    .openapi({ type: "array", items: { type: "string" }, description: `${description} Repeatable (up to ${MAX_FILTER_VALUES}); values are OR-ed.`, example: [example] });
+    .openapi({
+      type: "array",
+      items: { type: "string" },
+      description: `${description} Repeatable (up to ${MAX_FILTER_VALUES}); values are OR-ed; surrounding spaces are ignored.`,
+      example: [example],
+    });
 }
 
-/** A date/time bound: ISO 8601 with or without zone or fraction, or a bare date. */
+/**
+ * The comma-separated form of a repeatable filter, as django-filter's `__in` lookups read it:
+ * `status__in=pending,settled` is `status=pending&status=settled`. Routes merge it with `withInLookups`.
+ */
+export function inLookup(of: string, values: z.ZodTypeAny) {
+  return z
+    .preprocess((value) => {
+      const text = lastOf(value);
+      return typeof text === "string" && text !== "" ? text.split(",") : undefined;
+    }, values)
+    .optional()
+    .openapi({ type: "string", description: `Comma-separated values, the same as repeating \`${of}\`.`, example: "a,b" });
+}
+
+/** `<name>` and `<name>__in` of a repeatable filter, for a query's shape. */
+export function repeatable<const N extends string, S extends z.ZodTypeAny>(name: N, filter: S) {
+  return { [name]: filter, [`${name}__in`]: inLookup(name, filter) } as Record<N | `${N}__in`, S>;
+}
+
+/** A query with each `<name>__in` folded into `<name>`: the union of both, each value once. */
+export function withInLookups<Q extends Record<string, unknown>>(query: Q): Q {
+  const out: Record<string, unknown> = { ...query };
+  for (const key of Object.keys(query)) {
+    if (!key.endsWith("__in")) continue;
+    const name = key.slice(0, -4);
+    const merged = [...((out[name] as string[] | undefined) ?? []), ...((query[key] as string[] | undefined) ?? [])];
+    out[name] = merged.length > 0 ? [...new Set(merged)] : undefined;
+    delete out[key];
+  }
+  return out as Q;
+}
+
+/**
+ * A date/time bound: ISO 8601 with or without zone or fraction, or a bare date. The last value of
+ * a repeated one counts, and an empty one is left out, as Django reads a single value.
+ */
 export function timeFilter(description: string) {
   return z
     .preprocess(
-      lastOf,
-      z.string().transform((text, ctx) => {
-        const instant = parseInstant(text);
-        if (!instant) {
-          ctx.addIssue({ code: "custom", message: "Enter a valid date/time." });
-          return z.NEVER;
-        }
-        return instant;
-      }),
+      (value) => {
+        const text = stripped(lastOf(value));
+        return text === "" ? undefined : text;
+      },
+      z
+        .string()
+        .transform((text, ctx) => {
+          const instant = parseInstant(text);
+          if (!instant) {
+            ctx.addIssue({ code: "custom", message: "Enter a valid date/time." });
+            return z.NEVER;
+          }
+          return instant;
+        })
+        .optional(),
     )
     .optional()
     .openapi({
@@ -49,12 +121,15 @@ export function timeFilter(description: string) {
     });
 }
 
-/** One of fixed choices, not repeatable (the last value counts, as in Django). */
+/** One of fixed choices, not repeatable (the last value counts, as in Django; an empty one is none). */
 export function singleChoice<const T extends readonly [string, ...string[]]>(choices: T, description: string) {
-  const choice = z.string().refine((value): value is T[number] => (choices as readonly string[]).includes(value), {
-    error: (issue) => `Select a valid choice. ${String(issue.input)} is not one of the available choices.`,
-  });
-  return z.preprocess(lastOf, choice).optional().openapi({ type: "string", enum: [...choices], description, example: choices[0] });
+  return z
+    .preprocess((value) => {
+      const text = lastOf(value);
+      return text === "" ? undefined : text;
+    }, choiceOf(choices).optional())
+    .optional()
+    .openapi({ type: "string", enum: [...choices], description, example: choices[0] });
 }
 
 /** The paging parameters, documented here and read by lib/pagination. */

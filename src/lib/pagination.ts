@@ -16,30 +16,53 @@ export interface Cursor {
 
 export type PageRequest =
   | { kind: "offset"; page: number; size: number }
+  | { kind: "last"; size: number }
   | { kind: "cursor"; cursor: Cursor; size: number };
 
 export type PagingError = "Invalid page." | "Invalid cursor.";
 
-/** Reads `page`, `page_size` and `cursor` the way Django REST framework reads page and size. */
+/** Django's QueryDict: a repeated parameter reads as its last value. */
+const lastValue = (query: URLSearchParams, name: string): string | null => query.getAll(name).at(-1) ?? null;
+
+/**
+ * A whole number as Python's `int()` reads a query value (spaces around it, a sign, `_` between
+ * digits), which is how DRF reads `page` and `page_size`; null for anything else.
+ */
+export function pythonInt(text: string): number | null {
+  const match = /^\s*([+-]?)(\d+(?:_\d+)*)\s*$/.exec(text);
+  if (!match) return null;
+  const digits = match[2]!.replace(/_/g, "").replace(/^0+(?=\d)/, "");
+  // Past 15 digits the exact value no longer matters: a page that far is past the end, a size is clamped.
+  const value = digits.length > 15 ? Number.MAX_SAFE_INTEGER : Number(digits);
+  return match[1] === "-" ? -value : value;
+}
+
+/**
+ * Reads `page`, `page_size` and `cursor` as Django REST framework's PageNumberPagination reads
+ * page and size: the last value of each counts, `page=last` is the last page, an empty `cursor` is none.
+ */
 export function readPageRequest(query: URLSearchParams): PageRequest | PagingError {
-  const size = readPageSize(query.get("page_size"));
-  const cursorText = query.get("cursor");
-  if (cursorText !== null) {
+  const size = readPageSize(lastValue(query, "page_size"));
+  const cursorText = lastValue(query, "cursor");
+  if (cursorText) {
     const cursor = decodeCursor(cursorText);
     return cursor ? { kind: "cursor", cursor, size } : "Invalid cursor.";
   }
-  const pageText = query.get("page");
+  const pageText = lastValue(query, "page");
   if (pageText === null) return { kind: "offset", page: 1, size };
-  if (!/^\d{1,9}$/.test(pageText)) return "Invalid page.";
-  const page = Number(pageText);
-  return page >= 1 ? { kind: "offset", page, size } : "Invalid page.";
+  if (pageText === "last") return { kind: "last", size };
+  const page = pythonInt(pageText);
+  if (page === null || page < 1) return "Invalid page.";
+  // A page this far is past the end of any list (a shard holds far fewer rows).
+  return page <= MAX_PAGE ? { kind: "offset", page, size } : "Invalid page.";
 }
 
-/** DRF semantics: a missing or invalid size is the default, one over the maximum is clamped. */
+const MAX_PAGE = 1_000_000_000;
+
+/** DRF semantics: a missing, invalid, zero or negative size is the default, one over the maximum is clamped. */
 export function readPageSize(text: string | null): number {
-  if (text === null || !/^\d{1,9}$/.test(text)) return DEFAULT_PAGE_SIZE;
-  const size = Number(text);
-  if (size < 1) return DEFAULT_PAGE_SIZE;
+  const size = text === null ? null : pythonInt(text);
+  if (size === null || size < 1) return DEFAULT_PAGE_SIZE;
   return Math.min(size, MAX_PAGE_SIZE);
 }
 

@@ -10,8 +10,10 @@ export interface Instant {
   subMs: boolean;
 }
 
+// Django's parse_datetime: one or two digits for month, day, hour, minute and second, and white
+// space allowed before the zone.
 const PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
+  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,](\d+))?)?\s*(Z|z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
 
 export function toIso(ms: number): string {
   return new Date(ms).toISOString();
@@ -28,10 +30,13 @@ export function parseInstant(text: string): Instant | null {
   const [, y, mo, d, h = "0", mi = "0", s = "0", frac = "", zone = "Z"] = m;
   const year = Number(y), month = Number(mo), day = Number(d);
   const hour = Number(h), minute = Number(mi), second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
-  const base = Date.UTC(year, month - 1, day, hour, minute, second);
-  const check = new Date(base);
+  // Year 0 does not exist in Python's calendar (Django answers 400), nor here.
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written.
+  const check = new Date(Date.UTC(2000, 0, 1, hour, minute, second));
+  check.setUTCFullYear(year, month - 1, day);
   if (check.getUTCDate() !== day || check.getUTCMonth() !== month - 1) return null;
+  const base = check.getTime();
   const offset = parseOffset(zone);
   if (offset === null) return null;
   const ms = base + Number((frac + "000").slice(0, 3)) - offset;

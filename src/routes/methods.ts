@@ -4,7 +4,8 @@
  */
 export function allowedMethods(routes: readonly { path: string; method: string }[], path: string): string[] {
   const methods = new Set<string>();
-  const trimmed = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  // One trailing slash is the same path (every path is served with and without it); `//` is another path.
+  const trimmed = path.length > 1 ? path.replace(/\/$/, "") : path;
   for (const route of routes) {
     if (route.method === "ALL" || route.path.includes("*")) continue;
     if (patternOf(route.path).test(trimmed)) methods.add(route.method.toUpperCase());

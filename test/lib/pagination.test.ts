@@ -8,11 +8,17 @@ describe("readPageRequest", () => {
     ["", { kind: "offset", page: 1, size: 100 }],
     ["page=3", { kind: "offset", page: 3, size: 100 }],
     ["page=2&page_size=5", { kind: "offset", page: 2, size: 5 }],
+    ["page=3&page=2", { kind: "offset", page: 2, size: 100 }],
+    ["page=%202%20", { kind: "offset", page: 2, size: 100 }],
+    ["page=%2B2", { kind: "offset", page: 2, size: 100 }],
+    ["page=1_0", { kind: "offset", page: 10, size: 100 }],
+    ["page=last&page_size=7", { kind: "last", size: 7 }],
+    ["cursor=&page=2", { kind: "offset", page: 2, size: 100 }],
   ])("reads %j", (text, expected) => {
     expect(readPageRequest(query(text))).toEqual(expected);
   });
 
-  it.each(["page=0", "page=-1", "page=abc", "page=1.5", "page=", "page=last", "page=99999999999"])("refuses %s", (text) => {
+  it.each(["page=0", "page=-1", "page=abc", "page=1.5", "page=", "page=Last", "page=99999999999", "page=1__0", "page=２"])("refuses %s", (text) => {
     expect(readPageRequest(query(text))).toBe("Invalid page.");
   });
 
@@ -32,6 +38,12 @@ describe("readPageSize", () => {
     ["0", 100],
     ["-5", 100],
     ["ten", 100],
+    ["", 100],
+    [" 7 ", 7],
+    ["+7", 7],
+    ["99999999999", 1000],
+    ["99999999999999999999999", 1000],
+    ["-0", 100],
   ])("%j gives %d", (text, size) => {
     expect(readPageSize(text)).toBe(size);
   });

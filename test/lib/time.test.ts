@@ -21,11 +21,17 @@ describe("parseInstant", () => {
     ["2026-11-21T11:15:30+01", ms("2026-11-21T10:15:30.000Z"), false],
     // An unescaped `+` in a query string arrives as a space.
     ["2026-11-21T11:15:30.123 01:00", ms("2026-11-21T10:15:30.123Z"), false],
+    // Django's parse_datetime: one-digit fields, white space before the zone.
+    ["2026-1-2T9:5:3Z", ms("2026-01-02T09:05:03.000Z"), false],
+    ["2026-11-21T10:15:30 Z", ms("2026-11-21T10:15:30.000Z"), false],
+    ["2026-1-2", ms("2026-01-02T00:00:00.000Z"), false],
+    // Years below 100 are those years, not 1900 and after.
+    ["0026-11-21T10:15:30Z", Date.UTC(2000, 0, 1) - 0 + (new Date("0026-11-21T10:15:30Z").getTime() - Date.UTC(2000, 0, 1)), false],
   ])("reads %s", (text, expectedMs, subMs) => {
     expect(parseInstant(text)).toEqual({ ms: expectedMs, subMs });
   });
 
-  it.each(["", "yesterday", "2026-13-01", "2026-02-30", "2026-11-21T24:00:00Z", "2026-11-21T10:60", "2026-11-21T10:15:30+25:00", "21/11/2026", "2026-11-21T10:15:30.Z", "1763720130"])(
+  it.each(["", "yesterday", "2026-13-01", "2026-02-30", "2026-11-21T24:00:00Z", "2026-11-21T10:60", "2026-11-21T10:15:30+25:00", "21/11/2026", "0000-01-01", "0000-01-01T00:00:00Z", "2026-011-01", "2026-11-21T100:15", "2026-11-21T10:15:30.Z", "1763720130"])(
     "refuses %j",
     (text) => {
       expect(parseInstant(text)).toBeNull();

@@ -1,3 +1,4 @@
+import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
 import {
   counterpartyView,
@@ -47,7 +48,7 @@ counterpartiesRouter.openapi(
     },
   }),
   async (c) => {
-    const { type, internal_id } = c.req.valid("query");
+    const { type, internal_id } = withInLookups(c.req.valid("query"));
     const page = await listCounterparties(serviceContext(c), { type, internal_id }, pageRequest(c));
     return listAnswer(c, page, page.rows.map((row) => row.json));
   },

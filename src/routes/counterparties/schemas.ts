@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { COUNTERPARTY_TYPES } from "../../db/schema";
-import { choiceFilter, pagingParams, textFilter } from "../../lib/filters";
+import { choiceFilter, pagingParams, repeatable, textFilter } from "../../lib/filters";
 import { timestamp } from "../common";
 
 const internalId = z
@@ -28,8 +28,8 @@ export const CounterpartySchema = z
   .openapi("Counterparty");
 
 export const CounterpartyQuery = z.object({
-  type: choiceFilter(COUNTERPARTY_TYPES, "Only counterparties of these types."),
-  internal_id: textFilter("Only counterparties with these internal ids.", "SUP-001"),
+  ...repeatable("type", choiceFilter(COUNTERPARTY_TYPES, "Only counterparties of these types.")),
+  ...repeatable("internal_id", textFilter("Only counterparties with these internal ids.", "SUP-001")),
   ...pagingParams,
 });
 

@@ -1,3 +1,4 @@
+import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
 import { createInvoice, getInvoice, invoiceView, listInvoices } from "../../services/invoices";
 import { BODY_ERRORS, createRouter, DETAIL_ERRORS, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
@@ -21,7 +22,7 @@ invoicesRouter.openapi(
     responses: { 200: jsonResponse(listEnvelope(InvoiceSchema, "InvoiceList"), "The account's invoices"), ...errorsOf([...LIST_ERRORS], INVALID_PAGE) },
   }),
   async (c) => {
-    const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
+    const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
     const page = await listInvoices(serviceContext(c), filters, pageRequest(c));
     return listAnswer(c, page, page.rows.map((row) => row.json));
   },

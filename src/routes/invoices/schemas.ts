@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { createdFilters, pagingParams, textFilter } from "../../lib/filters";
+import { createdFilters, pagingParams, repeatable, textFilter } from "../../lib/filters";
 import { timestamp } from "../common";
 
 const CURRENCIES = new Set(Intl.supportedValuesOf("currency"));
@@ -42,7 +42,7 @@ export const InvoiceSchema = z
   .openapi("Invoice");
 
 export const InvoiceQuery = z.object({
-  invoice_number: textFilter("Only invoices with these numbers.", "INV-1001"),
+  ...repeatable("invoice_number", textFilter("Only invoices with these numbers.", "INV-1001")),
   ...createdFilters,
   ...pagingParams,
 });

@@ -1,3 +1,4 @@
+import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
 import { forbidden } from "../../errors";
 import { createPayment, getPayment, listPayments, MAX_EVENTS, recordPaymentEvent } from "../../services/payments";
@@ -47,7 +48,7 @@ paymentsRouter.openapi(
     responses: { 200: jsonResponse(listEnvelope(PaymentSchema, "PaymentList"), "The account's payments"), ...errorsOf([...LIST_ERRORS], INVALID_PAGE) },
   }),
   async (c) => {
-    const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
+    const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
     const page = await listPayments(serviceContext(c), filters, pageRequest(c));
     return listAnswer(c, page, page.results);
   },

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { PAYMENT_METHODS, PAYMENT_STATUSES } from "../../db/schema";
-import { choiceFilter, createdFilters, pagingParams, singleChoice, textFilter, timeRange } from "../../lib/filters";
+import { choiceFilter, createdFilters, pagingParams, repeatable, singleChoice, textFilter, timeRange } from "../../lib/filters";
 import { timestamp } from "../common";
 import { amountCents } from "../invoices/schemas";
 
@@ -91,9 +91,9 @@ export const PaymentSchema = z
   .openapi("Payment");
 
 export const PaymentQuery = z.object({
-  status: choiceFilter(PAYMENT_STATUSES, "Only payments in these statuses."),
-  originating_counterparty_id: textFilter("Only payments from these buyers.", "cpty_demoBuyerAcme00000001"),
-  receiving_counterparty_id: textFilter("Only payments to these suppliers.", "cpty_demoSupplierNorthwind1"),
+  ...repeatable("status", choiceFilter(PAYMENT_STATUSES, "Only payments in these statuses.")),
+  ...repeatable("originating_counterparty_id", textFilter("Only payments from these buyers.", "cpty_demoBuyerAcme00000001")),
+  ...repeatable("receiving_counterparty_id", textFilter("Only payments to these suppliers.", "cpty_demoSupplierNorthwind1")),
   ...createdFilters,
   ...timeRange("updated"),
   ordering: singleChoice(["created", "updated"] as const, "Sort by `created` (default) or `updated`, ascending, ties by id."),

@@ -1,3 +1,4 @@
+import { withInLookups } from "../../lib/filters";
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireEncryptionKey } from "../../lib/encryption";
 import { pagingParams } from "../../lib/filters";
@@ -149,7 +150,7 @@ webhooksRouter.openapi(
     responses: { 200: jsonResponse(listEnvelope(DeliverySchema, "WebhookDeliveryList"), "Newest first"), ...webhookErrors([400, 401, 404], { 404: "No such subscription, or `Invalid page.`" }) },
   }),
   async (c) => {
-    const { page: _page, page_size: _size, cursor: _cursor, ...filters } = c.req.valid("query");
+    const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
     const page = await listDeliveries(serviceContext(c), c.req.valid("param").id, filters, pageRequest(c));
     return c.json(envelope(c, page, page.results.map(deliveryView)), 200);
   },

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
-import { choiceFilter, createdFilters, pagingParams } from "../../lib/filters";
+import { choiceFilter, createdFilters, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
 import type { AttemptRow, DeliveryRow, Subscription } from "../../webhooks";
@@ -82,7 +82,7 @@ export const SubscriptionSchema = z
   .openapi("WebhookSubscription");
 
 export const DeliveryQuery = z.object({
-  status: choiceFilter(DELIVERY_STATUSES, "Only deliveries in these statuses."),
+  ...repeatable("status", choiceFilter(DELIVERY_STATUSES, "Only deliveries in these statuses.")),
   payment_id: z.string().max(64).optional().openapi({ description: "Only the deliveries of this payment's changes.", example: "pmt_demoPaymentPending0001" }),
   ...createdFilters,
   ...pagingParams,
