@@ -9,7 +9,7 @@ import { call, makeCounterparty, makeInvoice, makeTenant, type User } from "./he
  * ID-3, ID-5, ID-7, made in that order.
  */
 let client: User;
-const internalIds = (json: { results: { internal_id: string }[] }) => json.results.map((row) => row.internal_id.split("~")[1]);
+const internalIds = (json: { results: { internal_id: string }[] }) => json.results.map((row) => row.internal_id.split("~")[1]!);
 let prefix: string;
 
 beforeAll(async () => {

@@ -1,4 +1,6 @@
+import { createExecutionContext, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import worker from "../src/index";
 import { ADMIN, BASE, call, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
 
 describe("request bodies", () => {
@@ -52,6 +54,17 @@ describe("request bodies", () => {
     expect(res.json).toEqual({ detail: expect.any(String) });
     const list = await call("GET", "/v1/counterparties/", { headers: client.headers });
     expect(list.json.count).toBe(0);
+  });
+
+  it.each(["GET", "HEAD", "DELETE", "OPTIONS"])("ignores a chunked body sent with %s, on every path, without credentials too", async (method) => {
+    const { client } = await makeTenant();
+    for (const [path, headers] of [["/healthz", {}], ["/v1/counterparties/", client.headers], ["/v1/counterparties/", {}], ["/nowhere", {}]] as const) {
+      // A runtime Request cannot carry a body with GET; one from the wire can (Transfer-Encoding: chunked).
+      const request = new Request(`${BASE}${path}`, { method, headers: { ...headers, "transfer-encoding": "chunked" } });
+      Object.defineProperty(request, "body", { value: new Blob(["x".repeat(10)]).stream() });
+      const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], env, createExecutionContext());
+      expect(response.status, `${method} ${path}`).toBeLessThan(500);
+    }
   });
 
   it("ignores unknown fields, as DRF does", async () => {

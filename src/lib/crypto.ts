@@ -1,9 +1,18 @@
 const encoder = new TextEncoder();
 
-export function base64url(bytes: Uint8Array): string {
+export function base64(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(binary);
+}
+
+export function base64url(bytes: Uint8Array): string {
+  return base64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** HTTP Basic credentials as RFC 7617 sends them with `charset="UTF-8"`: any Unicode text, as UTF-8. */
+export function basicAuthorization(username: string, password: string): string {
+  return `Basic ${base64(encoder.encode(`${username}:${password}`))}`;
 }
 
 /** A generated secret: 32 random bytes as URL-safe base64 (43 characters). */

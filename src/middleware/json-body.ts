@@ -8,13 +8,18 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
-/** Bodies over 1 MiB answer 413 before they are read whole. */
-export const limitBody = bodyLimit({
+/** The methods whose body is read; any other method's body is ignored, never read. */
+const WRITES = ["POST", "PUT", "PATCH"];
+
+const limit = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: () => {
     throw new AppError("payload_too_large", "Request body is larger than 1 MiB.");
   },
 });
+
+/** Bodies over 1 MiB answer 413 before they are read whole. */
+export const limitBody: MiddlewareHandler<AppEnv> = (c, next) => (WRITES.includes(c.req.method) ? limit(c, next) : next());
 
 /**
  * Every write takes JSON: a body of another content type is 415 (and is not read), malformed JSON
@@ -22,7 +27,7 @@ export const limitBody = bodyLimit({
  * what is missing. The parsed text stays cached on the request for the route's validator.
  */
 export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
+  if (!WRITES.includes(c.req.method)) return next();
   const mediaType = (c.req.header("content-type") ?? "").split(";")[0]!.trim();
   if (mediaType && !JSON_TYPE.test(mediaType)) {
     throw new AppError("unsupported_media_type", `Unsupported media type "${mediaType}" in request.`);

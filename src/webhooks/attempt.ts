@@ -1,4 +1,5 @@
 import type { WebhookContentType } from "../db/schema";
+import { basicAuthorization } from "../lib/crypto";
 import { signatureHeaders, type SigningSecrets } from "./signing";
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -40,7 +41,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
   let sent: Record<string, string> | null = null;
   try {
     const headers = {
-      authorization: `Basic ${btoa(`${request.username}:${request.password}`)}`,
+      authorization: basicAuthorization(request.username, request.password),
       "content-type": request.contentType,
       "hook-subscription": request.subscriptionId,
       "hook-delivery": request.deliveryId,

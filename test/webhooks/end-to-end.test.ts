@@ -3,7 +3,7 @@ import { call, makePayment, makeTenant } from "../helpers/api";
 import { env } from "cloudflare:test";
 import { Webhook } from "standardwebhooks";
 import { hookHmac } from "../../src/webhooks/signing";
-import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { mailbox, receivedAt, receiverUrl, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 describe("deliveries end to end, through the queue to a real receiver on 127.0.0.1", () => {
   it("delivers one signed delivery per subscription per change: 2 subscriptions x 4 changes = 8", async () => {
@@ -36,6 +36,22 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
       expect(log.json.count).toBe(4);
       expect(log.json.results.every((d: { status: string }) => d.status === "succeeded")).toBe(true);
     }
+  }, 30_000);
+
+  it("sends credentials outside Latin-1 as UTF-8 Basic (RFC 7617), and they verify", async () => {
+    const { client } = await makeTenant();
+    const credentials = { username: "hook-ü-用户", password: "pass-€-密码" };
+    const res = await call("POST", "/v1/webhooks/", {
+      body: { event: "payment.changed", url: `${receiverUrl()}/hooks/${crypto.randomUUID()}`, content_type: "application/json", ...credentials },
+      headers: client.headers,
+    });
+    expect(res.status).toBe(201);
+    const box = await mailbox({ secret: res.json.secret, ...credentials }, new URL(res.json.url).pathname);
+    await makePayment(client);
+    const [got] = await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    expect(got!.verified?.basic).toBe(true);
+    const sent = new TextDecoder().decode(Uint8Array.from(atob(got!.headers.authorization!.slice("Basic ".length)), (c) => c.charCodeAt(0)));
+    expect(sent).toBe(`${credentials.username}:${credentials.password}`);
   }, 30_000);
 
   it("retries a receiver that answers 500 then 200: one succeeded delivery, two attempts, one hook-delivery id", async () => {

@@ -75,6 +75,25 @@ describe("webhook subscriptions", () => {
     expect(Object.keys(mine.json).sort()).toEqual(["password", "username"]);
   });
 
+  it.each([
+    [{ username: "hook:user" }, { username: ["A username cannot contain a colon (:): HTTP Basic ends the username there."] }],
+    [{ username: "hook\nuser" }, { username: ["Control characters are not allowed."] }],
+    [{ password: "pass\u0000word" }, { password: ["Control characters are not allowed."] }],
+    [{ password: "pass\u0085word" }, { password: ["Control characters are not allowed."] }],
+  ])("refuses credentials HTTP Basic cannot carry: %j", async (fields, errors) => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/webhooks/", { body: { ...valid(), ...fields }, headers: client.headers });
+    expect(res.status).toBe(400);
+    expect(res.json).toEqual(errors);
+  });
+
+  it("takes a colon in the password, which HTTP Basic carries", async () => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/webhooks/", { body: { ...valid(), password: "pa:ss:€" }, headers: client.headers });
+    expect(res.status).toBe(201);
+    expect(res.json.password).toBe("pa:ss:€");
+  });
+
   it("applies the URL policy when local URLs are not allowed", async () => {
     const { client } = await makeTenant();
     for (const url of ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/x", "https://a:b@hooks.example.com/x",

@@ -5,7 +5,16 @@ import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
 import type { AttemptRow, DeliveryRow, Subscription } from "../../webhooks";
 
-const credential = (description: string, example: string) => z.string().min(1).max(190).openapi({ description, example });
+// RFC 7617: no control characters in either, and no colon in the user-id (it ends the user-id).
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const credential = (description: string, example: string, { colon = true } = {}) =>
+  z
+    .string()
+    .min(1)
+    .max(190)
+    .refine((text) => !CONTROL.test(text), "Control characters are not allowed.")
+    .refine((text) => colon || !text.includes(":"), "A username cannot contain a colon (:): HTTP Basic ends the username there.")
+    .openapi({ description: `${description} Any Unicode text without control characters, sent as UTF-8 (RFC 7617).`, example });
 const fields = {
   event: z.enum(["payment.changed"]).openapi({ description: "The event to receive; `payment.changed` is the only one.", example: "payment.changed" }),
   url: z.string().min(1).max(190).openapi({
@@ -14,7 +23,7 @@ const fields = {
     example: "https://erp.example.com/hooks/payments",
   }),
   content_type: z.enum(WEBHOOK_CONTENT_TYPES).openapi({ description: "How delivery bodies are encoded.", example: "application/json" }),
-  username: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API username.", "hook-user"),
+  username: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon.", "hook-user", { colon: false }),
   password: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API password.", "hook-pass-5f2a9c"),
 };
 const FLAG_DESCRIPTIONS = {
