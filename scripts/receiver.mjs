@@ -81,7 +81,8 @@ export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, q
         console.log(`${new Date().toISOString()} ${req.headers["hook-event"] ?? "?"} delivery ${req.headers["hook-delivery"] ?? "?"} -> ${status} (${ok})`);
         console.log(`  ${req.headers["content-type"]}: ${body.length > 400 ? `${body.slice(0, 400)}…` : body}`);
       }
-      reply(status, { received: true });
+      // `delayMs` in a mailbox's config: a slow receiver, answering that much later.
+      setTimeout(() => reply(status, { received: true }), config?.delayMs ?? 0);
     });
   });
   return new Promise((resolve) => {

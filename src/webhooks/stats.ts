@@ -3,7 +3,7 @@
  * and 5-minute bucket, with their durations as counts per bin; a window's stats read its buckets
  * (at most 2,016 rows for 7 days) whatever the subscription's history.
  */
-import { and, eq, exists, gte, sql } from "drizzle-orm";
+import { and, eq, exists, gte, sql, type SQL } from "drizzle-orm";
 import type { BatchStatement, Db } from "../db/client";
 import { webhookStats, webhookSubscriptions } from "../db/schema";
 import { inAccount } from "../db/scope";
@@ -64,21 +64,29 @@ export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
 const binColumns = [webhookStats.h0, webhookStats.h1, webhookStats.h2, webhookStats.h3, webhookStats.h4, webhookStats.h5, webhookStats.h6, webhookStats.h7, webhookStats.h8, webhookStats.h9, webhookStats.h10];
 const binKeys = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h10"] as const;
 
-/** The statements that add `rows` to the stored buckets. */
+/**
+ * The statements that add `rows` to the stored buckets, each only while its subscription exists:
+ * an attempt recorded after its subscription was deleted leaves no bucket behind.
+ */
 export function statsStatements(db: Db, rows: StatsRow[]): BatchStatement[] {
   const added = (column: { name: string }) => sql`${sql.identifier(column.name)} + excluded.${sql.identifier(column.name)}`;
   return rows.map((row) =>
     db
       .insert(webhookStats)
-      .values({
-        subscriptionId: row.subscriptionId,
-        bucketStart: row.bucketStart,
-        attempts: row.attempts,
-        succeeded: row.succeeded,
-        failed: row.failed,
-        pending: row.pending,
-        ...Object.fromEntries(binKeys.map((key, i) => [key, row.bins[i]!])),
-      })
+      .select((qb) =>
+        qb
+          .select({
+            subscriptionId: webhookSubscriptions.id,
+            bucketStart: sql`${row.bucketStart}`.as("bucket_start"),
+            attempts: sql`${row.attempts}`.as("attempts"),
+            succeeded: sql`${row.succeeded}`.as("succeeded"),
+            failed: sql`${row.failed}`.as("failed"),
+            pending: sql`${row.pending}`.as("pending"),
+            ...Object.fromEntries(binKeys.map((key, i) => [key, sql`${row.bins[i]!}`.as(key)])),
+          } as unknown as Record<keyof typeof webhookStats.$inferInsert, SQL.Aliased>)
+          .from(webhookSubscriptions)
+          .where(eq(webhookSubscriptions.id, row.subscriptionId)) as never,
+      )
       .onConflictDoUpdate({
         target: [webhookStats.subscriptionId, webhookStats.bucketStart],
         set: Object.fromEntries(

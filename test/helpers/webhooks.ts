@@ -9,7 +9,7 @@ export interface Box {
 }
 
 /** A fresh path on the receiver, with what it verifies against and the statuses it answers. */
-export async function mailbox(config: { secret: string; username: string; password: string; responses?: number[] }, path = `/hooks/${unique("box")}`): Promise<Box> {
+export async function mailbox(config: { secret: string; username: string; password: string; responses?: number[]; delayMs?: number }, path = `/hooks/${unique("box")}`): Promise<Box> {
   const res = await fetch(`${receiverUrl()}/_config${path}`, { method: "POST", body: JSON.stringify(config) });
   if (!res.ok) throw new Error(`receiver config: ${res.status}`);
   return { path, url: `${receiverUrl()}${path}` };

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 afterEach(() => {
   vi.restoreAllMocks();
 });
-import { BASE, call, makeTenant, type User } from "../helpers/api";
-import { HOOK_USER, receiverUrl } from "../helpers/webhooks";
+import { BASE, call, makePayment, makeTenant, type User } from "../helpers/api";
+import { HOOK_USER, mailbox, receivedAt, receiverUrl, waitFor } from "../helpers/webhooks";
 
 const valid = () => ({ event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", ...HOOK_USER });
 const create = (user: User, body: Record<string, unknown>) => call("POST", "/v1/webhooks/", { body, headers: user.headers });
@@ -93,6 +93,21 @@ describe("webhook subscriptions", () => {
     expect(res.status).toBe(201);
     expect(res.json.password).toBe("pa:ss:€");
   });
+
+  it("leaves no health buckets behind when deleted while an attempt is in flight", async () => {
+    const { client } = await makeTenant();
+    const path = `/hooks/${crypto.randomUUID()}`;
+    const made = await create(client, { ...valid(), url: `${receiverUrl()}${path}` });
+    await mailbox({ secret: made.json.secret, ...HOOK_USER, delayMs: 1500 }, path);
+    const box = { path, url: `${receiverUrl()}${path}` };
+    await makePayment(client);
+    await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    expect((await call("DELETE", `/v1/webhooks/${made.json.id}/`, { headers: client.headers })).status).toBe(204);
+    // The attempt ends after the delete, and is recorded then.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const { results } = await env.DB.prepare("select count(*) as n from webhook_stats where subscription_id = ?").bind(made.json.id).run();
+    expect(results[0]).toEqual({ n: 0 });
+  }, 20_000);
 
   it("applies the URL policy when local URLs are not allowed", async () => {
     const { client } = await makeTenant();
