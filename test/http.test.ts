@@ -199,6 +199,9 @@ describe("service endpoints", () => {
     expect(res.json).toContain('<script src="/docs/redoc.standalone.js">');
     expect(res.json).not.toMatch(/https?:\/\//);
     expect(res.headers.get("content-security-policy")).toContain("default-src 'self'");
+    // No other origin may frame it (clickjacking).
+    expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
   });
 
   it("leads a browser from / to /docs and gives a program the service's links", async () => {

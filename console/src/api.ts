@@ -59,6 +59,21 @@ export function withQuery(path: string, query: Query = {}): string {
   return text ? `${path}?${text}` : path;
 }
 
+/**
+ * An API path with values put into it as single path segments: `apiPath\`/v1/webhooks/${id}/\``.
+ * Each value is percent-encoded, so an id taken from the address (after `#`) cannot add segments
+ * or a query, and `.` or `..` (a dot segment however encoded) is refused, so it cannot climb to
+ * another API path. Pure.
+ */
+export function apiPath(parts: TemplateStringsArray, ...values: string[]): string {
+  return parts.reduce((out, part, i) => {
+    if (i === 0) return part;
+    const value = values[i - 1]!;
+    if (value === "" || /^(\.|%2e){1,2}$/i.test(value)) throw new ApiError(404, ["Not found."], {});
+    return `${out}${encodeURIComponent(value)}${part}`;
+  });
+}
+
 /** The path and query of an API link (the lists' `next` and `previous` are absolute URLs). */
 export function localPath(link: string): string {
   const url = new URL(link, location.origin);
@@ -66,6 +81,10 @@ export function localPath(link: string): string {
 }
 
 export async function api<T>(method: string, path: string, body?: unknown, who: Credentials | null = credentials()): Promise<T> {
+  // Only this origin's API, and only the path as written: a path that the browser would resolve
+  // elsewhere (another origin, a dot segment) is never sent with the user's credentials.
+  const target = new URL(path, location.origin);
+  if (target.origin !== location.origin || /(^|\/)\.{1,2}(\/|$)/.test(path.split("?")[0]!)) throw new ApiError(404, ["Not found."], {});
   const headers: Record<string, string> = { accept: "application/json" };
   if (who) headers.authorization = `Basic ${btoa(unescape(encodeURIComponent(`${who.username}:${who.password}`)))}`;
   if (body !== undefined) headers["content-type"] = "application/json";

@@ -25,7 +25,7 @@ const DOCS_PAGE = `<!doctype html>
 </body>
 </html>`;
 
-const DOCS_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'";
+const DOCS_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** /healthz, /openapi.json (generated from the route schemas) and /docs (a page that renders it). */
 export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -76,6 +76,7 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
   // Everything the page loads comes from this origin (Redoc's bundle is a static asset); the policy makes sure.
   app.get("/docs", (c) => {
     c.header("Content-Security-Policy", DOCS_POLICY);
+    c.header("X-Frame-Options", "DENY");
     return c.html(DOCS_PAGE);
   });
 }

@@ -1,4 +1,4 @@
-import { api } from "../api";
+import { api, apiPath } from "../api";
 import { duration, pretty, when } from "../format";
 import { useAction, useLoad } from "../parts/load";
 import { Badge, Card, Loading, Problem } from "../parts/ui";
@@ -7,7 +7,7 @@ import type { Attempt, Delivery } from "./types";
 
 /** One delivery: its attempts as a timeline, the headers and body it sent, and redelivery. */
 export function DeliveryPage({ subscriptionId, deliveryId }: { subscriptionId: string; deliveryId: string }) {
-  const delivery = useLoad(() => api<Delivery>("GET", `/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/`), deliveryId);
+  const delivery = useLoad(() => api<Delivery>("GET", apiPath`/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/`), deliveryId);
   const redeliver = useAction();
   const row = delivery.data;
   return (
@@ -36,7 +36,7 @@ export function DeliveryPage({ subscriptionId, deliveryId }: { subscriptionId: s
                 type="button"
                 disabled={redeliver.busy}
                 onClick={async () => {
-                  if ((await redeliver.run(() => api("POST", `/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/redeliver/`))) !== undefined) delivery.reload();
+                  if ((await redeliver.run(() => api("POST", apiPath`/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/redeliver/`))) !== undefined) delivery.reload();
                 }}
               >
                 {redeliver.busy ? "Queuing…" : "Redeliver"}

@@ -1,4 +1,4 @@
-import { api, type Page } from "../api";
+import { api, apiPath, type Page, withQuery } from "../api";
 import { money, when } from "../format";
 import { useLoad } from "../parts/load";
 import { Badge, Card, Loading, Problem } from "../parts/ui";
@@ -16,7 +16,7 @@ async function deliveriesOf(paymentId: string): Promise<Map<string, Made[]>> {
   const byEvent = new Map<string, Made[]>();
   await Promise.all(
     subscriptions.results.map(async (subscription) => {
-      const log = await api<Page<Delivery>>("GET", `/v1/webhooks/${subscription.id}/deliveries/?payment_id=${encodeURIComponent(paymentId)}&page_size=1000`);
+      const log = await api<Page<Delivery>>("GET", withQuery(apiPath`/v1/webhooks/${subscription.id}/deliveries/`, { payment_id: paymentId, page_size: "1000" }));
       for (const delivery of log.results) {
         const key = delivery.event_id ?? "unknown";
         byEvent.set(key, [...(byEvent.get(key) ?? []), { subscription, delivery }]);
@@ -28,7 +28,7 @@ async function deliveriesOf(paymentId: string): Promise<Map<string, Made[]>> {
 
 /** A payment and its timeline: each event, and the deliveries its change made. */
 export function PaymentPage({ id }: { id: string }) {
-  const payment = useLoad(() => api<Payment>("GET", `/v2/payments/${id}/`), id);
+  const payment = useLoad(() => api<Payment>("GET", apiPath`/v2/payments/${id}/`), id);
   const made = useLoad(() => deliveriesOf(id), id);
   const row = payment.data;
   return (

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api } from "../api";
+import { api, apiPath } from "../api";
 import { ago, duration, localToIso, percent, when } from "../format";
 import { AttemptsChart } from "../parts/chart";
 import { Deliveries } from "../parts/deliveries";
@@ -22,8 +22,8 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
   const [window, setWindow] = useState("24h");
   const [editing, setEditing] = useState(false);
   const [notice, setNotice] = useState(query.get("created") ? "Subscription created. Its signing secret is below." : "");
-  const subscription = useLoad(() => api<Subscription>("GET", `/v1/webhooks/${id}/`), id);
-  const stats = useLoad(() => api<Stats>("GET", `/v1/webhooks/${id}/stats/?window=${window}`), `${id} ${window}`);
+  const subscription = useLoad(() => api<Subscription>("GET", apiPath`/v1/webhooks/${id}/`), id);
+  const stats = useLoad(() => api<Stats>("GET", apiPath`/v1/webhooks/${id}/stats/?window=${window}`), `${id} ${window}`);
   const action = useAction();
   const [logRound, setLogRound] = useState(0);
 
@@ -60,10 +60,10 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               </div>
             </div>
             <div class="actions">
-              <button type="button" disabled={action.busy || !row.is_active} onClick={() => act(() => api<Delivery>("POST", `/v1/webhooks/${id}/test/`), "Test delivery sent. It is at the top of the log below.")}>
+              <button type="button" disabled={action.busy || !row.is_active} onClick={() => act(() => api<Delivery>("POST", apiPath`/v1/webhooks/${id}/test/`), "Test delivery sent. It is at the top of the log below.")}>
                 Send test delivery
               </button>
-              <button type="button" class="secondary" disabled={action.busy} onClick={() => act(() => api("PATCH", `/v1/webhooks/${id}/`, { is_active: !row.is_active }), row.is_active ? "Paused: no deliveries are sent until you resume." : "Resumed.")}>
+              <button type="button" class="secondary" disabled={action.busy} onClick={() => act(() => api("PATCH", apiPath`/v1/webhooks/${id}/`, { is_active: !row.is_active }), row.is_active ? "Paused: no deliveries are sent until you resume." : "Resumed.")}>
                 {row.is_active ? "Pause" : "Resume"}
               </button>
               <button type="button" class="secondary" disabled={action.busy} onClick={() => setEditing(true)}>
@@ -73,7 +73,7 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                 type="button"
                 class="secondary"
                 disabled={action.busy}
-                onClick={() => confirm("Rotate the signing secret? For 24 hours deliveries are signed with both the old and the new one.") && act(() => api("POST", `/v1/webhooks/${id}/rotate-secret/`), "Secret rotated. Deliveries carry both signatures for 24 hours.")}
+                onClick={() => confirm("Rotate the signing secret? For 24 hours deliveries are signed with both the old and the new one.") && act(() => api("POST", apiPath`/v1/webhooks/${id}/rotate-secret/`), "Secret rotated. Deliveries carry both signatures for 24 hours.")}
               >
                 Rotate secret
               </button>
@@ -83,7 +83,7 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                 disabled={action.busy}
                 onClick={async () => {
                   if (!confirm("Delete this subscription and its delivery log? Pending deliveries are dropped.")) return;
-                  if ((await action.run(() => api("DELETE", `/v1/webhooks/${id}/`))) !== undefined) go("/");
+                  if ((await action.run(() => api("DELETE", apiPath`/v1/webhooks/${id}/`))) !== undefined) go("/");
                 }}
               >
                 Delete
@@ -192,7 +192,7 @@ function EditCard({ row, onDone }: { row: Subscription; onDone: (saved: boolean)
         onSubmit={async (values) => {
           const patch = changes(values, before);
           if (Object.keys(patch).length === 0) return onDone(false);
-          if ((await save.run(() => api("PATCH", `/v1/webhooks/${row.id}/`, patch))) !== undefined) onDone(true);
+          if ((await save.run(() => api("PATCH", apiPath`/v1/webhooks/${row.id}/`, patch))) !== undefined) onDone(true);
         }}
       />
     </Card>
@@ -214,7 +214,7 @@ function RecoverCard({ id, onRecovered }: { id: string; onRecovered: () => void 
           event.preventDefault();
           setResult("");
           const body = { since: localToIso(since) ?? since, ...(until ? { until: localToIso(until) ?? until } : {}) };
-          const answer = await recover.run(() => api<{ recovered: number }>("POST", `/v1/webhooks/${id}/recover/`, body));
+          const answer = await recover.run(() => api<{ recovered: number }>("POST", apiPath`/v1/webhooks/${id}/recover/`, body));
           if (answer) {
             setResult(
               answer.recovered === 0

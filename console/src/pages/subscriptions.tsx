@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, localPath, type Page } from "../api";
+import { api, apiPath, localPath, type Page } from "../api";
 import { ago, percent } from "../format";
 import { useAction, useLoad } from "../parts/load";
 import { BLANK, changes, SubscriptionForm } from "../parts/subscription-form";
@@ -13,7 +13,7 @@ export function Subscriptions() {
   const [creating, setCreating] = useState(false);
   const list = useLoad(async () => {
     const page = await api<Page<Subscription>>("GET", path);
-    const stats = await Promise.all(page.results.map((row) => api<Stats>("GET", `/v1/webhooks/${row.id}/stats/?window=24h`).catch(() => null)));
+    const stats = await Promise.all(page.results.map((row) => api<Stats>("GET", apiPath`/v1/webhooks/${row.id}/stats/?window=24h`).catch(() => null)));
     return { page, stats };
   }, path);
   const create = useAction();

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { api, localPath, withQuery, type Page } from "../api";
+import { api, apiPath, localPath, type Page, withQuery } from "../api";
 import { ago, localToIso, when } from "../format";
 import { useLoad } from "./load";
 import { Badge, Card, Empty, Loading, Pager, Problem } from "./ui";
@@ -16,7 +16,7 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
   const status = query.get("status") ?? "";
   const from = query.get("from") ?? "";
   const to = query.get("to") ?? "";
-  const first = withQuery(`/v1/webhooks/${subscriptionId}/deliveries/`, { page_size: "25", status, created__gte: localToIso(from), created__lte: localToIso(to) });
+  const first = withQuery(apiPath`/v1/webhooks/${subscriptionId}/deliveries/`, { page_size: "25", status, created__gte: localToIso(from), created__lte: localToIso(to) });
   const [path, setPath] = useState(first);
   useEffect(() => setPath(first), [first]);
   const log = useLoad(() => api<Page<Delivery>>("GET", path), `${path} ${round}`);
