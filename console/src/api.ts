@@ -2,6 +2,8 @@
  * The console's only way to the service: the public API, on this origin, as HTTP Basic with the
  * credentials the user signed in with. They live in sessionStorage: gone when the tab closes.
  */
+export { apiPath } from "./paths";
+
 const STORE = "payments-console.credentials";
 
 export interface Credentials {
@@ -57,21 +59,6 @@ export function withQuery(path: string, query: Query = {}): string {
   }
   const text = params.toString();
   return text ? `${path}?${text}` : path;
-}
-
-/**
- * An API path with values put into it as single path segments: `apiPath\`/v1/webhooks/${id}/\``.
- * Each value is percent-encoded, so an id taken from the address (after `#`) cannot add segments
- * or a query, and `.` or `..` (a dot segment however encoded) is refused, so it cannot climb to
- * another API path. Pure.
- */
-export function apiPath(parts: TemplateStringsArray, ...values: string[]): string {
-  return parts.reduce((out, part, i) => {
-    if (i === 0) return part;
-    const value = values[i - 1]!;
-    if (value === "" || /^(\.|%2e){1,2}$/i.test(value)) throw new ApiError(404, ["Not found."], {});
-    return `${out}${encodeURIComponent(value)}${part}`;
-  });
 }
 
 /** The path and query of an API link (the lists' `next` and `previous` are absolute URLs). */

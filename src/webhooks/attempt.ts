@@ -1,5 +1,6 @@
 import type { WebhookContentType } from "../db/schema";
 import { basicAuthorization } from "../lib/crypto";
+import { redacted, secretForms } from "./redact";
 import { signatureHeaders, type SigningSecrets } from "./signing";
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -64,7 +65,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       responseStatus: response.status,
       timedOut: false,
       error: response.ok ? null : `HTTP ${response.status}`,
-      excerpt: redacted(text, secretsOf(request, headers.authorization)).slice(0, EXCERPT_CHARS),
+      excerpt: redacted(text, secretsOf(request)).slice(0, EXCERPT_CHARS),
       retryAfter: response.headers.get("retry-after"),
       headers: sent,
     };
@@ -83,16 +84,9 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
   }
 }
 
-/** What a receiver's answer must not carry into the delivery log: the credentials and secrets we sent. */
-function secretsOf(request: AttemptRequest, authorization?: string): string[] {
-  const { current, previous } = request.secrets;
-  const keyPart = (secret: string | null) => (secret?.startsWith("whsec_") ? secret.slice(6) : null);
-  return [request.password, authorization?.slice(6) ?? null, current, previous, keyPart(current), keyPart(previous)].filter((text): text is string => Boolean(text));
-}
-
-/** `text` with every occurrence of each secret replaced by `[redacted]`, longest first. Pure. */
-export function redacted(text: string, secrets: string[]): string {
-  return [...secrets].sort((a, b) => b.length - a.length).reduce((out, secret) => out.replaceAll(secret, "[redacted]"), text);
+/** What a receiver's answer or a network error must not carry into the delivery log. */
+function secretsOf(request: AttemptRequest): string[] {
+  return secretForms({ username: request.username, password: request.password, secrets: [request.secrets.current, request.secrets.previous] });
 }
 
 /** Workers freeze performance.now() between I/O; Date.now() moves on I/O; take the larger. */

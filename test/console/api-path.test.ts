@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apiPath } from "../../console/src/api";
+import { apiPath } from "../../console/src/paths";
 
 describe("the console's API paths", () => {
   it.each([

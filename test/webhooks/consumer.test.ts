@@ -413,6 +413,34 @@ describe("the delivery consumer", () => {
 });
 
 describe("secrets", () => {
+  it("never reach the delivery log when a receiver echoes them encoded: URL-encoded, JSON-escaped, base64, or the key in hex or base64url", async () => {
+    // A password whose encodings all differ from it.
+    const { client, subscription, id } = await pendingDelivery(undefined, { password: 'p@ss wörd/"€+' });
+    const key = Uint8Array.from(atob(subscription.secret.slice(6)), (c) => c.charCodeAt(0));
+    const hex = [...key].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const pair = `${subscription.username}:${subscription.password}`;
+    const utf8Base64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+    const echoes = [
+      encodeURIComponent(subscription.password),
+      JSON.stringify(subscription.password).slice(1, -1),
+      utf8Base64(subscription.password),
+      utf8Base64(pair),
+      hex,
+      hex.toUpperCase(),
+      btoa(String.fromCharCode(...key)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+      encodeURIComponent(subscription.secret),
+    ];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(echoes.map((echo, i) => `${i}=${echo}`).join(" "), { status: 200 }));
+    await consume(id);
+    const log = (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).json;
+    const stored = JSON.stringify(await env.DB.prepare("select response_excerpt from webhook_attempts where delivery_id = ?").bind(id).all());
+    for (const echo of echoes) {
+      expect(JSON.stringify(log)).not.toContain(echo);
+      expect(stored).not.toContain(echo);
+    }
+    expect(log.attempts[0].response_excerpt).toBe(echoes.map((_, i) => `${i}=[redacted]`).join(" "));
+  });
+
   it("never reach the logs, the delivery log or the stored rows in plain text, even when a receiver echoes them back", async () => {
     const logged: string[] = [];
     for (const method of ["log", "error", "warn", "info", "debug"] as const) {
