@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import { createDb } from "./db/client";
 import type { Env } from "./env";
 import { forgetExpiredKeys } from "./idempotency";
+import { forgetAuthFailures } from "./services/auth-throttle";
 import { consumeDeadLetters, consumeDeliveries, sweepOutbox, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
@@ -28,5 +29,6 @@ export default {
     const now = Date.now();
     ctx.waitUntil(sweepOutbox(env, now, controller.cron === "@restart" ? { restartedAt } : {}));
     ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
+    ctx.waitUntil(forgetAuthFailures(createDb(env.DB), now));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -1,4 +1,5 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { countFailure, failureKey, readFailures, throttledFor } from "../services/auth-throttle";
 import type { AppEnv } from "../env";
 import { AppError, forbidden } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
@@ -31,8 +32,12 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!header) throw unauthorized("Authentication credentials were not provided.");
   const credentials = parseBasic(header);
   if (!credentials) throw unauthorized("Invalid basic header.");
-  const caller = await authenticate(c.get("db"), credentials.username, credentials.password);
-  if (!caller) throw unauthorized("Invalid username/password.");
+  const checked = await authenticate(c.get("db"), credentials.username, credentials.password, clientAddress(c));
+  if (!checked.caller) {
+    if (checked.throttledFor !== null) throw throttled(checked.throttledFor);
+    throw unauthorized("Invalid username/password.");
+  }
+  const caller = checked.caller;
   c.set("caller", caller);
   await throttle(c.env, caller.username);
   return next();
@@ -48,19 +53,33 @@ export const RATE_LIMIT_PERIOD_S = 10;
 async function throttle(env: AppEnv["Bindings"], username: string): Promise<void> {
   if (!env.API_RATE_LIMIT || env.RATE_LIMITING === "off") return;
   const { success } = await env.API_RATE_LIMIT.limit({ key: username });
-  if (!success) {
-    throw new AppError("throttled", `Request was throttled. Expected available in ${RATE_LIMIT_PERIOD_S} seconds.`, undefined, {
-      "Retry-After": String(RATE_LIMIT_PERIOD_S),
-    });
-  }
+  if (!success) throw throttled(RATE_LIMIT_PERIOD_S);
+}
+
+/** 429 worded as Django REST framework's throttles, with Retry-After. */
+function throttled(seconds: number): AppError {
+  return new AppError("throttled", `Request was throttled. Expected available in ${seconds} second${seconds === 1 ? "" : "s"}.`, undefined, {
+    "Retry-After": String(seconds),
+  });
+}
+
+/** The client's address as Cloudflare gives it; null where there is none (tests, some local runs). */
+function clientAddress(c: Context<AppEnv>): string | null {
+  return c.req.header("cf-connecting-ip") ?? null;
 }
 
 /** Operators: `Bearer ADMIN_TOKEN`. Without a configured token the admin API is off. */
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = c.env.ADMIN_TOKEN;
   if (!token) throw forbidden("The admin API is disabled: ADMIN_TOKEN is not set.");
+  const db = c.get("db");
+  const keys = [failureKey("admin", clientAddress(c) ?? "any")];
+  const now = Date.now();
+  const wait = throttledFor(await readFailures(db, keys), now);
+  if (wait !== null) throw throttled(wait);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
   if (!match || !constantTimeEqual(match[1]!, token)) {
+    await countFailure(db, keys, now);
     throw new AppError("unauthorized", "Invalid or missing admin token.", undefined, { "WWW-Authenticate": 'Bearer realm="admin"' });
   }
   return next();

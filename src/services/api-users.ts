@@ -1,3 +1,4 @@
+import { countFailure, failureKey, readFailures, throttledFor } from "./auth-throttle";
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiUsers, type Role } from "../db/schema";
@@ -44,11 +45,28 @@ export async function deleteApiUser(db: Db, accountId: string, username: string)
 // Compared against when the username is unknown, so both paths hash and compare.
 const NO_USER_HASH = "0".repeat(64);
 
-/** Checks Basic credentials; null for an unknown user or a wrong password alike. */
-export async function authenticate(db: Db, username: string, password: string): Promise<Caller | null> {
-  const user = username.length <= 150 ? await db.select().from(apiUsers).where(eq(apiUsers.username, username)).get() : undefined;
+export type Authentication = { caller: Caller } | { caller: null; throttledFor: number | null };
+
+/**
+ * Checks Basic credentials, in one round trip with the failure counts of the username and the
+ * client's address (services/auth-throttle.ts): a caller over the limit is refused before any
+ * password is compared; a wrong password counts a failure. An unknown user and a wrong password
+ * answer alike.
+ */
+export async function authenticate(db: Db, username: string, password: string, address: string | null, now = Date.now()): Promise<Authentication> {
+  const keys = [failureKey("user", username.slice(0, 150)), ...(address ? [failureKey("address", address)] : [])];
+  const [users, failures] = await db.batch([
+    db.select().from(apiUsers).where(eq(apiUsers.username, username.length <= 150 ? username : "")),
+    readFailures(db, keys),
+  ]);
+  const throttled = throttledFor(failures, now);
+  if (throttled !== null) return { caller: null, throttledFor: throttled };
+  const user = users[0];
   const hash = await sha256Hex(password);
   const matches = constantTimeEqual(hash, user?.passwordHash ?? NO_USER_HASH);
-  if (!user || !matches) return null;
-  return { username: user.username, accountId: user.accountId, role: user.role, password };
+  if (!user || !matches) {
+    await countFailure(db, keys, now);
+    return { caller: null, throttledFor: null };
+  }
+  return { caller: { username: user.username, accountId: user.accountId, role: user.role, password } };
 }
