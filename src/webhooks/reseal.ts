@@ -19,8 +19,11 @@ export interface ResealReport {
 
 /**
  * Seals every subscription's secrets with the newest ENCRYPTION_KEY (after a key was added in
- * front), RESEAL_BATCH rows a call in id order after `after`. A row changed meanwhile is left to
- * the change, which seals with the newest key itself; an expired previous secret is dropped.
+ * front), RESEAL_BATCH rows a call in id order after `after`. Each row is sealed again under a
+ * guard that it did not change meanwhile; a row changed meanwhile is read again and looked at
+ * again (a change seals every field with the newest key itself, sealing.ts, so this settles at
+ * once), so a call that reports a row done leaves nothing of it under an older key. An expired
+ * previous secret is dropped.
  */
 export async function resealSubscriptions(db: Db, encryptionKey: string | undefined, after: string | null, now = Date.now()): Promise<ResealReport> {
   const rows = await db
@@ -30,34 +33,47 @@ export async function resealSubscriptions(db: Db, encryptionKey: string | undefi
     .orderBy(asc(webhookSubscriptions.id))
     .limit(fixedLimit(RESEAL_BATCH));
   const report: ResealReport = { resealed: 0, unreadable: [], next_after: rows.length === RESEAL_BATCH ? rows.at(-1)!.id : null };
-  for (const row of rows) {
-    const previousValid = previousSecretValid(row, now);
-    const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : [])];
-    const current = await Promise.all(sealed.map((text) => sealedWithNewest(encryptionKey, text)));
-    if (current.every(Boolean) && (previousValid || row.previousSecret === null)) continue;
-    const { revealed } = await reveal(row, encryptionKey, now);
-    if (!revealed) {
-      report.unreadable.push({ id: row.id, account_id: row.accountId });
-      continue;
+  for (const first of rows) {
+    let row: SubscriptionRow | undefined = first;
+    for (let tries = 0; row && tries < MAX_TRIES; tries++) {
+      const outcome = await resealRow(db, encryptionKey, row, now);
+      if (outcome === "resealed") report.resealed += 1;
+      if (outcome === "unreadable") report.unreadable.push({ id: row.id, account_id: row.accountId });
+      if (outcome !== "changed") break;
+      row = await db.select().from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)).get();
     }
-    const changed = await db
-      .update(webhookSubscriptions)
-      .set({
-        credentials: await encrypt(encryptionKey, JSON.stringify([revealed.username, revealed.password])),
-        secret: await encrypt(encryptionKey, revealed.secretText),
-        previousSecret: revealed.previousSecretText === null ? null : await encrypt(encryptionKey, revealed.previousSecretText),
-        previousSecretExpiresAt: revealed.previousSecretText === null ? null : row.previousSecretExpiresAt,
-      })
-      .where(
-        and(
-          eq(webhookSubscriptions.id, row.id),
-          eq(webhookSubscriptions.credentials, row.credentials),
-          eq(webhookSubscriptions.secret, row.secret),
-          row.previousSecret === null ? isNull(webhookSubscriptions.previousSecret) : eq(webhookSubscriptions.previousSecret, row.previousSecret),
-        ),
-      )
-      .returning({ id: webhookSubscriptions.id });
-    report.resealed += changed.length;
   }
   return report;
+}
+
+/** How often a row that keeps changing under the re-seal is read again before it is left for the next call. */
+const MAX_TRIES = 5;
+
+type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+
+async function resealRow(db: Db, encryptionKey: string | undefined, row: SubscriptionRow, now: number): Promise<"current" | "resealed" | "unreadable" | "changed"> {
+  const previousValid = previousSecretValid(row, now);
+  const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : [])];
+  const current = await Promise.all(sealed.map((text) => sealedWithNewest(encryptionKey, text)));
+  if (current.every(Boolean) && (previousValid || row.previousSecret === null)) return "current";
+  const { revealed } = await reveal(row, encryptionKey, now);
+  if (!revealed) return "unreadable";
+  const changed = await db
+    .update(webhookSubscriptions)
+    .set({
+      credentials: await encrypt(encryptionKey, JSON.stringify([revealed.username, revealed.password])),
+      secret: await encrypt(encryptionKey, revealed.secretText),
+      previousSecret: revealed.previousSecretText === null ? null : await encrypt(encryptionKey, revealed.previousSecretText),
+      previousSecretExpiresAt: revealed.previousSecretText === null ? null : row.previousSecretExpiresAt,
+    })
+    .where(
+      and(
+        eq(webhookSubscriptions.id, row.id),
+        eq(webhookSubscriptions.credentials, row.credentials),
+        eq(webhookSubscriptions.secret, row.secret),
+        row.previousSecret === null ? isNull(webhookSubscriptions.previousSecret) : eq(webhookSubscriptions.previousSecret, row.previousSecret),
+      ),
+    )
+    .returning({ id: webhookSubscriptions.id });
+  return changed.length > 0 ? "resealed" : "changed";
 }

@@ -8,6 +8,7 @@ import { decrypt, encrypt } from "../lib/encryption";
 import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { newSigningSecret } from "./signing";
+import { sealSecrets } from "./sealing";
 import type { Caller } from "../lib/caller";
 import type { Keys, ServiceContext } from "../context";
 import { countWhere, listTable } from "../db/list-page";
@@ -96,9 +97,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     event: input.event,
     url: input.url,
     contentType: input.content_type,
-    credentials: await encrypt(keys.encryptionKey, JSON.stringify([input.username, input.password])),
-    secret: await encrypt(keys.encryptionKey, secretText),
-    previousSecret: null,
+    ...(await sealSecrets(db, keys.encryptionKey, { username: input.username, password: input.password, secretText, previousSecretText: null })),
     previousSecretExpiresAt: null,
     invoiceIds: input.invoice_ids,
     paymentStatus: input.payment_status,
@@ -162,12 +161,8 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const { db, caller, keys } = ctx;
   const current = (await openSubscription(ctx, id)).revealed;
   check(input, caller, keys);
-  const changes: Partial<SubscriptionRow> = { ...flagColumns(input), updatedAt: Date.now() };
-  if (input.username !== undefined || input.password !== undefined) {
-    const username = input.username ?? current.username;
-    const password = input.password ?? current.password;
-    changes.credentials = await encrypt(keys.encryptionKey, JSON.stringify([username, password]));
-  }
+  const secrets = { ...current, username: input.username ?? current.username, password: input.password ?? current.password };
+  const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealSecrets(db, keys.encryptionKey, secrets)), updatedAt: Date.now() };
   if (input.is_active === true) changes.failingSince = null;
   const [row] = await db
     .update(webhookSubscriptions)
@@ -183,7 +178,8 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   const current = await openSubscription(ctx, id);
   const now = Date.now();
   const secretText = newSigningSecret();
-  const changes = { secret: await encrypt(keys.encryptionKey, secretText), previousSecret: current.secret, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
+  const sealed = await sealSecrets(db, keys.encryptionKey, { ...current.revealed, secretText, previousSecretText: current.revealed.secretText });
+  const changes = { ...sealed, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
   const rotated: Subscription = { ...current, ...changes, revealed: { ...current.revealed, secretText, previousSecretText: current.revealed.secretText } };
   const ofRow = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
   // The answer is stored only if the rotation applied (the subscription was not deleted meanwhile).

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { decrypt, encrypt, keyId, toBase64 } from "../../src/lib/encryption";
 import { ADMIN, call, makeTenant, type User } from "../helpers/api";
 import { HOOK_USER } from "../helpers/webhooks";
@@ -8,6 +8,8 @@ const keyOf = (fill: number) => btoa(String.fromCharCode(...new Uint8Array(32).f
 const OLD = env.ENCRYPTION_KEY as string; // the key every other test seals with
 const NEW = keyOf(41);
 const WRONG = keyOf(42);
+// Seals with OLD, and still fits once an earlier test re-sealed every stored row with NEW.
+const SEAL_OLD = `${OLD},${NEW}`;
 const idOf = async (key: string) => keyId(Uint8Array.from(atob(key), (ch) => ch.charCodeAt(0)));
 
 /** A ciphertext as sealed before key ids: `v1.` + base64(IV || ciphertext+tag). */
@@ -70,10 +72,69 @@ describe("rotating ENCRYPTION_KEY", () => {
     expect(JSON.stringify(row)).not.toContain(HOOK_USER.password);
   });
 
+  it("leaves nothing under the old key when a change races it, even one made by an isolate that still has only the old key", async () => {
+    const { client } = await makeTenant();
+    const created = (await subscribe(client, SEAL_OLD)).json;
+    const rotating = `${NEW},${OLD}`;
+    let rotated: { secret: string } | undefined;
+    // Between the re-seal's read of the row and its write, an isolate deployed before the new key
+    // rotates the signing secret: it seals with OLD, and the re-seal's guarded write finds the row changed.
+    const DB = beforeFirstUpdate(env.DB, /^update "webhook_subscriptions"/, async () => {
+      const res = await call("POST", `/v1/webhooks/${created.id}/rotate-secret/`, { headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } });
+      expect(res.status).toBe(200);
+      rotated = res.json;
+    });
+    let after: string | null = null;
+    do {
+      const res = await call("POST", `/admin/encryption/reseal${after ? `?after=${after}` : ""}`, { headers: ADMIN, bindings: { ENCRYPTION_KEY: rotating, DB } });
+      after = res.json.next_after;
+    } while (after);
+    expect(rotated).toBeDefined();
+    const row = await env.DB.prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string>>();
+    const newest = `v2.${await idOf(NEW)}.`;
+    expect([row!.credentials!.startsWith(newest), row!.secret!.startsWith(newest), row!.previous_secret!.startsWith(newest)]).toEqual([true, true, true]);
+    // With the old key dropped, the subscription still opens: the rotated secret and the one before it.
+    expect((await read(client, created.id, NEW)).json).toMatchObject({ secrets_readable: true, secret: rotated!.secret, password: HOOK_USER.password });
+  });
+
+  it.each([
+    ["PATCH", (id: string) => [`/v1/webhooks/${id}/`, { username: "renamed" }]],
+    ["rotate-secret", (id: string) => [`/v1/webhooks/${id}/rotate-secret/`, undefined]],
+  ] as const)("a %s seals every secret of the row with the newest key", async (_, request) => {
+    const { client } = await makeTenant();
+    const created = (await subscribe(client, SEAL_OLD)).json;
+    const [path, body] = request(created.id) as [string, Record<string, string> | undefined];
+    const res = await call(body ? "PATCH" : "POST", path, { headers: client.headers, body, bindings: { ENCRYPTION_KEY: `${NEW},${OLD}` } });
+    expect(res.status).toBe(200);
+    const row = await env.DB.prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string | null>>();
+    const newest = `v2.${await idOf(NEW)}.`;
+    for (const sealed of Object.values(row!)) if (sealed !== null) expect(sealed.startsWith(newest)).toBe(true);
+  });
+
+  it("refuses to seal with a key that opens none of the stored subscriptions: 500, a config_error line, nothing written", async () => {
+    const { client } = await makeTenant();
+    const made = (await subscribe(client, SEAL_OLD)).json;
+    const logged: string[] = [];
+    const spy = vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
+    const before = await env.DB.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>();
+    const refused = await subscribe(client, WRONG);
+    const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, { headers: client.headers, body: { url: "https://hooks.example.com/other" }, bindings: { ENCRYPTION_KEY: `${WRONG},${OLD}` } });
+    spy.mockRestore();
+    expect(refused.status).toBe(500);
+    expect(refused.json).toEqual({ detail: "Service is not configured." });
+    expect(logged.some((line) => line.includes('"config_error"') && line.includes("ENCRYPTION_KEY lists no key"))).toBe(true);
+    expect(await env.DB.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>()).toEqual(before);
+    // A new key listed before the right one is a rotation, not a wrong key.
+    expect(patched.status).toBe(200);
+  });
+
   it("after a wrong key was deployed and the right one is back, reports the rows it sealed and answers the list; listing both opens every row", async () => {
     const { client } = await makeTenant();
-    const good = (await subscribe(client, OLD)).json;
-    const bad = (await subscribe(client, WRONG)).json; // sealed while the wrong key was deployed
+    const good = (await subscribe(client, SEAL_OLD)).json;
+    // Sealed with the wrong key (as a deployment from before the key check could have).
+    const bad = (await subscribe(client, SEAL_OLD)).json;
+    const [credentials, secret] = [await encrypt(WRONG, JSON.stringify([HOOK_USER.username, HOOK_USER.password])), await encrypt(WRONG, bad.secret)];
+    await env.DB.prepare("update webhook_subscriptions set credentials = ?, secret = ? where id = ?").bind(credentials, secret, bad.id).run();
     const list = await call("GET", "/v1/webhooks/", { headers: client.headers });
     expect(list.status).toBe(200);
     const readable = new Map(list.json.results.map((row: { id: string; secrets_readable: boolean }) => [row.id, row.secrets_readable]));
@@ -84,3 +145,33 @@ describe("rotating ENCRYPTION_KEY", () => {
     expect(unreadable).not.toContain(good.id);
   });
 });
+
+/** A D1 binding that runs `before` once, ahead of the first statement whose SQL matches `pattern`. */
+function beforeFirstUpdate(d1: D1Database, pattern: RegExp, before: () => Promise<unknown>): D1Database {
+  let fired = false;
+  const hook = async () => {
+    if (fired) return;
+    fired = true;
+    await before();
+  };
+  const wrap = (sql: string, statement: D1PreparedStatement): D1PreparedStatement =>
+    new Proxy(statement, {
+      get(target, name) {
+        if (name === "bind") return (...values: unknown[]) => wrap(sql, target.bind(...values));
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== "function") return value;
+        if (!["all", "run", "raw", "first"].includes(String(name)) || !pattern.test(sql)) return value.bind(target);
+        return async (...args: unknown[]) => {
+          await hook();
+          return value.apply(target, args);
+        };
+      },
+    });
+  return new Proxy(d1, {
+    get(target, name) {
+      if (name === "prepare") return (sql: string) => wrap(sql, target.prepare(sql));
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
