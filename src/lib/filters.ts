@@ -63,10 +63,14 @@ export function textFilter(description: string, example: string) {
  */
 export function inLookup(of: string, values: z.ZodTypeAny) {
   return z
-    .preprocess((value) => {
-      const text = lastOf(value);
-      return typeof text === "string" && text !== "" ? text.split(",") : undefined;
-    }, values)
+    .preprocess(lastOf, z.string().optional())
+    .transform((text, ctx) => {
+      if (text === undefined || text === "") return undefined;
+      const parsed = values.safeParse(text.split(","));
+      if (parsed.success) return parsed.data as string[] | undefined;
+      for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", message: issue.message });
+      return z.NEVER;
+    })
     .optional()
     .openapi({ type: "string", description: `Comma-separated values, the same as repeating \`${of}\`.`, example: "a,b" });
 }
