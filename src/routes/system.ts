@@ -27,6 +27,20 @@ const DOCS_PAGE = `<!doctype html>
 
 const DOCS_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/**
+ * The API's paths as the README, the `next` links and the `subscription` URLs write them: with
+ * their trailing slash (each is served without it too), so that a client generated from the
+ * document calls the same URLs its users read about.
+ */
+export function withTrailingSlashes<T>(document: T): T {
+  const doc = document as { paths?: Record<string, unknown> };
+  if (!doc.paths) return document;
+  doc.paths = Object.fromEntries(
+    Object.entries(doc.paths).map(([path, item]) => [/^\/(v1|v2|admin)\//.test(path) && !path.endsWith("/") ? `${path}/` : path, item]),
+  );
+  return document;
+}
+
 /** /healthz, /openapi.json (generated from the route schemas) and /docs (a page that renders it). */
 export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
   // A browser lands on the docs; a program gets the service's links.
@@ -58,7 +72,7 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.get("/openapi.json", (c) =>
     c.json(
-      withIdempotency(app.getOpenAPI31Document({
+      withTrailingSlashes(withIdempotency(app.getOpenAPI31Document({
         openapi: "3.1.0",
         info: {
           title: "Payments API",
@@ -70,7 +84,7 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
         },
         tags: TAGS,
         servers: [{ url: new URL(c.req.url).origin }],
-      })),
+      }))),
     ),
   );
   // Everything the page loads comes from this origin (Redoc's bundle is a static asset); the policy makes sure.
