@@ -2,7 +2,8 @@ import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { fixedLimit } from "../db/fixed-limit";
 import { webhookSubscriptions } from "../db/schema";
-import { encrypt, sealedWithNewest } from "../lib/encryption";
+import { sealedWithNewest } from "../lib/encryption";
+import { sealAll } from "./sealing";
 import { previousSecretValid, reveal } from "./subscriptions";
 
 /** Subscriptions looked at per call: each is opened and sealed again, so a call stays short. */
@@ -61,9 +62,7 @@ async function resealRow(db: Db, encryptionKey: string | undefined, row: Subscri
   const changed = await db
     .update(webhookSubscriptions)
     .set({
-      credentials: await encrypt(encryptionKey, JSON.stringify([revealed.username, revealed.password])),
-      secret: await encrypt(encryptionKey, revealed.secretText),
-      previousSecret: revealed.previousSecretText === null ? null : await encrypt(encryptionKey, revealed.previousSecretText),
+      ...(await sealAll(encryptionKey, revealed)),
       previousSecretExpiresAt: revealed.previousSecretText === null ? null : row.previousSecretExpiresAt,
     })
     .where(

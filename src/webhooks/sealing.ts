@@ -40,6 +40,11 @@ export async function checkSealingKey(db: Db, encryptionKey: string | undefined)
 /** The sealed columns for `secrets`, every one with the newest key, after checking the key fits. */
 export async function sealSecrets(db: Db, encryptionKey: string | undefined, secrets: Secrets) {
   await checkSealingKey(db, encryptionKey);
+  return sealAll(encryptionKey, secrets);
+}
+
+/** The sealed columns for `secrets`, every one with the newest key. */
+export async function sealAll(encryptionKey: string | undefined, secrets: Secrets) {
   const [credentials, secret, previousSecret] = await Promise.all([
     encrypt(encryptionKey, JSON.stringify([secrets.username, secrets.password])),
     encrypt(encryptionKey, secrets.secretText),
