@@ -84,7 +84,7 @@ export async function collect(receiver, tags, expected, timeoutMs) {
 }
 
 /** Figures of one run: what arrived for `tags`, timed against when each payment's event was sent. */
-function figures(name, { sentAt, events, acceptedPerS, non2xx, firstSent, lastAccepted }, arrivalsByTag, extra = {}) {
+function figures(name, { sentAt, events, acceptedPerS, non2xx, statuses, firstSent, lastAccepted }, arrivalsByTag, extra = {}) {
   const arrivals = arrivalsByTag.flat();
   // The same delivery id twice at a receiver (the contract allows it, rarely; it should be 0 here).
   const duplicates = arrivals.length - new Set(arrivals.map(([, , deliveryId]) => deliveryId)).size;
@@ -103,6 +103,7 @@ function figures(name, { sentAt, events, acceptedPerS, non2xx, firstSent, lastAc
     events,
     events_per_s: acceptedPerS,
     non_2xx: non2xx,
+    non_2xx_statuses: statuses,
     deliveries_expected: events * arrivalsByTag.length,
     delivered: arrivals.length,
     duplicates,
@@ -197,7 +198,9 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
     const firstSent = Date.now();
     let events;
     let non2xx;
-    if (rate) ({ events, non2xx } = await paced(ids, rate, connections, stamp));
+    // Which answers were not 2xx, by status (a 409 is a payment at its 100 events).
+    const statuses = {};
+    if (rate) ({ events, non2xx } = await paced(ids, rate, connections, stamp, statuses));
     else {
       let index = 0;
       const result = await autocannon({
@@ -219,9 +222,10 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       });
       events = result["2xx"];
       non2xx = result.non2xx;
+      for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {})) if (!status.startsWith("2")) statuses[status] = (statuses[status] ?? 0) + count;
     }
     const lastAccepted = Date.now();
-    return { sentAt, events, firstSent, lastAccepted, non2xx, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
+    return { sentAt, events, firstSent, lastAccepted, non2xx, statuses, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
   }
 
   /**
@@ -230,7 +234,7 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
    * per connection and per whole second, so its "10 a second over 10 connections" sends all 10
    * at once at each second's start: a burst of 10 every second, not a trickle.
    */
-  async function paced(ids, rate, connections, stamp) {
+  async function paced(ids, rate, connections, stamp, statuses) {
     const start = Date.now();
     let open = 0;
     let events = 0;
@@ -248,8 +252,14 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
           .then(async (response) => {
             await response.arrayBuffer();
             if (response.status >= 200 && response.status < 300) events++;
-            else non2xx++;
-          }, () => non2xx++)
+            else {
+              non2xx++;
+              statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+            }
+          }, () => {
+            non2xx++;
+            statuses.network = (statuses.network ?? 0) + 1;
+          })
           .finally(() => {
             open--;
             free.shift()?.();

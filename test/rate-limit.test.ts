@@ -69,6 +69,20 @@ describe("wrong credentials", () => {
   });
 });
 
+describe("the failure counts read with every credential check", () => {
+  it("cost no D1 row read and no round trip while there are no failures, with a client address too", async () => {
+    const { client } = await makeTenant();
+    const cost = async (headers: Record<string, string>) => {
+      const res = await call("GET", "/v1/counterparties/?page_size=1", { headers: { ...client.headers, ...headers }, bindings: { SERVER_TIMING: "true" } });
+      const [, rows, , calls] = /d1-rows-read;desc="(\d+)", d1-statements;desc="(\d+)", d1-calls;desc="(\d+)"/.exec(res.headers.get("server-timing")!)!;
+      return { rows: Number(rows), calls: Number(calls) };
+    };
+    const without = await cost({});
+    expect(await cost({ "cf-connecting-ip": "192.0.2.77" })).toEqual(without);
+    expect(without.calls).toBe(2);
+  });
+});
+
 describe("throttledFor", () => {
   const now = 1_000_000;
   it.each([

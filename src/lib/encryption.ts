@@ -1,4 +1,5 @@
 import { AppError } from "../errors";
+import { base64 as toBase64 } from "./crypto";
 
 /**
  * AES-GCM at rest with the Worker secret ENCRYPTION_KEY: one or more keys (base64 of 32 bytes),
@@ -105,8 +106,4 @@ export async function sealedWithNewest(encodedKeys: string | undefined, cipherte
   return ciphertext.startsWith(`v2.${newest.id}.`);
 }
 
-export function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
+export { base64 as toBase64 } from "./crypto";

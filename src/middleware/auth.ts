@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { countFailure, failureKey, readFailures, throttledFor } from "../services/auth-throttle";
+import { runBatch } from "../db/client";
+import { countFailure, failureKey, readFailures, throttledFor, type FailureRow } from "../services/auth-throttle";
 import type { AppEnv } from "../env";
 import { AppError, forbidden } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
@@ -75,7 +76,7 @@ export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const db = c.get("db");
   const keys = [failureKey("admin", clientAddress(c) ?? "any")];
   const now = Date.now();
-  const wait = throttledFor(await readFailures(db, keys), now);
+  const wait = throttledFor((await runBatch(db, readFailures(db, keys))).flat() as FailureRow[], now);
   if (wait !== null) throw throttled(wait);
   const match = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "");
   if (!match || !constantTimeEqual(match[1]!, token)) {

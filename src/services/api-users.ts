@@ -55,11 +55,11 @@ export type Authentication = { caller: Caller } | { caller: null; throttledFor: 
  */
 export async function authenticate(db: Db, username: string, password: string, address: string | null, now = Date.now()): Promise<Authentication> {
   const keys = [failureKey("user", username.slice(0, 150)), ...(address ? [failureKey("address", address)] : [])];
-  const [users, failures] = await db.batch([
+  const [users, ...failures] = await db.batch([
     db.select().from(apiUsers).where(eq(apiUsers.username, username.length <= 150 ? username : "")),
-    readFailures(db, keys),
+    ...readFailures(db, keys),
   ]);
-  const throttled = throttledFor(failures, now);
+  const throttled = throttledFor(failures.flat(), now);
   if (throttled !== null) return { caller: null, throttledFor: throttled };
   const user = users[0];
   const hash = await sha256Hex(password);

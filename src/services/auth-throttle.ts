@@ -5,8 +5,7 @@
  * made then cannot be told right from wrong). Keys: the username tried, the client's address
  * (`cf-connecting-ip`, when there is one), and the admin API as a whole per address.
  */
-import { lt, sql } from "drizzle-orm";
-import { inList } from "../db/in-list";
+import { eq, lt, sql } from "drizzle-orm";
 import { runBatch, type Db } from "../db/client";
 import { authFailures } from "../db/schema";
 import { fixedLimit } from "../db/fixed-limit";
@@ -34,9 +33,13 @@ export function throttledFor(rows: readonly FailureRow[], now: number): number |
   return until === null ? null : Math.max(1, Math.ceil((until - now) / 1000));
 }
 
-/** The statement that reads the keys' failure counts (put in the credential check's batch). */
+/**
+ * The statements that read the keys' failure counts, one `key = ?` each, for the credential
+ * check's batch: a primary-key lookup that misses reads no row, where D1 counts every value of an
+ * IN list (or OR) as a row read even when none matches.
+ */
 export function readFailures(db: Db, keys: string[]) {
-  return db.select().from(authFailures).where(inList(authFailures.key, keys));
+  return keys.map((key) => db.select().from(authFailures).where(eq(authFailures.key, key)));
 }
 
 /** Counts one failure for each key: a window that has ended starts again at `now`. */

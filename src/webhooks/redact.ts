@@ -5,6 +5,7 @@
  * Pure.
  */
 import { base64, base64url } from "../lib/crypto";
+import { secretKeyBytes } from "./signing";
 
 const encoder = new TextEncoder();
 
@@ -28,24 +29,13 @@ export function keyForms(bytes: Uint8Array): string[] {
   return [base64(bytes), base64(bytes).replace(/=+$/, ""), base64url(bytes), hex, hex.toUpperCase()];
 }
 
-/** A `whsec_` secret's key bytes, or null for anything else. */
-export function signingKeyBytes(secret: string): Uint8Array | null {
-  if (!secret.startsWith("whsec_")) return null;
-  try {
-    return Uint8Array.from(atob(secret.slice("whsec_".length)), (ch) => ch.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
-
 /** The forms of each credential and signing secret that an answer must not carry. */
 export function secretForms({ username, password, secrets }: { username: string; password: string; secrets: (string | null)[] }): string[] {
   const forms = [...textForms(password), ...textForms(`${username}:${password}`)];
   for (const secret of secrets) {
     if (!secret) continue;
     forms.push(...textForms(secret));
-    const key = signingKeyBytes(secret);
-    if (key) forms.push(...keyForms(key));
+    if (secret.startsWith("whsec_")) forms.push(...keyForms(secretKeyBytes(secret)));
   }
   return [...new Set(forms.filter((form) => form.length > 0))];
 }
