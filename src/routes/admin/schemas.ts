@@ -6,7 +6,7 @@ import type { Account } from "../../services/accounts";
 import type { ApiUser } from "../../services/api-users";
 
 const accountName = z.string().trim().min(1).max(200).openapi({ description: "The account's name.", example: "Demo Payables Inc." });
-export const AccountInput = z.object({ name: accountName }).openapi("AccountInput");
+export const AccountInput = z.object({ name: accountName });
 export const AccountSchema = z
   .object({
     id: z.string().openapi({ description: "The account's id.", example: "acct_demoAccount000000001" }),
@@ -27,8 +27,7 @@ export const ApiUserInput = z
       .regex(/^[A-Za-z0-9@.+\-_]+$/, { error: "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters." })
       .openapi({ description: "Unique across the service: 3 to 150 letters, digits and `@.+-_`.", example: "acme-erp" }),
     role: role.default("client"),
-  })
-  .openapi("ApiUserInput");
+  });
 
 export const ApiUserSchema = z
   .object({

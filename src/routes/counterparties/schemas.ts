@@ -12,9 +12,9 @@ const internalId = z
 const name = z.string().trim().min(1).max(255).openapi({ description: "The counterparty's name.", example: "Northwind Paper" });
 const type = z.enum(COUNTERPARTY_TYPES).openapi({ description: "`buyer` (pays) or `supplier` (is paid).", example: "supplier" });
 
-export const CounterpartyInput = z.object({ internal_id: internalId, type, name }).openapi("CounterpartyInput");
+export const CounterpartyInput = z.object({ internal_id: internalId, type, name });
 
-export const CounterpartyPatch = z.object({ internal_id: internalId.optional(), name: name.optional() }).openapi("CounterpartyPatch");
+export const CounterpartyPatch = z.object({ internal_id: internalId.optional(), name: name.optional() });
 
 export const CounterpartySchema = z
   .object({

@@ -25,8 +25,7 @@ export const InvoiceInput = z
     supplier_id: supplierId,
     amount_cents: amountCents,
     currency,
-  })
-  .openapi("InvoiceInput");
+  });
 
 export const InvoiceSchema = z
   .object({

@@ -27,8 +27,7 @@ export const PaymentInput = z
         example: ["inv_demoInvoice0000000005"],
       }),
     payment_method: method,
-  })
-  .openapi("PaymentInput");
+  });
 
 export const PaymentEventInput = z
   .object({
@@ -51,8 +50,7 @@ export const PaymentEventInput = z
       .nullable()
       .optional()
       .openapi({ description: "Required with status `refunded`, and accepted only there.", example: "Paid twice" }),
-  })
-  .openapi("PaymentEventInput");
+  });
 
 export const PaymentEventSchema = z
   .object({

@@ -17,6 +17,10 @@ const PaymentChanged = z
     refund_reason: z.string().nullable().optional().openapi({ description: "With the `refund_reason` flag.", example: null }),
     instrument_number: z.string().nullable().optional().openapi({ description: "With the `instrument_number` flag.", example: "ACH-778899" }),
     object: PaymentSchema.optional().openapi({ description: "With `all_payment_details`: the whole payment detail, and no other optional field." }),
+    test: z.literal(true).optional().openapi({
+      description: "Only on a test delivery (`POST /v1/webhooks/{id}/test/`): `true`. Its body is built as for the account's latest payment, or an example payment `pmt_test`; do not act on it as a real change.",
+      example: true,
+    }),
   })
   .openapi("PaymentChangedDelivery", {
     description:

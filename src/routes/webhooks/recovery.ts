@@ -22,8 +22,7 @@ const RecoverInput = z
   .object({
     since: timestamp("Recover the failed deliveries created at or after this instant."),
     until: timestamp("…and at or before this one; defaults to now. The window spans at most 14 days.").optional(),
-  })
-  .openapi("WebhookRecoverInput");
+  });
 
 const Recovered = z
   .object({ recovered: z.int().openapi({ description: `How many failed deliveries went back to pending (at most ${MAX_RECOVERED.toLocaleString("en")} a call; call again for more).`, example: 42 }) })

@@ -42,8 +42,7 @@ const isActive = z.boolean().openapi({ description: "Paused subscriptions get no
 
 /** POST and PUT: the whole subscription (flags default to false). */
 export const SubscriptionInput = z
-  .object({ ...fields, ...flagsWithDefaults, is_active: isActive.optional() })
-  .openapi("WebhookSubscriptionInput");
+  .object({ ...fields, ...flagsWithDefaults, is_active: isActive.optional() });
 
 /** PATCH: any subset. */
 export const SubscriptionPatch = z
@@ -55,8 +54,7 @@ export const SubscriptionPatch = z
     password: fields.password.optional(),
     ...optionalFlags,
     is_active: isActive.optional(),
-  })
-  .openapi("WebhookSubscriptionPatch");
+  });
 
 export const SubscriptionSchema = z
   .object({

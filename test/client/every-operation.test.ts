@@ -1,0 +1,142 @@
+import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createPaymentsClient } from "../../packages/client/src/index";
+import document from "../../packages/client/openapi.json";
+import worker from "../../src/index";
+import { BASE, unique } from "../helpers/api";
+import { HOOK_USER, receiverUrl } from "../helpers/webhooks";
+
+/**
+ * The generated client (packages/client) used as a user would: every operation of the document is
+ * called once, type-checked by `npm run typecheck` (tsc over test/) and answered by the Worker.
+ * The operations called are recorded from the client's own middleware and compared with the document's.
+ */
+async function send(request: Request): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(request as Parameters<typeof worker.fetch>[0], env, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+const called = new Set<string>();
+function recording<T extends { use: (middleware: { onRequest: (options: { request: Request; schemaPath: string }) => Request }) => void }>(client: T): T {
+  client.use({
+    onRequest({ request, schemaPath }) {
+      called.add(`${request.method} ${schemaPath}`);
+      return request;
+    },
+  });
+  return client;
+}
+
+const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+
+describe("a client generated from /openapi.json", () => {
+  it("calls every operation, each answered as its types say", async () => {
+    const admin = recording(createPaymentsClient({ baseUrl: BASE, auth: { token: env.ADMIN_TOKEN! }, fetch: send }));
+
+    expect((await admin.GET("/healthz")).data).toEqual({ status: "ok" });
+
+    const account = await admin.POST("/admin/accounts/", { body: { name: unique("client-account") } });
+    expect(account.response.status).toBe(201);
+    const accountId = account.data!.id;
+    expect((await admin.GET("/admin/accounts/", { params: { query: { page_size: 1000 } } })).data!.results.map((row) => row.id)).toContain(accountId);
+
+    // An API user with the default role is a client; the processor records events.
+    const clientUser = await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: accountId } }, body: { username: unique("client") } });
+    expect(clientUser.data!.role).toBe("client");
+    const processorName = unique("processor");
+    const made = await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: accountId } }, body: { username: processorName, role: "processor" } });
+    const rotated = await admin.POST("/admin/accounts/{account_id}/api-users/{username}/rotate/", { params: { path: { account_id: accountId, username: processorName } } });
+    expect(rotated.data!.password).not.toBe(made.data!.password);
+    const api = recording(createPaymentsClient({ baseUrl: BASE, auth: { username: processorName, password: rotated.data!.password }, fetch: send }));
+
+    const buyer = await api.POST("/v1/counterparties/", { body: { internal_id: unique("b"), type: "buyer", name: "Acme" } });
+    const supplier = await api.POST("/v1/counterparties/", { body: { internal_id: unique("s"), type: "supplier", name: "Northwind" } });
+    expect(buyer.response.status).toBe(201);
+    const buyerId = buyer.data!.id;
+    const supplierId = supplier.data!.id;
+    expect((await api.PATCH("/v1/counterparties/{id}/", { params: { path: { id: buyerId } }, body: { name: "Acme Corp" } })).data!.name).toBe("Acme Corp");
+    expect((await api.GET("/v1/counterparties/{id}/", { params: { path: { id: supplierId } } })).data!.type).toBe("supplier");
+    expect((await api.GET("/v1/counterparties/", { params: { query: { type: ["buyer"] } } })).data!.results.map((row) => row.id)).toEqual([buyerId]);
+
+    // The invoice's currency has a default: the client may leave it out.
+    const invoice = await api.POST("/v1/invoices/", { body: { invoice_number: unique("INV"), buyer_id: buyerId, supplier_id: supplierId, amount_cents: 1250 } });
+    expect(invoice.data!.currency).toBe("USD");
+    const invoiceId = invoice.data!.id;
+    expect((await api.GET("/v1/invoices/{id}/", { params: { path: { id: invoiceId } } })).data!.amount_cents).toBe(1250);
+    expect((await api.GET("/v1/invoices/", {})).data!.count).toBe(1);
+
+    // A subscription with only the required fields: every flag has a default.
+    const hook = await api.POST("/v1/webhooks/", {
+      body: { event: "payment.changed", url: `${receiverUrl()}/hooks/${unique("client")}`, content_type: "application/json", ...HOOK_USER },
+    });
+    expect(hook.response.status).toBe(201);
+    const hookId = hook.data!.id;
+    const path = { id: hookId };
+    expect((await api.GET("/v1/webhooks/", {})).data!.results.map((row) => row.id)).toEqual([hookId]);
+    expect((await api.PATCH("/v1/webhooks/{id}/", { params: { path }, body: { payment_status: true } })).data!.payment_status).toBe(true);
+    const replaced = await api.PUT("/v1/webhooks/{id}/", {
+      params: { path },
+      body: { event: "payment.changed", url: hook.data!.url, content_type: "application/x-www-form-urlencoded", ...HOOK_USER },
+    });
+    expect(replaced.data!.content_type).toBe("application/x-www-form-urlencoded");
+    expect((await api.GET("/v1/webhooks/{id}/", { params: { path } })).data!.payment_status).toBe(false);
+    expect((await api.POST("/v1/webhooks/{id}/rotate-secret/", { params: { path } })).data!.secret).toMatch(/^whsec_/);
+
+    const payment = await api.POST("/v2/payments/", {
+      body: { originating_counterparty_id: buyerId, receiving_counterparty_id: supplierId, invoice_ids: [invoiceId], payment_method: "ach" },
+    });
+    expect(payment.response.status).toBe(201);
+    const paymentId = payment.data!.id;
+    const event = await api.POST("/v2/payments/{id}/events/", { params: { path: { id: paymentId } }, body: { event_code: "PU01", description: "Sent" } });
+    expect(event.response.status).toBe(201);
+    expect((await api.GET("/v2/payments/{id}/", { params: { path: { id: paymentId } } })).data!.events).toHaveLength(2);
+    expect((await api.GET("/v2/payments/", { params: { query: { ordering: "updated" } } })).data!.results.map((row) => row.id)).toEqual([paymentId]);
+
+    const test = await api.POST("/v1/webhooks/{id}/test/", { params: { path } });
+    expect(test.response.status).toBe(202);
+    expect(test.data!.test).toBe(true);
+    const deliveries = await api.GET("/v1/webhooks/{id}/deliveries/", { params: { path } });
+    expect(deliveries.data!.count).toBeGreaterThanOrEqual(3);
+    const delivery = { id: hookId, delivery_id: test.data!.id };
+    expect((await api.GET("/v1/webhooks/{id}/deliveries/{delivery_id}/", { params: { path: delivery } })).data!.id).toBe(test.data!.id);
+    expect((await api.POST("/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver/", { params: { path: delivery } })).response.status).toBe(202);
+    const recovered = await api.POST("/v1/webhooks/{id}/recover/", { params: { path }, body: { since: new Date(Date.now() - 3_600_000).toISOString() } });
+    expect(recovered.data!.recovered).toBe(0);
+    expect((await api.GET("/v1/webhooks/{id}/stats/", { params: { path } })).response.status).toBe(200);
+    expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path } })).response.status).toBe(204);
+
+    expect((await admin.POST("/admin/encryption/reseal/", {})).response.status).toBe(200);
+    expect((await admin.DELETE("/admin/accounts/{account_id}/api-users/{username}/", { params: { path: { account_id: accountId, username: processorName } } })).response.status).toBe(204);
+    expect((await api.GET("/v1/counterparties/", {})).response.status).toBe(401);
+
+    expect([...called].sort()).toEqual([...documented].sort());
+  });
+
+  it("sends an Idempotency-Key on every POST, so a retried call is answered once", async () => {
+    const admin = createPaymentsClient({ baseUrl: BASE, auth: { token: env.ADMIN_TOKEN! }, fetch: send, idempotencyKey: () => "fixed-key-for-this-test" });
+    const account = (await admin.POST("/admin/accounts/", { body: { name: unique("idem") } })).data!;
+    const user = (await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })).data!;
+    const key = unique("key");
+    const api = createPaymentsClient({ baseUrl: BASE, auth: { username: user.username, password: user.password }, fetch: send, idempotencyKey: () => key });
+    const body = { internal_id: unique("b"), type: "buyer" as const, name: "Once" };
+    const first = await api.POST("/v1/counterparties/", { body });
+    const again = await api.POST("/v1/counterparties/", { body });
+    expect(again.data!.id).toBe(first.data!.id);
+    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+    expect((await api.GET("/v1/counterparties/", {})).data!.count).toBe(1);
+  });
+
+  it("follows next through every page of a list", async () => {
+    const admin = createPaymentsClient({ baseUrl: BASE, auth: { token: env.ADMIN_TOKEN! }, fetch: send });
+    const account = (await admin.POST("/admin/accounts/", { body: { name: unique("pages") } })).data!;
+    const user = (await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })).data!;
+    const api = createPaymentsClient({ baseUrl: BASE, auth: { username: user.username, password: user.password }, fetch: send });
+    const made: string[] = [];
+    for (let i = 0; i < 7; i++) made.push((await api.POST("/v1/counterparties/", { body: { internal_id: `p-${i}`, type: "supplier", name: `S${i}` } })).data!.id);
+    const seen: string[] = [];
+    for await (const row of api.each("/v1/counterparties/", { params: { query: { page_size: 3 } } })) seen.push(row.id);
+    expect(seen).toEqual(made);
+  });
+});
