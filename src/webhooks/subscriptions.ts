@@ -29,6 +29,7 @@ export interface SubscriptionInput {
   instrument_number: boolean;
   all_payment_details: boolean;
   is_active?: boolean;
+  description?: string | null;
 }
 
 export type { Keys } from "../context";
@@ -82,6 +83,7 @@ function flagColumns(input: Partial<SubscriptionInput>) {
   if (input.url !== undefined) out.url = input.url;
   if (input.content_type !== undefined) out.contentType = input.content_type;
   if (input.event !== undefined) out.event = input.event;
+  if (input.description !== undefined) out.description = input.description || null;
   return out;
 }
 
@@ -95,6 +97,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     accountId: caller.accountId,
     user: caller.username,
     event: input.event,
+    description: input.description || null,
     url: input.url,
     contentType: input.content_type,
     ...(await sealSecrets(db, keys.encryptionKey, { username: input.username, password: input.password, secretText, previousSecretText: null })),

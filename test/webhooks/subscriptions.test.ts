@@ -21,6 +21,7 @@ describe("webhook subscriptions", () => {
       event: "payment.changed",
       url: "https://hooks.example.com/payments",
       content_type: "application/json",
+      description: null,
       username: HOOK_USER.username,
       password: HOOK_USER.password,
       invoice_ids: false,
@@ -137,6 +138,27 @@ describe("webhook subscriptions", () => {
     expect(Object.keys(partialPut.json).sort()).toEqual(["content_type", "event", "password", "url", "username"]);
     const badPatch = await call("PATCH", `/v1/webhooks/${made.id}/`, { body: { username: client.username }, headers: client.headers });
     expect(badPatch.status).toBe(400);
+  });
+
+  it("keeps a description for people: trimmed, at most 190 characters, null when empty, cleared by PUT without one", async () => {
+    const { client } = await makeTenant();
+    const made = await create(client, { ...valid(), description: "  ERP sync (production) — 本番  " });
+    expect(made.status).toBe(201);
+    expect(made.json.description).toBe("ERP sync (production) — 本番");
+    expect((await call("GET", `/v1/webhooks/${made.json.id}/`, { headers: client.headers })).json.description).toBe("ERP sync (production) — 本番");
+    const path = `/v1/webhooks/${made.json.id}/`;
+    expect((await call("PATCH", path, { body: { payment_status: true }, headers: client.headers })).json.description).toBe("ERP sync (production) — 本番");
+    expect((await call("PATCH", path, { body: { description: "x".repeat(190) }, headers: client.headers })).json.description).toBe("x".repeat(190));
+    const tooLong = await call("PATCH", path, { body: { description: "x".repeat(191) }, headers: client.headers });
+    expect(tooLong.status).toBe(400);
+    expect(Object.keys(tooLong.json)).toEqual(["description"]);
+    expect((await call("PATCH", path, { body: { description: "line\nbreak" }, headers: client.headers })).json).toEqual({ description: ["Control characters are not allowed."] });
+    expect((await call("PATCH", path, { body: { description: "   " }, headers: client.headers })).json.description).toBeNull();
+    expect((await call("PATCH", path, { body: { description: "named" }, headers: client.headers })).json.description).toBe("named");
+    expect((await call("PATCH", path, { body: { description: null }, headers: client.headers })).json.description).toBeNull();
+    await call("PATCH", path, { body: { description: "named again" }, headers: client.headers });
+    expect((await call("PUT", path, { body: valid(), headers: client.headers })).json.description).toBeNull();
+    expect((await call("GET", "/v1/webhooks/", { headers: client.headers })).json.results[0].description).toBeNull();
   });
 
   it("rotates the secret", async () => {

@@ -895,6 +895,11 @@ export interface components {
              */
             content_type: "application/json" | "application/x-www-form-urlencoded";
             /**
+             * @description A name for people; null when none was given.
+             * @example ERP sync (production)
+             */
+            description: string | null;
+            /**
              * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
              * @example hook-user
              */
@@ -2281,6 +2286,12 @@ export interface operations {
                      */
                     password: string;
                     /**
+                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.
+                     * @default null
+                     * @example ERP sync (production)
+                     */
+                    description?: string | null;
+                    /**
                      * @description Add `invoice_ids` (the payment's invoice ids) to each delivery.
                      * @default false
                      * @example false
@@ -2510,6 +2521,12 @@ export interface operations {
                      */
                     password: string;
                     /**
+                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.
+                     * @default null
+                     * @example ERP sync (production)
+                     */
+                    description?: string | null;
+                    /**
                      * @description Add `invoice_ids` (the payment's invoice ids) to each delivery.
                      * @default false
                      * @example false
@@ -2734,6 +2751,11 @@ export interface operations {
                      * @example hook-pass-5f2a9c
                      */
                     password?: string;
+                    /**
+                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.
+                     * @example ERP sync (production)
+                     */
+                    description?: string | null;
                     /**
                      * @description Add `invoice_ids` (the payment's invoice ids) to each delivery.
                      * @example false

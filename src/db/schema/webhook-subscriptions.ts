@@ -12,6 +12,8 @@ export const webhookSubscriptions = sqliteTable(
     // The API username that made it (kept as text: the user may be deleted later).
     user: text("user").notNull(),
     event: text("event").notNull(),
+    // A name for people (the console shows it); null when none was given.
+    description: text("description"),
     url: text("url").notNull(),
     contentType: text("content_type", { enum: WEBHOOK_CONTENT_TYPES }).notNull(),
     // AES-GCM ciphertexts (lib/encryption): the subscriber's Basic credentials and signing secrets.

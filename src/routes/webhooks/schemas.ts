@@ -26,6 +26,13 @@ const fields = {
   username: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon.", "hook-user", { colon: false }),
   password: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API password.", "hook-pass-5f2a9c"),
 };
+const description = z
+  .string()
+  .trim()
+  .max(190)
+  .refine((text) => !CONTROL.test(text), "Control characters are not allowed.")
+  .nullable()
+  .openapi({ description: "A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.", example: "ERP sync (production)" });
 const FLAG_DESCRIPTIONS = {
   invoice_ids: "Add `invoice_ids` (the payment's invoice ids) to each delivery.",
   payment_status: "Add `payment_status` to each delivery.",
@@ -42,7 +49,7 @@ const isActive = z.boolean().openapi({ description: "Paused subscriptions get no
 
 /** POST and PUT: the whole subscription (flags default to false). */
 export const SubscriptionInput = z
-  .object({ ...fields, ...flagsWithDefaults, is_active: isActive.optional() });
+  .object({ ...fields, description: description.default(null), ...flagsWithDefaults, is_active: isActive.optional() });
 
 /** PATCH: any subset. */
 export const SubscriptionPatch = z
@@ -52,6 +59,7 @@ export const SubscriptionPatch = z
     content_type: fields.content_type.optional(),
     username: fields.username.optional(),
     password: fields.password.optional(),
+    description: description.optional(),
     ...optionalFlags,
     is_active: isActive.optional(),
   });
@@ -63,6 +71,7 @@ export const SubscriptionSchema = z
     event: fields.event,
     url: fields.url,
     content_type: fields.content_type,
+    description: z.string().nullable().openapi({ description: "A name for people; null when none was given.", example: "ERP sync (production)" }),
     username: fields.username.nullable(),
     password: fields.password.nullable(),
     invoice_ids: flag("invoice_ids"),
@@ -145,6 +154,7 @@ export function subscriptionView(subscription: Subscription, origin: string) {
     event: "payment.changed" as const,
     url: subscription.url,
     content_type: subscription.contentType,
+    description: subscription.description,
     username: subscription.revealed?.username ?? null,
     password: subscription.revealed?.password ?? null,
     invoice_ids: subscription.invoiceIds,

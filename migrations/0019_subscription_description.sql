@@ -1,0 +1,1 @@
+ALTER TABLE `webhook_subscriptions` ADD `description` text;
