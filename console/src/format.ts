@@ -1,9 +1,10 @@
 /** How the console shows values. Pure. */
 
-export function when(iso: string | null | undefined): string {
+/** An instant in the browser's zone, with the zone named (e.g. "Nov 25, 2026, 09:12:03 AM UTC"). */
+export function when(iso: string | null | undefined, timeZone?: string): string {
   if (!iso) return "—";
   const date = new Date(iso);
-  return date.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  return date.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short", timeZone });
 }
 
 export function ago(iso: string | null | undefined, now = Date.now()): string {
@@ -56,4 +57,13 @@ export function localToIso(text: string): string | undefined {
   if (!text) return undefined;
   const date = new Date(text);
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/**
+ * A form body's fields, decoded, in order (values that are JSON objects or arrays pretty-printed);
+ * null when the body is not a form. Pure.
+ */
+export function formFields(body: string, contentType: string | null | undefined): [string, string][] | null {
+  if (!contentType?.startsWith("application/x-www-form-urlencoded")) return null;
+  return [...new URLSearchParams(body)].map(([name, value]) => [name, /^[[{]/.test(value) ? pretty(value) : value]);
 }

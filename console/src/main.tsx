@@ -8,6 +8,11 @@ import { SubscriptionPage } from "./pages/subscription";
 import { DeliveryPage } from "./pages/delivery";
 import { Payments } from "./pages/payments";
 import { PaymentPage } from "./pages/payment";
+import { Counterparties } from "./pages/counterparties";
+import { CounterpartyPage } from "./pages/counterparty";
+import { Invoices } from "./pages/invoices";
+import { InvoicePage } from "./pages/invoice";
+import { SearchBox } from "./parts/search-box";
 import "./style.css";
 
 function App() {
@@ -36,7 +41,7 @@ function App() {
     keepCredentials(null);
     setWho(null);
   };
-  const section = place.path.startsWith("/payments") ? "payments" : "webhooks";
+  const section = ["payments", "counterparties", "invoices"].find((name) => place.path.startsWith(`/${name}`)) ?? "webhooks";
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(event) => (event.preventDefault(), document.getElementById("main")?.focus())}>
@@ -53,7 +58,14 @@ function App() {
           <a href={href("/payments")} aria-current={section === "payments" ? "page" : undefined}>
             Payments
           </a>
+          <a href={href("/counterparties")} aria-current={section === "counterparties" ? "page" : undefined}>
+            Counterparties
+          </a>
+          <a href={href("/invoices")} aria-current={section === "invoices" ? "page" : undefined}>
+            Invoices
+          </a>
         </nav>
+        <SearchBox />
         <div class="who">
           <span title="Signed in for this browser tab only">{who.username}</span>
           <button type="button" class="secondary small" onClick={signOut}>
@@ -74,6 +86,10 @@ function Route({ path, query }: { path: string; query: URLSearchParams }) {
   if ((found = match("/subscriptions/:id", path))) return <SubscriptionPage id={found.id!} query={query} />;
   if ((found = match("/payments/:id", path))) return <PaymentPage id={found.id!} />;
   if (match("/payments", path)) return <Payments query={query} />;
+  if ((found = match("/counterparties/:id", path))) return <CounterpartyPage id={found.id!} />;
+  if (match("/counterparties", path)) return <Counterparties query={query} />;
+  if ((found = match("/invoices/:id", path))) return <InvoicePage id={found.id!} />;
+  if (match("/invoices", path)) return <Invoices query={query} />;
   if (match("/", path) || match("/subscriptions", path)) return <Subscriptions />;
   return (
     <div>

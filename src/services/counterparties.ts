@@ -1,7 +1,6 @@
 import { noAnswer, type Answer } from "../idempotency";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
-import type { Db } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";

@@ -1,7 +1,6 @@
 import { noAnswer, type Answer } from "../idempotency";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
-import type { Db } from "../db/client";
 import { invoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";

@@ -4,7 +4,7 @@ import { noAnswer, type Answer } from "../idempotency";
 import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
-import { decrypt, encrypt } from "../lib/encryption";
+import { decrypt } from "../lib/encryption";
 import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { newSigningSecret } from "./signing";

@@ -29,6 +29,8 @@ async function startReceiver() {
   return { url: `http://127.0.0.1:${port}/hooks`, got, mode, stop: () => new Promise((done) => server.close(done)) };
 }
 
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+
 async function until(read, done, what, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -66,7 +68,6 @@ describe("the console", { skip: noBrowser }, () => {
     page.on("request", (request) => {
       if (!request.url().startsWith(service.base) && !request.url().startsWith("data:")) elsewhere.push(request.url());
     });
-    const shot = (name) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
 
     // Sign in with the keyboard alone; a wrong password is told in the API's words.
     await page.goto(`${service.base}/console/`);
@@ -82,6 +83,7 @@ describe("the console", { skip: noBrowser }, () => {
 
     // A failed save keeps what was typed, and names the field.
     await page.getByRole("button", { name: "New subscription" }).click();
+    await page.getByLabel("Description").fill("ERP sync (test)");
     await page.getByLabel("Endpoint URL").fill(receiver.url);
     await page.getByLabel("Receiver username").fill("demo-client");
     await page.getByLabel("Receiver password").fill("hook-pass-123");
@@ -90,10 +92,11 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByText("Use credentials of your own choosing, not your API username.").first().waitFor();
     assert.equal(await page.getByLabel("Endpoint URL").inputValue(), receiver.url);
     assert.equal(await page.getByLabel("Payment events").isChecked(), true);
-    await shot("failed-save");
+    await shot(page, "failed-save");
     await page.getByLabel("Receiver username").fill("hook-user");
     await page.getByRole("button", { name: "Create subscription" }).click();
     await page.getByRole("status").filter({ hasText: "Subscription created" }).waitFor();
+    await page.getByRole("heading", { name: "ERP sync (test)" }).waitFor();
     const subscriptionId = new URL(page.url()).hash.split("/")[2];
     await page.getByRole("button", { name: "Show signing secret" }).click();
     const secret = (await page.locator(".secret code").first().textContent()).trim();
@@ -109,7 +112,7 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("button", { name: "Refresh" }).click();
     await page.locator("tbody .badge", { hasText: "succeeded" }).first().waitFor();
     await page.locator("tbody .badge", { hasText: "test" }).first().waitFor();
-    await shot("subscription");
+    await shot(page, "subscription");
 
     // The receiver answers 410: the next change's delivery fails (and pauses the subscription).
     receiver.mode.status = 410;
@@ -129,11 +132,11 @@ describe("the console", { skip: noBrowser }, () => {
     );
     await page.locator("tbody tr", { has: page.locator(".badge", { hasText: "failed" }) }).first().getByRole("link").first().click();
     await page.getByRole("heading", { name: "Delivery" }).waitFor();
-    await shot("failed-delivery");
+    await shot(page, "failed-delivery");
     await page.locator(".timeline").getByText("HTTP 410").first().waitFor();
     await page.getByRole("heading", { name: "Headers sent" }).waitFor();
     await page.getByText("Basic ********").waitFor();
-    await shot("failed-delivery");
+    await shot(page, "failed-delivery");
 
     // Back on the subscription: resume it, and recover the failures of the last day.
     receiver.mode.status = 200;
@@ -155,7 +158,7 @@ describe("the console", { skip: noBrowser }, () => {
     );
     await page.getByRole("heading", { name: "Health" }).waitFor();
     await page.locator(".stat-value").first().waitFor();
-    await shot("recovered");
+    await shot(page, "recovered");
 
     // The payment's timeline: its events, and the deliveries each change made.
     await page.getByRole("link", { name: "Payments", exact: true }).click();
@@ -166,7 +169,7 @@ describe("the console", { skip: noBrowser }, () => {
     await step.locator(".made .badge", { hasText: "succeeded" }).waitFor();
     assert.equal(await step.locator(".made a").count(), 1);
     assert.ok(eventId.startsWith("pev_"));
-    await shot("payment-timeline");
+    await shot(page, "payment-timeline");
 
     // Edit, rotate the secret, then delete the subscription.
     await page.goto(`${service.base}/console/#/subscriptions/${subscriptionId}`);
@@ -190,6 +193,72 @@ describe("the console", { skip: noBrowser }, () => {
     await page.close();
   });
 
+  it("finds things by id, names counterparties, has counterparty and invoice pages, decodes form bodies and names the time zone", async () => {
+    const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
+    const made = await fetch(`${service.base}/v1/webhooks/`, {
+      method: "POST",
+      headers: client,
+      body: JSON.stringify({ event: "payment.changed", url: receiver.url, content_type: "application/x-www-form-urlencoded", username: "hook-user", password: "hook-pass-123", invoice_ids: true, payment_events: true }),
+    });
+    const subscriptionId = (await made.json()).id;
+    const test = await (await fetch(`${service.base}/v1/webhooks/${subscriptionId}/test/`, { method: "POST", headers: client })).json();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Tokyo" });
+    await page.goto(`${service.base}/console/`);
+    await page.getByLabel("Username").fill("demo-client");
+    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    const search = async (id) => {
+      await page.getByRole("searchbox", { name: "Search by id" }).fill(id);
+      await page.keyboard.press("Enter");
+    };
+
+    // A delivery by its id alone: its form body field by field, and its times in the browser's zone, named.
+    await search(test.id);
+    await page.getByRole("heading", { name: "Delivery" }).waitFor();
+    await page.getByRole("heading", { name: "Body (form fields, decoded)" }).waitFor();
+    const field = (name) => page.locator("#body ~ * tr, .card:has(#body) tr", { has: page.locator("th", { hasText: new RegExp(`^${name}$`) }) });
+    assert.equal((await field("object_type").locator("td").textContent()).trim(), "payment");
+    assert.ok((await field("invoice_ids").count()) >= 1, "invoice_ids as fields");
+    assert.match(await field("payment_events").locator("td").textContent(), /"event_code"/);
+    assert.match(await page.locator(".facts dd").nth(1).textContent(), /GMT\+9$/);
+    await shot(page, "form-delivery");
+
+    // A payment by id: its counterparties by name, each a link to its page; its invoices link to theirs.
+    await search("pmt_demoPaymentPending0001");
+    await page.getByRole("heading", { name: "Timeline" }).waitFor();
+    await page.getByRole("link", { name: "Northwind Paper" }).click();
+    await page.getByRole("heading", { name: "Northwind Paper" }).waitFor();
+    await page.getByRole("heading", { name: "Payments to this supplier" }).waitFor();
+    await page.getByRole("link", { name: "pmt_demoPaymentPending0001" }).waitFor();
+    await page.goto(`${service.base}/console/#/payments/pmt_demoPaymentPending0001`);
+    await page.getByRole("link", { name: "INV-1001" }).click();
+    await page.getByRole("heading", { name: "Invoice INV-1001" }).waitFor();
+    await page.getByRole("link", { name: "Acme Retail" }).waitFor();
+    await shot(page, "invoice");
+
+    // The lists: payments name both sides; counterparties and invoices have their own.
+    await page.getByRole("link", { name: "Payments", exact: true }).click();
+    await page.locator("tbody tr", { hasText: "pmt_demoPaymentPending0001" }).getByRole("link", { name: "Acme Retail" }).waitFor();
+    await page.getByRole("link", { name: "Counterparties", exact: true }).click();
+    await page.getByRole("heading", { name: "Counterparties" }).waitFor();
+    await page.getByLabel("Type").selectOption("buyer");
+    await page.locator("tbody tr").filter({ hasText: "Northwind Paper" }).waitFor({ state: "detached" });
+    await page.locator("tbody tr").filter({ hasText: "Acme Retail" }).waitFor();
+    assert.deepEqual(await page.locator("tbody tr .badge").allTextContents(), ["buyer"]);
+    await page.getByRole("link", { name: "Invoices", exact: true }).click();
+    await page.getByLabel("Invoice number").fill("INV-1005");
+    await page.getByRole("button", { name: "Find" }).click();
+    await until(() => page.locator("tbody tr").allTextContents(), (rows) => rows.length === 1 && rows[0].includes("INV-1005"), "only INV-1005");
+
+    // A subscription by id; an id that is nothing here says so.
+    await search(subscriptionId);
+    await page.getByRole("heading", { name: "Health" }).waitFor();
+    await search("00000000-0000-4000-8000-000000000000");
+    await page.getByRole("alert").filter({ hasText: "No subscription or delivery of this account has that id." }).waitFor();
+    await page.close();
+  });
+
   it("is usable at 375 px wide", async () => {
     const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
     const made = await fetch(`${service.base}/v1/webhooks/`, {
@@ -198,6 +267,8 @@ describe("the console", { skip: noBrowser }, () => {
       body: JSON.stringify({ event: "payment.changed", url: receiver.url, content_type: "application/json", username: "hook-user", password: "hook-pass-123" }),
     });
     assert.equal(made.status, 201);
+    const madeId = (await made.json()).id;
+    await fetch(`${service.base}/v1/webhooks/${madeId}/test/`, { method: "POST", headers: client });
     const page = await browser.newPage({ viewport: { width: 375, height: 812 } });
     await page.goto(`${service.base}/console/`);
     await page.getByLabel("Username").fill("demo-client");
@@ -206,6 +277,14 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("heading", { name: "Webhooks" }).waitFor();
     await page.locator("tbody a").first().click();
     await page.getByRole("heading", { name: "Health" }).waitFor();
+    await page.goto(`${service.base}/console/#/subscriptions/${madeId}`);
+    await page.locator("#log ~ * tbody tr, .card:has(#log) tbody tr").first().waitFor();
+    // The delivery log reads as one block per delivery, none wider than the screen.
+    const log = await page.evaluate(() => {
+      const box = document.querySelector(".card:has(#log) .table-wrap");
+      return { scroll: box.scrollWidth, client: box.clientWidth };
+    });
+    assert.ok(log.scroll <= log.client, `the delivery log scrolls sideways (${log.scroll} px in ${log.client} px)`);
     // Nothing wider than the screen but the tables' own scrolling boxes.
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);

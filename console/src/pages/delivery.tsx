@@ -1,5 +1,5 @@
 import { api, apiPath } from "../api";
-import { duration, pretty, when } from "../format";
+import { duration, formFields, pretty, when } from "../format";
 import { useAction, useLoad } from "../parts/load";
 import { Badge, Card, Loading, Problem } from "../parts/ui";
 import { href } from "../router";
@@ -83,12 +83,44 @@ export function DeliveryPage({ subscriptionId, deliveryId }: { subscriptionId: s
               <p class="muted">Shown once an attempt has been recorded.</p>
             )}
           </Card>
-          <Card title="Body" id="body">
-            <pre class="code">{pretty(row.body)}</pre>
-          </Card>
+          <Body body={row.body} contentType={row.headers?.["content-type"]} />
         </>
       )}
     </div>
+  );
+}
+
+/** The body as sent; a form body also field by field, decoded. */
+function Body({ body, contentType }: { body: string; contentType: string | undefined }) {
+  const fields = formFields(body, contentType);
+  if (!fields) {
+    return (
+      <Card title="Body" id="body">
+        <pre class="code">{pretty(body)}</pre>
+      </Card>
+    );
+  }
+  return (
+    <Card title="Body (form fields, decoded)" id="body">
+      <div class="table-wrap">
+        <table class="kv">
+          <tbody>
+            {fields.map(([name, value]) => (
+              <tr>
+                <th scope="row" class="mono">
+                  {name}
+                </th>
+                <td class="mono break">{value.includes("\n") ? <pre class="code small">{value}</pre> : value === "" ? <span class="muted">(empty: null)</span> : value}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <details>
+        <summary>As sent</summary>
+        <pre class="code small">{body}</pre>
+      </details>
+    </Card>
   );
 }
 

@@ -1,7 +1,8 @@
 import { api, apiPath, type Page, withQuery } from "../api";
 import { money, when } from "../format";
 import { useLoad } from "../parts/load";
-import { Badge, Card, Loading, Problem } from "../parts/ui";
+import { counterparties } from "../parts/names";
+import { Badge, Card, Party, Problem, RecordPage } from "../parts/ui";
 import { href } from "../router";
 import type { Delivery, Payment, Subscription } from "./types";
 
@@ -29,16 +30,11 @@ async function deliveriesOf(paymentId: string): Promise<Map<string, Made[]>> {
 /** A payment and its timeline: each event, and the deliveries its change made. */
 export function PaymentPage({ id }: { id: string }) {
   const payment = useLoad(() => api<Payment>("GET", apiPath`/v2/payments/${id}/`), id);
+  const names = useLoad(async () => (payment.data ? counterparties([payment.data.originating_counterparty_id, payment.data.receiving_counterparty_id]) : null), payment.data?.id ?? "");
   const made = useLoad(() => deliveriesOf(id), id);
-  const row = payment.data;
   return (
-    <div class="page">
-      <p class="crumbs">
-        <a href={href("/payments")}>Payments</a> / payment
-      </p>
-      <Problem error={payment.error} />
-      {!row && payment.loading && <Loading what="the payment" />}
-      {row && (
+    <RecordPage section="Payments" path="/payments" noun="payment" loaded={payment}>
+      {(row) => (
         <>
           <div class="page-head">
             <div>
@@ -52,16 +48,27 @@ export function PaymentPage({ id }: { id: string }) {
           <Card>
             <dl class="facts">
               <dt>From (buyer)</dt>
-              <dd class="mono">{row.originating_counterparty_id}</dd>
+              <dd>
+                <Party id={row.originating_counterparty_id} party={names.data?.get(row.originating_counterparty_id)} />
+              </dd>
               <dt>To (supplier)</dt>
-              <dd class="mono">{row.receiving_counterparty_id}</dd>
+              <dd>
+                <Party id={row.receiving_counterparty_id} party={names.data?.get(row.receiving_counterparty_id)} />
+              </dd>
               <dt>Method</dt>
               <dd>
                 {row.payment_method}
                 {row.instrument_number && <span class="mono"> · {row.instrument_number}</span>}
               </dd>
               <dt>Invoices</dt>
-              <dd>{row.invoices.map((invoice) => `${invoice.invoice_number} (${money(invoice.amount_cents, row.currency)})`).join(", ")}</dd>
+              <dd>
+                {row.invoices.map((invoice, i) => (
+                  <>
+                    {i > 0 && ", "}
+                    <a href={href(`/invoices/${invoice.id}`)}>{invoice.invoice_number}</a> ({money(invoice.amount_cents, row.currency)})
+                  </>
+                ))}
+              </dd>
               {row.refund_reason && (
                 <>
                   <dt>Refund reason</dt>
@@ -94,7 +101,7 @@ export function PaymentPage({ id }: { id: string }) {
                         <li>
                           <Badge value={delivery.status} />{" "}
                           <a href={href(`/subscriptions/${subscription.id}/deliveries/${delivery.id}`)} class="break">
-                            {subscription.url}
+                            {subscription.description ?? subscription.url}
                           </a>{" "}
                           <span class="muted small">
                             {delivery.attempts.length} attempt{delivery.attempts.length === 1 ? "" : "s"}
@@ -109,6 +116,6 @@ export function PaymentPage({ id }: { id: string }) {
           </Card>
         </>
       )}
-    </div>
+    </RecordPage>
   );
 }

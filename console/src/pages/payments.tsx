@@ -1,9 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, localPath, withQuery, type Page } from "../api";
-import { localToIso, money, when } from "../format";
+import { localToIso } from "../format";
 import { useLoad } from "../parts/load";
-import { Badge, Card, Empty, Loading, Pager, Problem } from "../parts/ui";
-import { go, href } from "../router";
+import { PaymentTable } from "../parts/payment-table";
+import { Card, Empty, Loading, Pager, Problem } from "../parts/ui";
+import { go } from "../router";
 import type { Payment } from "./types";
 
 const STATUSES = ["pending", "in-progress", "settled", "canceled", "failed", "refunded"] as const;
@@ -13,7 +14,9 @@ export function Payments({ query }: { query: URLSearchParams }) {
   const status = query.getAll("status");
   const updatedAfter = query.get("updated_after") ?? "";
   const ordering = query.get("ordering") ?? "";
-  const first = withQuery("/v2/payments/", { page_size: "25", status, updated__gt: localToIso(updatedAfter), ordering });
+  // From a counterparty's page: only its payments.
+  const parties = { originating_counterparty_id: query.get("originating_counterparty_id") ?? undefined, receiving_counterparty_id: query.get("receiving_counterparty_id") ?? undefined };
+  const first = withQuery("/v2/payments/", { page_size: "25", status, updated__gt: localToIso(updatedAfter), ordering, ...parties });
   const [path, setPath] = useState(first);
   useEffect(() => setPath(first), [first]);
   const list = useLoad(() => api<Page<Payment>>("GET", path), path);
@@ -25,6 +28,7 @@ export function Payments({ query }: { query: URLSearchParams }) {
     for (const value of draft.status) params.append("status", value);
     if (draft.updatedAfter) params.set("updated_after", draft.updatedAfter);
     if (draft.ordering) params.set("ordering", draft.ordering);
+    for (const [name, value] of Object.entries(parties)) if (value) params.set(name, value);
     location.hash = `#/payments${params.size ? `?${params}` : ""}`;
   };
 
@@ -69,7 +73,7 @@ export function Payments({ query }: { query: URLSearchParams }) {
           <button type="submit" class="secondary">
             Apply
           </button>
-          {(status.length > 0 || updatedAfter || ordering) && (
+          {(status.length > 0 || updatedAfter || ordering || parties.originating_counterparty_id || parties.receiving_counterparty_id) && (
             <button type="button" class="link" onClick={() => go("/payments")}>
               Clear
             </button>
@@ -78,40 +82,7 @@ export function Payments({ query }: { query: URLSearchParams }) {
         <Problem error={list.error} />
         {list.loading && !list.data && <Loading what="payments" />}
         {list.data && list.data.results.length === 0 && <Empty>No payments match.</Empty>}
-        {list.data && list.data.results.length > 0 && (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Payment</th>
-                  <th scope="col">Status</th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col">Method</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.results.map((row) => (
-                  <tr key={row.id}>
-                    <td class="mono small">
-                      <a href={href(`/payments/${row.id}`)}>{row.id}</a>
-                    </td>
-                    <td>
-                      <Badge value={row.status} />
-                    </td>
-                    <td class="num">{money(row.amount_cents, row.currency)}</td>
-                    <td>{row.payment_method}</td>
-                    <td>{row.events.length}</td>
-                    <td>{when(row.updated)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        {list.data && list.data.results.length > 0 && <PaymentTable payments={list.data.results} />}
         {list.data && <Pager page={list.data} noun="payments" one="payment" onPage={(link) => setPath(localPath(link))} />}
       </Card>
     </div>

@@ -10,6 +10,7 @@ import { go, href } from "../router";
 import type { Delivery, Stats, Subscription } from "./types";
 
 const fieldsOf = (row: Subscription): SubscriptionFields => ({
+  description: row.description ?? "",
   url: row.url,
   content_type: row.content_type,
   username: row.username ?? "",
@@ -50,8 +51,9 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
           <div class="page-head">
             <div>
               <h1 tabIndex={-1} class="break">
-                {row.url}
+                {row.description ?? row.url}
               </h1>
+              {row.description && <p class="muted break mono small">{row.url}</p>}
               <div class="badges">
                 {row.is_active ? <Badge value="active" /> : <Badge value="paused" />}
                 {stats.data?.failing_since && <Badge value="failed" label={`failing since ${when(stats.data.failing_since)}`} />}

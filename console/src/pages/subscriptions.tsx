@@ -49,7 +49,7 @@ export function Subscriptions() {
         {list.data && list.data.page.results.length === 0 && <Empty>No subscriptions yet. Create one to start receiving payment changes.</Empty>}
         {list.data && list.data.page.results.length > 0 && (
           <div class="table-wrap">
-            <table>
+            <table class="stack">
               <thead>
                 <tr>
                   <th scope="col">Endpoint</th>
@@ -64,19 +64,20 @@ export function Subscriptions() {
                   const stats = list.data!.stats[i];
                   return (
                     <tr key={row.id}>
-                      <td>
-                        <a href={href(`/subscriptions/${row.id}`)} class="strong">
-                          {row.url}
+                      <td data-label="Endpoint">
+                        <a href={href(`/subscriptions/${row.id}`)} class="strong break">
+                          {row.description ?? row.url}
                         </a>
+                        {row.description && <div class="small break">{row.url}</div>}
                         <div class="muted small mono">{row.id}</div>
                       </td>
-                      <td>
+                      <td data-label="State">
                         {row.is_active ? (stats?.failing_since ? <Badge value="failed" label="failing" /> : <Badge value="active" />) : <Badge value="paused" />}
                         {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
                       </td>
-                      <td>{stats ? percent(stats.success_rate) : "—"}</td>
-                      <td>{stats ? stats.attempts.toLocaleString() : "—"}</td>
-                      <td>{stats ? ago(stats.last_success_at) : "—"}</td>
+                      <td data-label="Success (24 h)">{stats ? percent(stats.success_rate) : "—"}</td>
+                      <td data-label="Attempts (24 h)">{stats ? stats.attempts.toLocaleString() : "—"}</td>
+                      <td data-label="Last success">{stats ? ago(stats.last_success_at) : "—"}</td>
                     </tr>
                   );
                 })}

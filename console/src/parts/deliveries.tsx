@@ -59,7 +59,7 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
       {log.data && log.data.results.length === 0 && <Empty>No deliveries match.</Empty>}
       {log.data && log.data.results.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Created</th>
@@ -75,16 +75,16 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
                 const last = row.attempts.at(-1);
                 return (
                   <tr key={row.id}>
-                    <td>
+                    <td data-label="Created">
                       <a href={href(`/subscriptions/${subscriptionId}/deliveries/${row.id}`)}>{when(row.created)}</a>
                     </td>
-                    <td>
+                    <td data-label="Status">
                       <Badge value={row.status} /> {row.test && <Badge value="test" />}
                     </td>
-                    <td class="mono small">{row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}</td>
-                    <td>{row.attempts.length}</td>
-                    <td>{last ? (last.response_status ?? last.error ?? "—") : "—"}</td>
-                    <td>{row.next_attempt_at ? ago(row.next_attempt_at) : "—"}</td>
+                    <td data-label="Payment" class="mono small">{row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}</td>
+                    <td data-label="Attempts">{row.attempts.length}</td>
+                    <td data-label="Last answer" class="break">{last ? (last.response_status ?? last.error ?? "—") : "—"}</td>
+                    <td data-label="Next attempt">{row.next_attempt_at ? ago(row.next_attempt_at) : "—"}</td>
                   </tr>
                 );
               })}

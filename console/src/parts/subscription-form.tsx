@@ -14,6 +14,7 @@ export const FLAGS = [
 export type Flag = (typeof FLAGS)[number][0];
 
 export interface SubscriptionFields {
+  description: string;
   url: string;
   content_type: string;
   username: string;
@@ -22,6 +23,7 @@ export interface SubscriptionFields {
 }
 
 export const BLANK: SubscriptionFields = {
+  description: "",
   url: "",
   content_type: "application/json",
   username: "",
@@ -31,9 +33,9 @@ export const BLANK: SubscriptionFields = {
 
 /** What a form's values send: every field for a new subscription, only what changed for an edit. Pure. */
 export function changes(values: SubscriptionFields, before?: SubscriptionFields): Record<string, unknown> {
-  const all: Record<string, unknown> = { url: values.url.trim(), content_type: values.content_type, username: values.username, password: values.password, ...values.flags };
+  const all: Record<string, unknown> = { description: values.description.trim() || null, url: values.url.trim(), content_type: values.content_type, username: values.username, password: values.password, ...values.flags };
   if (!before) return { event: "payment.changed", ...all };
-  const was: Record<string, unknown> = { url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
+  const was: Record<string, unknown> = { description: before.description.trim() || null, url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
   return Object.fromEntries(Object.entries(all).filter(([name, value]) => value !== was[name]));
 }
 
@@ -68,6 +70,11 @@ export function SubscriptionForm({
       }}
     >
       <Problem error={error} title="Not saved:" />
+      <label>
+        Description <span class="muted small">(optional: a name for people)</span>
+        <input name="description" maxLength={190} placeholder="ERP sync (production)" value={values.description} onInput={(event) => set({ description: event.currentTarget.value })} aria-invalid={Boolean(fields.description)} />
+        <FieldError messages={fields.description} />
+      </label>
       <label>
         Endpoint URL
         <input name="url" type="url" required placeholder="https://example.com/hooks/payments" value={values.url} onInput={(event) => set({ url: event.currentTarget.value })} aria-invalid={Boolean(fields.url)} />

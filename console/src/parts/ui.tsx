@@ -88,3 +88,26 @@ export function Stat({ label, value, hint }: { label: string; value: ComponentCh
     </div>
   );
 }
+
+/** A counterparty by name, linked to its page; its id while the name is unknown. */
+export function Party({ id, party }: { id: string; party: { name: string } | null | undefined }) {
+  return (
+    <a href={`#/counterparties/${encodeURIComponent(id)}`} class={party ? undefined : "mono small"} title={id}>
+      {party?.name ?? id}
+    </a>
+  );
+}
+
+/** A record's page: where it sits, its loading and its problem; `children` draws the record once read. */
+export function RecordPage<T>({ section, path, noun, loaded, children }: { section: string; path: string; noun: string; loaded: { data: T | null; error: ApiError | null; loading: boolean }; children: (record: T) => ComponentChildren }) {
+  return (
+    <div class="page">
+      <p class="crumbs">
+        <a href={`#${path}`}>{section}</a> / {noun}
+      </p>
+      <Problem error={loaded.error} />
+      {!loaded.data && loaded.loading && <Loading what={`the ${noun}`} />}
+      {loaded.data && children(loaded.data)}
+    </div>
+  );
+}
