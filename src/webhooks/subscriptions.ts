@@ -83,7 +83,7 @@ function flagColumns(input: Partial<SubscriptionInput>) {
   if (input.url !== undefined) out.url = input.url;
   if (input.content_type !== undefined) out.contentType = input.content_type;
   if (input.event !== undefined) out.event = input.event;
-  if (input.description !== undefined) out.description = input.description || null;
+  if (input.description !== undefined) out.description = input.description;
   return out;
 }
 
@@ -97,7 +97,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     accountId: caller.accountId,
     user: caller.username,
     event: input.event,
-    description: input.description || null,
+    description: input.description ?? null,
     url: input.url,
     contentType: input.content_type,
     ...(await sealSecrets(db, keys.encryptionKey, { username: input.username, password: input.password, secretText, previousSecretText: null })),

@@ -8,9 +8,9 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Webhook } from "standardwebhooks";
-import { ARTIFACTS, freePort, freshCopy, startService } from "./service.mjs";
+import { freePort, freshCopy, ROOT, startNpmStart as startService } from "../../tools/lib/service.mjs";
 
-const SHOTS = join(ARTIFACTS, "screenshots");
+const SHOTS = join(ROOT, "artifacts", "screenshots");
 
 /** A receiver that answers `mode.status` and keeps what it got. */
 async function startReceiver() {

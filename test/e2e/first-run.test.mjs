@@ -6,7 +6,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { launchBrowser, noBrowser } from "./browser.mjs";
-import { ARTIFACTS, freePort, freshCopy, run, startService } from "./service.mjs";
+import { freePort, freshCopy, ROOT, run, startNpmStart as startService } from "../../tools/lib/service.mjs";
+const ARTIFACTS = join(ROOT, "artifacts");
 
 
 describe("npm start, as a newcomer runs it", () => {
@@ -61,7 +62,7 @@ describe("npm start, as a newcomer runs it", () => {
 
   it("says in one line that its port is taken, with the PORT= fix, and starts nothing", async () => {
     const port = new URL(service.base).port;
-    const second = await run(process.execPath, ["scripts/start.mjs"], { cwd: copy.dir, env: { ...process.env, PORT: port } });
+    const second = await run(process.execPath, ["tools/dev/start.mjs"], { cwd: copy.dir, env: { ...process.env, PORT: port } });
     assert.equal(second.code, 1);
     assert.equal(second.stdout, "");
     assert.equal(second.stderr.trim(), `npm start: port ${port} on 127.0.0.1 is in use; run PORT=${Number(port) + 1} npm start to use another.`);

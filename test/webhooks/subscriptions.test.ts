@@ -140,7 +140,7 @@ describe("webhook subscriptions", () => {
     expect(badPatch.status).toBe(400);
   });
 
-  it("keeps a description for people: trimmed, at most 190 characters, null when empty, cleared by PUT without one", async () => {
+  it("keeps a description for people: trimmed, at most 190 characters, never blank, cleared by null or by PUT without one", async () => {
     const { client } = await makeTenant();
     const made = await create(client, { ...valid(), description: "  ERP sync (production) — 本番  " });
     expect(made.status).toBe(201);
@@ -153,7 +153,7 @@ describe("webhook subscriptions", () => {
     expect(tooLong.status).toBe(400);
     expect(Object.keys(tooLong.json)).toEqual(["description"]);
     expect((await call("PATCH", path, { body: { description: "line\nbreak" }, headers: client.headers })).json).toEqual({ description: ["Control characters are not allowed."] });
-    expect((await call("PATCH", path, { body: { description: "   " }, headers: client.headers })).json.description).toBeNull();
+    expect((await call("PATCH", path, { body: { description: "   " }, headers: client.headers })).json).toEqual({ description: ["This field may not be blank."] });
     expect((await call("PATCH", path, { body: { description: "named" }, headers: client.headers })).json.description).toBe("named");
     expect((await call("PATCH", path, { body: { description: null }, headers: client.headers })).json.description).toBeNull();
     await call("PATCH", path, { body: { description: "named again" }, headers: client.headers });

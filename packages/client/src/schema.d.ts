@@ -2286,7 +2286,7 @@ export interface operations {
                      */
                     password: string;
                     /**
-                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.
+                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed; null clears it (blank is refused, as Django REST framework does).
                      * @default null
                      * @example ERP sync (production)
                      */
@@ -2521,7 +2521,7 @@ export interface operations {
                      */
                     password: string;
                     /**
-                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.
+                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed; null clears it (blank is refused, as Django REST framework does).
                      * @default null
                      * @example ERP sync (production)
                      */
@@ -2752,7 +2752,7 @@ export interface operations {
                      */
                     password?: string;
                     /**
-                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.
+                     * @description A name for people (the console shows it): at most 190 characters; surrounding spaces are removed; null clears it (blank is refused, as Django REST framework does).
                      * @example ERP sync (production)
                      */
                     description?: string | null;

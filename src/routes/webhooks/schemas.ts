@@ -29,10 +29,11 @@ const fields = {
 const description = z
   .string()
   .trim()
+  .min(1)
   .max(190)
   .refine((text) => !CONTROL.test(text), "Control characters are not allowed.")
   .nullable()
-  .openapi({ description: "A name for people (the console shows it): at most 190 characters; surrounding spaces are removed, and an empty one is null.", example: "ERP sync (production)" });
+  .openapi({ description: "A name for people (the console shows it): at most 190 characters; surrounding spaces are removed; null clears it (blank is refused, as Django REST framework does).", example: "ERP sync (production)" });
 const FLAG_DESCRIPTIONS = {
   invoice_ids: "Add `invoice_ids` (the payment's invoice ids) to each delivery.",
   payment_status: "Add `payment_status` to each delivery.",

@@ -1,6 +1,6 @@
 // The webhook scenarios of `npm run bench`: events recorded through the API, deliveries timed at a
-// receiver on 127.0.0.1 (bench/hook-receiver.mjs, its own process), and beside them the bare
-// queue-to-fetch baseline (bench/baseline/) on the same queue settings, in the same mode.
+// receiver on 127.0.0.1 (tools/receiver/index.mjs in load mode, its own process), and beside them the bare
+// queue-to-fetch baseline (tools/bench/baseline/) on the same queue settings, in the same mode.
 //
 // Event-to-receipt is from the moment the event's request was sent to the moment a delivery for
 // its payment arrived. The delivery rate is deliveries over (last arrival - first event sent).
@@ -9,13 +9,13 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { stopGroup } from "../scripts/process-group.mjs";
+import { stopGroup } from "../lib/process-group.mjs";
 import { SERVICE_ENV } from "./service.mjs";
 
 const NOTE = JSON.stringify({ event_code: "PU15", description: "Bench note", instrument_number: "TR-bench" });
 
 export async function startHookReceiver() {
-  const child = spawn(process.execPath, ["bench/hook-receiver.mjs"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+  const child = spawn(process.execPath, ["tools/receiver/index.mjs", "--port-line"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
   const line = await new Promise((done, fail) => {
     createInterface({ input: child.stdout }).once("line", done);
     child.once("exit", () => fail(new Error("the hook receiver exited")));
@@ -45,7 +45,7 @@ export async function startBaseline({ port, dir }) {
     config,
     [
       'name = "bench-baseline"',
-      `main = "${resolve("bench/baseline/worker.js")}"`,
+      `main = "${resolve("tools/bench/baseline/worker.js")}"`,
       'compatibility_date = "2026-04-20"',
       "[[queues.producers]]",
       'binding = "QUEUE"',

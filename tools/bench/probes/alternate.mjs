@@ -1,14 +1,14 @@
-// `node bench/alternate.mjs PATH...`: the rates of a few paths at concurrency 10, each loaded for
+// `node tools/bench/probes/alternate.mjs PATH...`: the rates of a few paths at concurrency 10, each loaded for
 // --seconds in turn, --rounds times over, on the benchmark's service (the seeded state of --scale,
-// in bench/service.mjs's mode). Prints each path's mean rate and its ratio to the first path's,
+// in tools/bench/service.mjs's mode). Prints each path's mean rate and its ratio to the first path's,
 // from the sums: the machine's swings fall on every path alike, which one pass of `npm run bench`
 // cannot promise. `PAYMENT` in a path is a payment of the seeded account.
 //
-//   node bench/alternate.mjs /v2/payments/PAYMENT/ /v1/invoices/ "/v1/invoices/?page_size=1"
+//   node tools/bench/probes/alternate.mjs /v2/payments/PAYMENT/ /v1/invoices/ "/v1/invoices/?page_size=1"
 import autocannon from "autocannon";
 import { parseArgs } from "node:util";
-import { ensureSeeded, shape, USERS } from "./seed.mjs";
-import { startService } from "./service.mjs";
+import { ensureSeeded, shape, USERS } from "../seed.mjs";
+import { startService } from "../service.mjs";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -1,13 +1,13 @@
-// `node bench/profile.mjs [events|detail|/PATH]`: where the Worker isolate's CPU goes. Runs the
-// benchmark's service (bench/service.mjs's mode, the seeded state of SCALE, 1,000,000 by
+// `node tools/bench/probes/profile.mjs [events|detail|/PATH]`: where the Worker isolate's CPU goes. Runs the
+// benchmark's service (tools/bench/service.mjs's mode, the seeded state of SCALE, 1,000,000 by
 // default), warms it for 3 s, then loads it at concurrency 10 for SECONDS (8) with the inspector's
 // CPU profiler on (200 µs sampling): events on many payments (the benchmark's write scenario) or
 // the payment detail, or GET /PATH as the client user (e.g. "/v1/invoices/?page=5000"). Prints
 // the functions with the most self time.
 import autocannon from "autocannon";
 import { openInspector, workerds } from "./inspector.mjs";
-import { ensureSeeded, shape, USERS } from "./seed.mjs";
-import { startService } from "./service.mjs";
+import { ensureSeeded, shape, USERS } from "../seed.mjs";
+import { startService } from "../service.mjs";
 const scale = Number(process.env.SCALE ?? 1000000);
 const dir = `.bench/state-${scale}`;
 ensureSeeded(scale, dir);

@@ -2,8 +2,9 @@
 // consumer and cron trigger. Everything runs embedded; no Cloudflare account is needed.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { readDevVars as readVarsFile, writeDevVars } from "../lib/dev-vars.mjs";
 import { demoSeedSql } from "./demo-seed.mjs";
 
 const PORT = process.env.PORT ?? "8787";
@@ -35,28 +36,23 @@ function readDevVars() {
       console.log(`No .dev.vars, so new secrets are made. The local database was sealed with the old ENCRYPTION_KEY: it is kept in ${aside}, and a fresh one starts now.`);
     }
     const secret = () => randomBytes(32).toString("base64url");
-    writeFileSync(
+    writeDevVars(
       ".dev.vars",
+      {
+        ADMIN_TOKEN: secret(),
+        ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+        ALLOW_LOCAL_WEBHOOK_URLS: "true",
+        DEMO_CLIENT_PASSWORD: secret(),
+        DEMO_PROCESSOR_PASSWORD: secret(),
+      },
       [
-        "# Made by `npm start`; never commit. Deleting it makes new secrets and starts a fresh local database",
-        "# (the old one is moved aside: its webhook secrets are sealed with this ENCRYPTION_KEY).",
-        `ADMIN_TOKEN="${secret()}"`,
-        `ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"`,
-        `ALLOW_LOCAL_WEBHOOK_URLS="true"`,
-        `DEMO_CLIENT_PASSWORD="${secret()}"`,
-        `DEMO_PROCESSOR_PASSWORD="${secret()}"`,
-        "",
-      ].join("\n"),
-      { mode: 0o600 },
+        "Made by `npm start`; never commit. Deleting it makes new secrets and starts a fresh local database",
+        "(the old one is moved aside: its webhook secrets are sealed with this ENCRYPTION_KEY).",
+      ],
     );
     console.log("Wrote .dev.vars with fresh secrets.");
   }
-  const vars = {};
-  for (const line of readFileSync(".dev.vars", "utf8").split("\n")) {
-    const match = /^([A-Z_]+)\s*=\s*"?([^"]*)"?\s*$/.exec(line);
-    if (match) vars[match[1]] = match[2];
-  }
-  return vars;
+  return readVarsFile(".dev.vars");
 }
 
 /** A setup step's output is shown only when it fails. */

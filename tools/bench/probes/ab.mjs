@@ -1,7 +1,7 @@
-// `node bench/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...`:
+// `node tools/bench/probes/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...`:
 // this checkout (A) against another checkout (B, DIR: e.g. `git worktree add /tmp/base HEAD~1`
 // with node_modules linked; this one when not given), both served in the benchmark's mode
-// (bench/service.mjs), each on its own copy of the seeded state in memory (as `npm run bench`
+// (tools/bench/service.mjs), each on its own copy of the seeded state in memory (as `npm run bench`
 // serves it; or B on the state in DIR as it is, `--base-state`: e.g. the same code on a disk),
 // and loaded in turns at concurrency 10: A then B, B then A, and so on. This
 // machine's speed drifts by a third between runs, and the drift hits both services alike here.
@@ -11,8 +11,8 @@
 import autocannon from "autocannon";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { ensureSeeded, shape, USERS } from "./seed.mjs";
-import { runState, startService } from "./service.mjs";
+import { ensureSeeded, shape, USERS } from "../seed.mjs";
+import { runState, startService } from "../service.mjs";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -25,7 +25,7 @@ const { values, positionals } = parseArgs({
   },
 });
 if (positionals.length === 0) {
-  console.error("usage: node bench/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...");
+  console.error("usage: node tools/bench/probes/ab.mjs [--base DIR] [--base-state DIR] [--scale N] [--rounds 3] [--seconds 5] PATH...");
   process.exit(2);
 }
 const scale = Number(values.scale);

@@ -10,8 +10,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { paymentDetailSql } from "../scripts/payment-detail-sql.mjs";
-import { recountSql } from "../scripts/recount-sql.mjs";
+import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
 // 5: a fresh state after the 100-event cap (states of earlier runs hold a payment with thousands).
 export const SEED_VERSION = 5;

@@ -4,13 +4,13 @@
 // CI fails when either file differs from what the service serves (test/client/).
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { freePort, freshCopy, startService } from "../test/e2e/service.mjs";
-import { schemaTypes } from "../packages/client/generate.mjs";
+import { freePort, freshCopy, startNpmStart } from "../lib/service.mjs";
+import { schemaTypes } from "../../packages/client/generate.mjs";
 
-const CLIENT = resolve(import.meta.dirname, "../packages/client");
+const CLIENT = resolve(import.meta.dirname, "../../packages/client");
 const copy = freshCopy();
 try {
-  const service = await startService(copy.dir, await freePort());
+  const service = await startNpmStart(copy.dir, await freePort());
   try {
     const { servers, ...document } = await (await fetch(`${service.base}/openapi.json`)).json();
     const text = `${JSON.stringify(document, null, 2)}\n`;
@@ -18,7 +18,7 @@ try {
     writeFileSync(join(CLIENT, "src/schema.d.ts"), await schemaTypes(document));
     console.log(`Wrote packages/client/openapi.json and packages/client/src/schema.d.ts (${Object.keys(document.paths).length} paths).`);
   } finally {
-    service.stop();
+    await service.stop();
   }
 } finally {
   copy.remove();

@@ -1,8 +1,7 @@
 // The demo data of `npm start`, as SQL that is safe to run on every start: fixed ids, INSERT OR
 // IGNORE, and the demo users' password hashes taken from .dev.vars each time.
 import { createHash } from "node:crypto";
-import { paymentDetailSql } from "./payment-detail-sql.mjs";
-import { recountSql } from "./recount-sql.mjs";
+import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
 export const DEMO_ACCOUNT = "acct_demoAccount000000001";
 const T0 = Date.UTC(2026, 10, 2, 9, 0, 0); // 2026-11-02T09:00:00.000Z

@@ -1,6 +1,6 @@
 // The reliability soak: the local service (wrangler dev, on a fresh seeded state) delivering to
-// receivers that fail on purpose (soak/receiver.mjs), with faults injected, until every accepted
-// event has reached every healthy subscription. Prints a table and writes soak/results/<time>.json.
+// receivers that fail on purpose (tools/receiver/index.mjs in fault mode), with faults injected, until every accepted
+// event has reached every healthy subscription. Prints a table and writes tools/soak/results/<time>.json.
 //
 //   npm run soak                                   10,000 events (2,000 payments x 5), with a SIGKILL
 //   npm run soak -- --payments 200 --no-kill       a short run
@@ -16,7 +16,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "../bench/seed.mjs";
 import { startService } from "../bench/service.mjs";
-import { stopGroup } from "../scripts/process-group.mjs";
+import { stopGroup } from "../lib/process-group.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -45,7 +45,7 @@ const scale = PAYMENTS * 10;
 ensureSeeded(scale, dir);
 const s = shape(scale);
 
-const receiverProcess = spawn(process.execPath, ["soak/receiver.mjs"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+const receiverProcess = spawn(process.execPath, ["tools/receiver/index.mjs", "--port-line"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
 const receiverUrl = `http://127.0.0.1:${JSON.parse(await new Promise((done) => createInterface({ input: receiverProcess.stdout }).once("line", done))).port}`;
 const report = (tag) => fetch(`${receiverUrl}/_report/${tag}`).then((r) => r.json());
 
@@ -210,8 +210,8 @@ if (fuzzRuns > 0) {
   if (fuzz.status !== 0) console.error(fuzz.stdout, fuzz.stderr);
 }
 
-mkdirSync("soak/results", { recursive: true });
-const file = `soak/results/${result.at.replace(/[:.]/g, "-")}.json`;
+mkdirSync("tools/soak/results", { recursive: true });
+const file = `tools/soak/results/${result.at.replace(/[:.]/g, "-")}.json`;
 writeFileSync(file, JSON.stringify(result, null, 2));
 
 console.log(

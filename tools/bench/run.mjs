@@ -1,6 +1,6 @@
 // `npm run bench`: seeds (or reuses) a local D1 state at --scale, runs the service in the mode
-// bench/service.mjs names, loads it with autocannon scenario by scenario at each concurrency, and
-// prints a Markdown table (also written to bench/results/<timestamp>.json).
+// tools/bench/service.mjs names, loads it with autocannon scenario by scenario at each concurrency, and
+// prints a Markdown table (also written to tools/bench/results/<timestamp>.json).
 //
 //   npm run bench -- --scale 1000000 --duration 10 --concurrency 1,10,50
 //   npm run bench -- --smoke          (CI: a small scale, one second a scenario; numbers not judged)
@@ -260,10 +260,10 @@ for (const row of rows) {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
-mkdirSync("bench/results", { recursive: true });
+mkdirSync("tools/bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
-const file = join("bench/results", `${report.at.replace(/[:.]/g, "-")}${suffix}.json`);
+const file = join("tools/bench/results", `${report.at.replace(/[:.]/g, "-")}${suffix}.json`);
 writeFileSync(file, JSON.stringify(report, null, 2));
 
 const table = [

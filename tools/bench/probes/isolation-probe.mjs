@@ -1,12 +1,12 @@
-// `node bench/isolation-probe.mjs [EVENTS] [alone]`: 2 healthy subscriptions and 1 whose receiver hangs (none with
+// `node tools/bench/probes/isolation-probe.mjs [EVENTS] [alone]`: 2 healthy subscriptions and 1 whose receiver hangs (none with
 // "alone"), a burst of EVENTS (2,000) at concurrency 10 on the benchmark service (scale 1,000,000).
 // Prints the healthy deliveries' event-to-receipt p50 and p99, then p50/max by the second each event
 // was sent, and when the hanging receiver was tried: where in a burst a slow delivery comes from.
 // Serves a copy of the seeded state in memory, as `npm run bench` does (its writes stay there).
 import autocannon from "autocannon";
-import { runState, startService } from "./service.mjs";
-import { USERS, shape } from "./seed.mjs";
-import { startHookReceiver, removeSubscriptions } from "./webhooks.mjs";
+import { runState, startService } from "../service.mjs";
+import { USERS, shape } from "../seed.mjs";
+import { startHookReceiver, removeSubscriptions } from "../webhooks.mjs";
 const auth = (u) => `Basic ${Buffer.from(`${u.username}:${u.password}`).toString("base64")}`;
 const state = runState(".bench/state-1000000");
 const service = await startService({ dir: state.dir, port: 8799 });

@@ -1,8 +1,8 @@
 // Local end-to-end latency: from recording a payment event to its signed delivery arriving at a
 // receiver on 127.0.0.1. Run `npm start` in another terminal first, then:
-//   node scripts/bench-latency.mjs [events=200]
+//   node tools/bench/probes/latency.mjs [events=200]
 import { readFileSync } from "node:fs";
-import { startReceiver } from "./receiver.mjs";
+import { startReceiver } from "../../receiver/index.mjs";
 
 const EVENTS = Number(process.argv[2] ?? 200);
 const BASE = `http://127.0.0.1:${process.env.PORT ?? 8787}`;

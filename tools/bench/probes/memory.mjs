@@ -1,20 +1,20 @@
-// `node bench/memory.mjs`: whose memory grows over a long run of requests. Loads the benchmark's
-// service (the seeded state of --scale, in bench/service.mjs's mode) with rounds of read requests,
+// `node tools/bench/probes/memory.mjs`: whose memory grows over a long run of requests. Loads the benchmark's
+// service (the seeded state of --scale, in tools/bench/service.mjs's mode) with rounds of read requests,
 // and after each round reads the Worker isolate's JS heap through the inspector (after a garbage
 // collection) and the resident memory of the workerd that runs it. Then serves a Worker that only
 // answers "ok" with the same `wrangler dev` and loads it the same way: the local runtime's own growth.
 //
-//   node bench/memory.mjs --scale 1000000 --rounds 4 --seconds 5
+//   node tools/bench/probes/memory.mjs --scale 1000000 --rounds 4 --seconds 5
 import autocannon from "autocannon";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { stopGroup } from "../scripts/process-group.mjs";
+import { stopGroup } from "../../lib/process-group.mjs";
 import { openInspector, workerds } from "./inspector.mjs";
-import { ensureSeeded, shape, USERS } from "./seed.mjs";
-import { SERVICE_ENV, startService } from "./service.mjs";
+import { ensureSeeded, shape, USERS } from "../seed.mjs";
+import { SERVICE_ENV, startService } from "../service.mjs";
 
 const { values } = parseArgs({
   options: {

@@ -18,7 +18,7 @@ import { startHookReceiver } from "./webhooks.mjs";
 const { values } = parseArgs({ options: { deliveries: { type: "string", default: "100000" }, port: { type: "string", default: "8797" }, "cron-s": { type: "string", default: "60" } } });
 const count = Number(values.deliveries);
 const cronMs = Number(values["cron-s"]) * 1000;
-const dir = ".bench/backlog";
+const dir = ".tools/bench/backlog";
 const ADMIN = { authorization: "Bearer bench-admin-token", "content-type": "application/json" };
 const wrangler = (args) => {
   const result = spawnSync("node_modules/.bin/wrangler", args, { env: { ...process.env, ...SERVICE_ENV }, encoding: "utf8", input: "y\n" });
@@ -94,8 +94,8 @@ const spans = sweeps.map((sweep, i) => {
 }).filter(Boolean);
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const report = { at: new Date().toISOString(), deliveries: count, delivered: last, drain_s: Math.round(drainS), deliveries_per_s: Math.round(last / drainS), cron_every_s: cronMs / 1000, spans, mode: MODE, machine, sweeps };
-mkdirSync("bench/results", { recursive: true });
-const out = join("bench/results", `${report.at.replace(/[:.]/g, "-")}-backlog.json`);
+mkdirSync("tools/bench/results", { recursive: true });
+const out = join("tools/bench/results", `${report.at.replace(/[:.]/g, "-")}-backlog.json`);
 writeFileSync(out, JSON.stringify(report, null, 2));
 console.log(
   [

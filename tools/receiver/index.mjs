@@ -1,0 +1,68 @@
+// The one webhook receiver of the tools and tests, on 127.0.0.1, with a mode per path:
+//   /ok/, /hang/, /_arrivals/         load mode (the benchmark): load.mjs
+//   /flaky/, /gone/, /_report/        fault mode (the soak): faults.mjs
+//   anything else                     verifying mode (npm run receiver, the tests): verify.mjs
+//
+//   WEBHOOK_SECRET=whsec_… WEBHOOK_USERNAME=hook-user WEBHOOK_PASSWORD=hook-pass npm run receiver
+//   node tools/receiver/index.mjs --port-line    (a free port, quiet; prints {"port": N} first)
+import { createServer } from "node:http";
+import { pathToFileURL } from "node:url";
+import { FAULT_PATHS, faultMode } from "./faults.mjs";
+import { LOAD_PATHS, loadMode } from "./load.mjs";
+import { verifyMode } from "./verify.mjs";
+
+export { verifyDelivery } from "./verify.mjs";
+
+export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, quiet = false } = {}) {
+  // Responses held open on purpose (a hanging receiver), ended when the receiver closes.
+  const held = new Set();
+  const hold = (res) => {
+    held.add(res);
+    res.on("close", () => held.delete(res));
+  };
+  const verify = verifyMode({ defaults, quiet });
+  const modes = [
+    [LOAD_PATHS, loadMode({ hold })],
+    [FAULT_PATHS, faultMode({ hold })],
+  ];
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", () => {
+      const url = new URL(req.url, "http://receiver");
+      const first = url.pathname.split("/")[1];
+      const mode = modes.find(([paths]) => paths.includes(first))?.[1] ?? verify;
+      mode.handle(req, res, Buffer.concat(chunks).toString("utf8"), url);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  server.requestTimeout = 0;
+  return new Promise((resolve) => {
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve({
+        url: `http://${host}:${address.port}`,
+        port: address.port,
+        close: () => {
+          for (const res of held) res.destroy();
+          return new Promise((done) => server.close(done));
+        },
+        received: verify.received,
+        configs: verify.configs,
+      });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const portLine = process.argv.includes("--port-line");
+  const { WEBHOOK_SECRET, WEBHOOK_USERNAME = "", WEBHOOK_PASSWORD = "", RECEIVER_PORT = "9999" } = process.env;
+  const defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
+  const receiver = await startReceiver({ port: portLine ? 0 : Number(RECEIVER_PORT), defaults, quiet: portLine });
+  if (portLine) console.log(JSON.stringify({ port: receiver.port }));
+  else {
+    console.log(`Receiving webhooks at ${receiver.url}/hooks`);
+    if (!defaults) console.log("Set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD to verify deliveries.");
+  }
+  for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => receiver.close().then(() => process.exit(0)));
+}

@@ -1,0 +1,82 @@
+// The receiver's verifying mode (plain Node): checks the Basic credentials, `hook-hmac` and the
+// Standard Webhooks signature of every delivery, prints it, and answers 200 (or scripted statuses).
+// `npm run receiver` and the tests' mailboxes use it.
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { Webhook } from "standardwebhooks";
+
+const equal = (a, b) => {
+  const left = Buffer.from(String(a));
+  const right = Buffer.from(String(b));
+  return left.length === right.length && timingSafeEqual(left, right);
+};
+
+/** What a receiver should check of one delivery; every field true means it is genuine. */
+export function verifyDelivery({ headers, body, secret, username, password }) {
+  const keyBytes = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const basic = equal(headers.authorization ?? "", `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`);
+  // During a secret rotation's 24 hours, hook-hmac is keyed by the old secret and hook-hmac-next by
+  // the new one: accept either, and this check works before and after you switch secrets.
+  const expectedHmac = createHmac("sha256", keyBytes).update(body).digest("base64");
+  const hmac = [headers["hook-hmac"], headers["hook-hmac-next"]].some((value) => value !== undefined && equal(value, expectedHmac));
+  const standardHeaders = {
+    "webhook-id": headers["webhook-id"],
+    "webhook-timestamp": headers["webhook-timestamp"],
+    "webhook-signature": headers["webhook-signature"],
+  };
+  let standard = false;
+  const webhook = new Webhook(secret);
+  if (/json/i.test(headers["content-type"] ?? "")) {
+    try {
+      webhook.verify(body, standardHeaders); // the published verifier: signature, timestamp, then JSON.parse
+      standard = true;
+    } catch {
+      standard = false;
+    }
+  } else {
+    // verify() ends by JSON-parsing the body, so a form body is checked with the library's sign().
+    const timestamp = Number(standardHeaders["webhook-timestamp"]);
+    const fresh = Math.abs(Date.now() / 1000 - timestamp) <= 5 * 60;
+    const expected = webhook.sign(standardHeaders["webhook-id"] ?? "", new Date(timestamp * 1000), body);
+    standard = fresh && (standardHeaders["webhook-signature"] ?? "").split(" ").some((signature) => equal(signature, expected));
+  }
+  return { basic, hmac, standard };
+}
+
+/**
+ * The verifying mode: POST /_config/<path> sets the secret, credentials, a list of statuses to
+ * answer and a `delayMs` for deliveries to <path>; GET /_received/<path> lists what arrived there;
+ * any other POST is a delivery, checked against its path's settings (or `defaults`) and printed.
+ */
+export function verifyMode({ defaults = null, quiet = false } = {}) {
+  const configs = new Map();
+  const received = new Map();
+  function handle(req, res, body, url) {
+    const reply = (status, payload) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(payload));
+    };
+    if (url.pathname.startsWith("/_config/") && req.method === "POST") {
+      configs.set(url.pathname.slice("/_config".length), JSON.parse(body));
+      return reply(200, { ok: true });
+    }
+    if (url.pathname.startsWith("/_received/") && req.method === "GET") {
+      return reply(200, received.get(url.pathname.slice("/_received".length)) ?? []);
+    }
+    if (req.method !== "POST") return reply(405, { detail: "POST deliveries here." });
+    const config = configs.get(url.pathname) ?? defaults;
+    const verified = config ? verifyDelivery({ headers: req.headers, body, ...config }) : null;
+    const entry = { path: url.pathname, headers: req.headers, body, verified, received_at: Date.now() };
+    const list = received.get(url.pathname) ?? [];
+    list.push(entry);
+    received.set(url.pathname, list);
+    const status = config?.responses?.shift() ?? (verified && !(verified.basic && verified.hmac && verified.standard) ? 401 : 200);
+    if (!quiet) {
+      const ok = verified ? Object.entries(verified).map(([k, v]) => `${k} ${v ? "ok" : "FAILED"}`).join(", ") : "not verified (no secret set)";
+      console.log(`${new Date().toISOString()} ${req.headers["hook-event"] ?? "?"} delivery ${req.headers["hook-delivery"] ?? "?"} -> ${status} (${ok})`);
+      console.log(`  ${req.headers["content-type"]}: ${body.length > 400 ? `${body.slice(0, 400)}…` : body}`);
+    }
+    // `delayMs` in a mailbox's config: a slow receiver, answering that much later.
+    setTimeout(() => reply(status, { received: true }), config?.delayMs ?? 0);
+  }
+  return { handle, configs, received };
+}
