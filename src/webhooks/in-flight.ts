@@ -21,9 +21,7 @@ export const FULL_AND_WAITING_MS = 1000;
  * How recent an attempt's start must be for it to count against TOTAL (room()). A hanging
  * receiver's first attempts, before take() tells them stuck, count only this long: with a second,
  * the 100 it gathered at a burst's start held every batch back until they were a second old, and
- * the healthy subscriptions' p99 took that wait (bench/isolation-probe.mjs, 2026-11-25: p99 334
- * to 542 ms, the slow ones all in the burst's first 3 s; with half a second, 221 and 237 ms, and
- * the burst's rate unchanged within the noise).
+ * the healthy subscriptions' p99 took that wait (tools/bench/probes/isolation-probe.mjs measures it).
  */
 export const STARTED_LATELY_MS = 500;
 export const HANGING_LIMIT = 10;
@@ -161,7 +159,7 @@ export function retryTurn(subscriptionId: string, random: () => number = Math.ra
 /**
  * Seconds until the given round (0 for this one), at a random moment within it: a round's
  * deliveries come back spread over its 15 s, not together at its start. (Measured with
- * bench/isolation-probe.mjs: spread over 3 s, the first round's 100 put-off deliveries of a
+ * tools/bench/probes/isolation-probe.mjs: spread over 3 s, the first round's 100 put-off deliveries of a
  * hanging receiver came back together 15 s into a burst, and the local queue stalled for 1-2 s,
  * the healthy subscriptions' p99 934, 564 and 1,251 ms; spread over the round, 390, 380, 402 ms.)
  */
