@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { createDb } from "./db/client";
-import { countingD1 } from "./db/counting-d1";
+import { countingD1, serverTiming } from "./db/counting-d1";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
 import { isKeyLost, MESSAGES } from "./idempotency";
@@ -29,12 +29,12 @@ export function createApp() {
       c.set("db", createDb(c.env.DB));
       return next();
     }
-    // Benchmarks and local work: what the request cost D1 (rows read, statements, round trips), in a Server-Timing header and the log line.
+    // Benchmarks and local work: what the request cost D1 (rows read and written, SQL time, statements, round trips), in a Server-Timing header and the log line.
     const { db, tally } = countingD1(c.env.DB);
     c.set("db", createDb(db));
     c.set("d1Tally", tally);
     await next();
-    c.res.headers.set("Server-Timing", `d1-rows-read;desc="${tally.rowsRead}", d1-statements;desc="${tally.statements}", d1-calls;desc="${tally.calls}"`);
+    c.res.headers.set("Server-Timing", serverTiming(tally));
   });
   // Who is asking comes before what they sent, as in DRF: no body is read for a caller who is not let in.
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);

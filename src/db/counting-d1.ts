@@ -1,19 +1,36 @@
 /** What a request's statements cost D1: the Server-Timing header and the request log carry it. */
 export interface D1Tally {
   rowsRead: number;
+  /** D1 bills every row and index entry a statement writes. */
+  rowsWritten: number;
+  /** The SQL time D1 reports (`meta.duration`, ms), summed. */
+  sqlMs: number;
   statements: number;
   /** Round trips to D1: a batch is one, however many statements it holds. */
   calls: number;
 }
 
+/** The tally as a Server-Timing header: D1's own SQL time as `dur`, the counts as descriptions. */
+export function serverTiming(tally: D1Tally): string {
+  return [
+    `d1-rows-read;desc="${tally.rowsRead}"`,
+    `d1-rows-written;desc="${tally.rowsWritten}"`,
+    `d1-statements;desc="${tally.statements}"`,
+    `d1-calls;desc="${tally.calls}"`,
+    `d1-sql;dur=${Number(tally.sqlMs.toFixed(3))}`,
+  ].join(", ");
+}
+
 /**
- * A D1 binding that adds up `meta.rows_read` of every statement run through it. Drizzle reads
+ * A D1 binding that adds up the `meta` of every statement run through it (rows read and written, SQL time). Drizzle reads
  * selects with `raw()`, which has no meta, so `raw()` is served from `run()` (same rows, with meta).
  */
 export function countingD1(d1: D1Database) {
-  const tally: D1Tally = { rowsRead: 0, statements: 0, calls: 0 };
+  const tally: D1Tally = { rowsRead: 0, rowsWritten: 0, sqlMs: 0, statements: 0, calls: 0 };
   const record = (result: D1Result) => {
     tally.rowsRead += result.meta.rows_read ?? 0;
+    tally.rowsWritten += result.meta.rows_written ?? 0;
+    tally.sqlMs += result.meta.duration ?? 0;
     tally.statements += 1;
     return result;
   };

@@ -21,6 +21,7 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
       duration_ms: Date.now() - started,
       account_id: c.get("caller")?.accountId,
       d1_rows_read: c.get("d1Tally")?.rowsRead,
+      d1_rows_written: c.get("d1Tally")?.rowsWritten,
       d1_calls: c.get("d1Tally")?.calls,
     }),
   );

@@ -126,3 +126,19 @@ export async function insertInvoiceAt(accountId: string, buyerId: string, suppli
 }
 
 export const ids = (res: { json: { results: { id: string }[] } }) => res.json.results.map((row) => row.id);
+
+/** The Server-Timing header's D1 figures (SERVER_TIMING on): counts, and D1's SQL time in ms. */
+export function d1Timing(res: { headers: Headers }) {
+  const header = res.headers.get("server-timing") ?? "";
+  const value = (name: string, key: "desc" | "dur") => {
+    const match = new RegExp(`${name};${key}="?([0-9.]+)"?`).exec(header);
+    return match ? Number(match[1]) : NaN;
+  };
+  return {
+    rowsRead: value("d1-rows-read", "desc"),
+    rowsWritten: value("d1-rows-written", "desc"),
+    statements: value("d1-statements", "desc"),
+    calls: value("d1-calls", "desc"),
+    sqlMs: value("d1-sql", "dur"),
+  };
+}
