@@ -9,6 +9,7 @@ import type { Outcome } from "./outcome";
 import { queueDelay } from "./retry-schedule";
 import { statsRows, statsStatements } from "./stats";
 import { jsonColumn, jsonRows } from "../db/json-rows";
+import { storedHeaders } from "./sent-headers";
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
 function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
@@ -49,7 +50,7 @@ export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, atte
         responseStatus: result.responseStatus,
         error: result.error,
         excerpt: result.excerpt,
-        headers: result.headers === null ? null : JSON.stringify(result.headers),
+        headers: storedHeaders(result.headers),
         status: outcome.status,
         scheduleStartedAt: outcome.scheduleStartedAt,
         scheduleFirstAttempt: outcome.scheduleFirstAttempt,

@@ -31,6 +31,10 @@ describe("POST /v1/webhooks/{id}/test/", () => {
       "hook-delivery": res.json.id,
       "webhook-signature": got!.headers["webhook-signature"],
     });
+    // The log shows every header as it arrived (the credentials masked), in the order they were sent.
+    const shown = Object.entries(logged.json.headers as Record<string, string>);
+    expect(shown.map(([name]) => name)).toEqual(["authorization", "content-type", "hook-subscription", "hook-delivery", "hook-event", "user-agent", "hook-hmac", "webhook-id", "webhook-timestamp", "webhook-signature"]);
+    for (const [name, value] of shown) if (name !== "authorization") expect([name, got!.headers[name]]).toEqual([name, value]);
     expect(JSON.stringify(logged.json)).not.toContain(btoa(`${HOOK_USER.username}:${HOOK_USER.password}`));
     // Ordinary deliveries say test: false.
     await makePayment(client);

@@ -3,7 +3,7 @@ import { DELIVERY_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
 import { choiceFilter, createdFilters, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
-import type { AttemptRow, DeliveryRow, Subscription } from "../../webhooks";
+import { sentHeaders, type AttemptRow, type DeliveryRow, type Subscription } from "../../webhooks";
 
 // RFC 7617: no control characters in either, and no colon in the user-id (it ends the user-id).
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -180,9 +180,9 @@ export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: 
 }
 
 /** The headers of the latest attempt that recorded them. Pure. */
-function lastHeaders(attempts: AttemptRow[]): Record<string, string> | null {
+function lastHeaders(delivery: DeliveryRow, attempts: AttemptRow[]): Record<string, string> | null {
   const last = attempts.findLast((attempt) => attempt.headers !== null);
-  return last ? (JSON.parse(last.headers!) as Record<string, string>) : null;
+  return last ? sentHeaders(delivery, last) : null;
 }
 
 export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
@@ -204,6 +204,6 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
     updated: toIso(delivery.updatedAt),
     next_attempt_at: delivery.nextAttemptAt === null ? null : toIso(delivery.nextAttemptAt),
     test: delivery.test,
-    headers: lastHeaders(attempts),
+    headers: lastHeaders(delivery, attempts),
   };
 }
