@@ -13,6 +13,8 @@ export interface ServiceContext {
   caller: Caller;
   queue: Queue<DeliveryMessage>;
   keys: Keys;
+  /** The delivery log's archive (R2), when one is bound. */
+  archive?: R2Bucket;
 }
 
 /** The Worker secrets and settings a verb may need: the key that seals webhook secrets, and the local URL policy switch. */

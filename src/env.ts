@@ -19,6 +19,10 @@ export interface Env {
   QUEUE_SEND_FAILURES?: string;
   /** "true" (never in the deployed configuration) adds D1's rows read and statements to a `Server-Timing` header. */
   SERVER_TIMING?: string;
+  /** Days an ended delivery stays in the log (default 30); webhooks/retention.ts. */
+  RETENTION_DAYS?: string;
+  /** Where retention archives removed deliveries; optional. */
+  ARCHIVE?: R2Bucket;
 }
 
 export interface AppEnv {

@@ -3,7 +3,7 @@ import { createDb } from "./db/client";
 import type { Env } from "./env";
 import { forgetExpiredKeys } from "./idempotency";
 import { forgetAuthFailures } from "./services/auth-throttle";
-import { consumeDeadLetters, consumeDeliveries, sweepOutbox, type DeliveryMessage } from "./webhooks";
+import { applyRetention, consumeDeadLetters, consumeDeliveries, retentionDays, sweepOutbox, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
 
@@ -30,5 +30,6 @@ export default {
     ctx.waitUntil(sweepOutbox(env, now, controller.cron === "@restart" ? { restartedAt } : {}));
     ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
     ctx.waitUntil(forgetAuthFailures(createDb(env.DB), now));
+    ctx.waitUntil(applyRetention(createDb(env.DB), env.ARCHIVE, retentionDays(env.RETENTION_DAYS), now));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

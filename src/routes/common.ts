@@ -21,6 +21,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     caller,
     queue: deliveriesQueue(c.env),
     keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
+    archive: c.env.ARCHIVE,
   };
 }
 

@@ -16,7 +16,7 @@ import { timeConditions } from "../db/time-filters";
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
 
-async function requireSubscription(db: Db, accountId: string, subscriptionId: string): Promise<void> {
+export async function requireSubscription(db: Db, accountId: string, subscriptionId: string): Promise<void> {
   const found = await db
     .select({ id: webhookSubscriptions.id })
     .from(webhookSubscriptions)
@@ -48,7 +48,7 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
   return { ...page, results: await withAttempts(db, page.rows) };
 }
 
-async function withAttempts(db: Db, rows: DeliveryRow[]) {
+export async function withAttempts(db: Db, rows: DeliveryRow[]) {
   if (rows.length === 0) return [];
   // Sorted here: an ORDER BY over several deliveries' attempts would need a temporary B-tree.
   const attempts = await db

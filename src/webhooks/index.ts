@@ -15,7 +15,8 @@ export {
   type SubscriptionInput,
 } from "./subscriptions";
 export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./deliveries";
-export { sentHeaders } from "./sent-headers";
+export { deliveryView, unendedAttempt } from "./delivery-record";
+export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./retention";
 export { sendTestDelivery } from "./test-delivery";
 export { MAX_RECOVERED, recoverDeliveries } from "./recover";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./stats";

@@ -105,6 +105,9 @@ describe("a client generated from /openapi.json", () => {
     const recovered = await api.POST("/v1/webhooks/{id}/recover/", { params: { path }, body: { since: new Date(Date.now() - 3_600_000).toISOString() } });
     expect(recovered.data!.recovered).toBe(0);
     expect((await api.GET("/v1/webhooks/{id}/stats/", { params: { path } })).response.status).toBe(200);
+    // Nothing has been archived yet (retention removes deliveries RETENTION_DAYS after they end).
+    const archive = await api.GET("/v1/webhooks/{id}/archive/{day}/", { params: { path: { id: hookId, day: new Date().toISOString().slice(0, 10) } }, parseAs: "stream" });
+    expect(archive.response.status).toBe(404);
     expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path } })).response.status).toBe(204);
 
     expect((await admin.POST("/admin/encryption/reseal/", {})).response.status).toBe(200);

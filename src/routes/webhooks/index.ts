@@ -14,6 +14,7 @@ import {
 } from "../../webhooks";
 import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, serviceContext } from "../common";
 import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
+import { registerArchiveRoutes } from "./archive";
 import { registerRecoveryRoutes } from "./recovery";
 import { DeliveryQuery, DeliverySchema, deliveryView, SubscriptionInput, SubscriptionPatch, SubscriptionSchema, subscriptionView } from "./schemas";
 
@@ -192,3 +193,4 @@ webhooksRouter.openapi(
 );
 
 registerRecoveryRoutes(webhooksRouter);
+registerArchiveRoutes(webhooksRouter);

@@ -3,7 +3,9 @@ import { DELIVERY_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
 import { choiceFilter, createdFilters, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { timestamp } from "../common";
-import { sentHeaders, type AttemptRow, type DeliveryRow, type Subscription } from "../../webhooks";
+import type { Subscription } from "../../webhooks";
+
+export { deliveryView } from "../../webhooks";
 
 // RFC 7617: no control characters in either, and no colon in the user-id (it ends the user-id).
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
@@ -170,40 +172,5 @@ export function subscriptionView(subscription: Subscription, origin: string) {
     subscription: `${origin}/v1/webhooks/${subscription.id}/`,
     created_at: toIso(subscription.createdAt),
     updated_at: toIso(subscription.updatedAt),
-  };
-}
-
-/** What an attempt with no recorded outcome is: still running under its claim, or cut short. Pure. */
-export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: number): string {
-  const running = delivery.claimToken !== null && (delivery.claimedUntil ?? 0) > now && attempt.number === delivery.attempts;
-  return running ? "in progress" : "interrupted: the worker stopped before the answer was recorded; the receiver may have received it";
-}
-
-/** The headers of the latest attempt that recorded them. Pure. */
-function lastHeaders(delivery: DeliveryRow, attempts: AttemptRow[]): Record<string, string> | null {
-  const last = attempts.findLast((attempt) => attempt.headers !== null);
-  return last ? sentHeaders(delivery, last) : null;
-}
-
-export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
-  return {
-    id: delivery.id,
-    payment_id: delivery.paymentId,
-    event_id: delivery.eventId,
-    status: delivery.status,
-    attempts: attempts.map((attempt) => ({
-      number: attempt.number,
-      started_at: toIso(attempt.startedAt),
-      duration_ms: attempt.ended ? attempt.durationMs : null,
-      response_status: attempt.responseStatus,
-      error: attempt.ended ? attempt.error : unendedAttempt(delivery, attempt, Date.now()),
-      response_excerpt: attempt.ended ? attempt.responseExcerpt : null,
-    })),
-    body: delivery.body,
-    created: toIso(delivery.createdAt),
-    updated: toIso(delivery.updatedAt),
-    next_attempt_at: delivery.nextAttemptAt === null ? null : toIso(delivery.nextAttemptAt),
-    test: delivery.test,
-    headers: lastHeaders(delivery, attempts),
   };
 }

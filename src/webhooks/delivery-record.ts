@@ -1,0 +1,39 @@
+import { toIso } from "../lib/time";
+import type { AttemptRow, DeliveryRow } from "./deliveries";
+import { sentHeaders } from "./sent-headers";
+
+/** What an attempt with no recorded outcome is: still running under its claim, or cut short. Pure. */
+export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: number): string {
+  const running = delivery.claimToken !== null && (delivery.claimedUntil ?? 0) > now && attempt.number === delivery.attempts;
+  return running ? "in progress" : "interrupted: the worker stopped before the answer was recorded; the receiver may have received it";
+}
+
+/** The headers of the latest attempt that recorded them. Pure. */
+function lastHeaders(delivery: DeliveryRow, attempts: AttemptRow[]): Record<string, string> | null {
+  const last = attempts.findLast((attempt) => attempt.headers !== null);
+  return last ? sentHeaders(delivery, last) : null;
+}
+
+/** A delivery with its attempts as the API and the archive show it. Pure but for the clock of an unended attempt. */
+export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
+  return {
+    id: delivery.id,
+    payment_id: delivery.paymentId,
+    event_id: delivery.eventId,
+    status: delivery.status,
+    attempts: attempts.map((attempt) => ({
+      number: attempt.number,
+      started_at: toIso(attempt.startedAt),
+      duration_ms: attempt.ended ? attempt.durationMs : null,
+      response_status: attempt.responseStatus,
+      error: attempt.ended ? attempt.error : unendedAttempt(delivery, attempt, Date.now()),
+      response_excerpt: attempt.ended ? attempt.responseExcerpt : null,
+    })),
+    body: delivery.body,
+    created: toIso(delivery.createdAt),
+    updated: toIso(delivery.updatedAt),
+    next_attempt_at: delivery.nextAttemptAt === null ? null : toIso(delivery.nextAttemptAt),
+    test: delivery.test,
+    headers: lastHeaders(delivery, attempts),
+  };
+}

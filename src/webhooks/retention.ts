@@ -1,0 +1,105 @@
+import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { webhookAttempts, webhookDeliveries, webhookStats } from "../db/schema";
+import { inList } from "../db/in-list";
+import { groupBy } from "../lib/group-by";
+import type { ServiceContext } from "../context";
+import { notFound } from "../errors";
+import { requireSubscription, withAttempts, type Delivery } from "./deliveries";
+import { deliveryView } from "./delivery-record";
+
+export const DEFAULT_RETENTION_DAYS = 30;
+/** Health buckets outlive the log: 90 days of a subscription's history stay in its stats. */
+export const STATS_KEEP_DAYS = 90;
+/** Deliveries one cron run removes at most, per status: the run stays short however much is due. */
+export const RETENTION_CHUNK = 200;
+const DAY_MS = 86_400_000;
+const ENDED = ["succeeded", "failed"] as const;
+
+/** RETENTION_DAYS as days: a whole number of at least 1, or the default. Pure. */
+export function retentionDays(text: string | undefined): number {
+  const days = Number(text);
+  return Number.isInteger(days) && days >= 1 ? days : DEFAULT_RETENTION_DAYS;
+}
+
+/** The UTC day (YYYY-MM-DD) of an instant. Pure. */
+export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Where a subscription's archived deliveries of one day are, in the ARCHIVE bucket. Pure. */
+export const archiveKey = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}.ndjson.gz`;
+
+export interface RetentionReport {
+  archived: number;
+  removed: number;
+  statsRemoved: number;
+}
+
+/**
+ * One cron run's retention: ended deliveries whose last change is older than `days` are written to
+ * the archive (when bound) and then removed with their attempts, at most RETENTION_CHUNK per status;
+ * health buckets older than STATS_KEEP_DAYS go too. A delivery that changed meanwhile (redelivered)
+ * is not removed. Archiving before removing, and skipping lines already archived, means a run cut
+ * short between the two archives nothing twice and loses nothing.
+ */
+export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number): Promise<RetentionReport> {
+  const cutoff = now - days * DAY_MS;
+  // Ended deliveries share the due index's (status, null) key: they come oldest first, so the scan stops early.
+  const due = (status: (typeof ENDED)[number]) =>
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.status, status), lt(webhookDeliveries.updatedAt, cutoff)))
+      .limit(RETENTION_CHUNK);
+  const [succeeded, failed] = await db.batch([due("succeeded"), due("failed")]);
+  const rows = [...succeeded, ...failed];
+  const deliveries = await withAttempts(db, rows);
+  const archived = archive ? await archiveAll(archive, deliveries) : 0;
+  let removed = 0;
+  if (rows.length > 0) {
+    const ids = rows.map((row) => row.id);
+    const stillOld = and(inList(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, [...ENDED]), lt(webhookDeliveries.updatedAt, cutoff));
+    const [, gone] = await db.batch([
+      db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
+      db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
+    ]);
+    removed = gone.length;
+  }
+  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS)).limit(RETENTION_CHUNK * 5);
+  const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
+  return { archived, removed, statsRemoved: statsGone.length };
+}
+
+/** Appends each delivery to its subscription's file for the day it was made; returns how many were new there. */
+async function archiveAll(archive: R2Bucket, deliveries: Delivery[]): Promise<number> {
+  const files = groupBy(deliveries, ({ delivery }) => archiveKey(delivery.accountId, delivery.subscriptionId, dayOf(delivery.createdAt)));
+  let added = 0;
+  for (const [key, group] of files) {
+    const existing = await archive.get(key);
+    const lines = existing ? (await gunzip(await existing.arrayBuffer())).split("\n").filter(Boolean) : [];
+    const there = new Set(lines.map((line) => (JSON.parse(line) as { id: string }).id));
+    const fresh = group.filter(({ delivery }) => !there.has(delivery.id));
+    if (fresh.length === 0) continue;
+    const records = fresh.map((delivery) => JSON.stringify({ subscription_id: delivery.delivery.subscriptionId, ...deliveryView(delivery) }));
+    await archive.put(key, await gzip(`${[...lines, ...records].join("\n")}\n`), {
+      httpMetadata: { contentType: "application/gzip" },
+    });
+    added += fresh.length;
+  }
+  return added;
+}
+
+async function gzip(text: string): Promise<ArrayBuffer> {
+  return new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+}
+
+async function gunzip(bytes: ArrayBuffer): Promise<string> {
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+}
+
+/** The account's subscription's archived deliveries of one day (gzip NDJSON): 404 when there are none. */
+export async function archivedDay({ db, accountId, archive }: ServiceContext, subscriptionId: string, day: string): Promise<R2ObjectBody> {
+  await requireSubscription(db, accountId, subscriptionId);
+  const file = archive ? await archive.get(archiveKey(accountId, subscriptionId, day)) : null;
+  if (!file) throw notFound();
+  return file;
+}
