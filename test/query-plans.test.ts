@@ -4,6 +4,8 @@ import { call, makeInvoice, makePayment, makeTenant } from "./helpers/api";
 import { recordingD1 } from "./helpers/recording-d1";
 import { subscribeToReceiver } from "./helpers/webhooks";
 import { sweepOutbox } from "../src/webhooks/sweeper";
+import { applyRetention } from "../src/webhooks/retention";
+import { createDb } from "../src/db/client";
 
 // Every list query the service issues for a one-value filter, a time range, the polling order, a
 // cursor page or a page=N, planned by SQLite (EXPLAIN QUERY PLAN): no table scan, no temporary
@@ -119,6 +121,20 @@ describe("query plans of the outbox sweeper", () => {
     for (const { sql } of selects) expect(sql).not.toMatch(/\blimit\s+\?/i);
     expect(plans[0]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at<\?\)/));
     expect(plans[1]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at>\? AND next_attempt_at<\?\)/));
+  });
+});
+
+describe("query plans of retention", () => {
+  it("reads the front of the due index for each ended status, and the stats' old buckets by their key", async () => {
+    const { db, statements } = recordingD1(env.DB);
+    await applyRetention(createDb(db), undefined, 30, Date.now());
+    const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
+    const plans = await Promise.all(selects.map(async (s) => (await env.DB.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
+    for (const rows of plans) expect(faults(rows)).toEqual([]);
+    for (const { sql } of statements) expect(sql).not.toMatch(/\blimit\s+\?/i);
+    for (const rows of plans.slice(0, 2)) {
+      expect(rows.map((row) => row.detail)).toEqual([expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at=\?\)$/)]);
+    }
   });
 });
 

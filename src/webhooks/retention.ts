@@ -1,4 +1,5 @@
-import { and, eq, inArray, lt, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { fixedLimit } from "../db/fixed-limit";
 import type { Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookStats } from "../db/schema";
 import { inList } from "../db/in-list";
@@ -43,15 +44,19 @@ export interface RetentionReport {
  */
 export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number): Promise<RetentionReport> {
   const cutoff = now - days * DAY_MS;
-  // Ended deliveries share the due index's (status, null) key: they come oldest first, so the scan stops early.
-  const due = (status: (typeof ENDED)[number]) =>
+  // Ended deliveries share the due index's (status, null) key, in rowid order: the order they were
+  // made. Each run reads only the front of it, the oldest, and keeps those past the cutoff; so a run
+  // reads at most RETENTION_CHUNK rows per status, however long the log, and stops early once the
+  // front is younger than the cutoff.
+  const front = (status: (typeof ENDED)[number]) =>
     db
       .select()
       .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.status, status), lt(webhookDeliveries.updatedAt, cutoff)))
-      .limit(RETENTION_CHUNK);
-  const [succeeded, failed] = await db.batch([due("succeeded"), due("failed")]);
-  const rows = [...succeeded, ...failed];
+      .where(and(eq(webhookDeliveries.status, status), isNull(webhookDeliveries.nextAttemptAt)))
+      .orderBy(sql`rowid`)
+      .limit(fixedLimit(RETENTION_CHUNK));
+  const [succeeded, failed] = await db.batch([front("succeeded"), front("failed")]);
+  const rows = [...succeeded, ...failed].filter((row) => row.updatedAt < cutoff);
   const deliveries = await withAttempts(db, rows);
   const archived = archive ? await archiveAll(archive, deliveries) : 0;
   let removed = 0;
@@ -64,7 +69,7 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
     ]);
     removed = gone.length;
   }
-  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS)).limit(RETENTION_CHUNK * 5);
+  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS)).limit(fixedLimit(RETENTION_CHUNK * 5));
   const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
   return { archived, removed, statsRemoved: statsGone.length };
 }
