@@ -2,8 +2,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { toIso } from "../lib/time";
 
 /**
- * Text that carries a stamp taken inside a D1 batch (a payment's `updated`, in its stored detail
- * and its delivery bodies): rendered once in JS with a placeholder stamp, which SQL replaces with
+ * Text that carries a stamp taken inside a D1 batch (a payment's `updated`, in its stored detail):
+ * rendered once in JS with a placeholder stamp, which SQL replaces with
  * the real one when the row is written.
  */
 

@@ -7,6 +7,7 @@ import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type Delivery
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
+import { withBodies } from "./bodies";
 import { handOver } from "./outbox";
 import type { ServiceContext } from "../context";
 import { countWhere, listTable } from "../db/list-page";
@@ -56,7 +57,7 @@ export async function withAttempts(db: Db, rows: DeliveryRow[]) {
     .from(webhookAttempts)
     .where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)));
   const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
-  return rows.map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
+  return (await withBodies(db, rows)).map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
 }
 
 /** A delivery with its attempts, oldest first. */
@@ -72,7 +73,8 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
   ]);
   const delivery = found[0];
   if (!delivery) throw notFound();
-  return { delivery, attempts };
+  const [withBody] = await withBodies(db, [delivery]);
+  return { delivery: withBody!, attempts };
 }
 
 /**

@@ -8,6 +8,8 @@ export {
   deleteSubscription,
   getSubscription,
   listSubscriptions,
+  MAX_SUBSCRIPTIONS,
+  TOO_MANY_SUBSCRIPTIONS,
   rotateSubscriptionSecret,
   updateSubscription,
   type Keys,

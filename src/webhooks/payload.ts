@@ -19,6 +19,49 @@ export interface PaymentSnapshot {
   instrument_number: string | null;
 }
 
+const FLAG_BITS: [keyof ExpansionFlags, number][] = [
+  ["invoiceIds", 1],
+  ["paymentStatus", 2],
+  ["paymentEvents", 4],
+  ["refundReason", 8],
+  ["instrumentNumber", 16],
+  ["allPaymentDetails", 32],
+];
+
+/** A subscription's flags as the small number a delivery row keeps of them. Pure. */
+export function flagBits(flags: ExpansionFlags): number {
+  return FLAG_BITS.reduce((bits, [name, bit]) => (flags[name] ? bits | bit : bits), 0);
+}
+
+/** The flags a delivery row's number stands for. Pure. */
+export function flagsOf(bits: number): ExpansionFlags {
+  return Object.fromEntries(FLAG_BITS.map(([name, bit]) => [name, (bits & bit) !== 0])) as unknown as ExpansionFlags;
+}
+
+/** A payment's stored detail (section 5.1), as much of it as a rebuild reads; the rest is kept as it is. */
+export interface StoredDetail extends PaymentSnapshot {
+  events: { status: string; created: string }[];
+  updated: string;
+}
+
+/** What an event left of the payment that its detail's events do not list. */
+export interface EventState {
+  seq: number;
+  instrumentNumber: string | null;
+  refundReason: string | null;
+}
+
+/**
+ * The detail as it was right after event `seq`, from the detail now: the events up to it, and the
+ * status, instrument number, refund reason and `updated` that event left. Pure; equal, key order
+ * included, to the detail that change wrote (an event only ever appends to the detail).
+ */
+export function snapshotAt(detail: StoredDetail, event: EventState): StoredDetail {
+  const events = detail.events.slice(0, event.seq);
+  const last = events.at(-1)!;
+  return { ...detail, status: last.status, instrument_number: event.instrumentNumber, events, refund_reason: event.refundReason, updated: last.created };
+}
+
 /** The delivery body of section 7 for one subscription's flags. */
 export function payloadFor(payment: PaymentSnapshot, flags: ExpansionFlags): Record<string, unknown> {
   const body: Record<string, unknown> = { object_type: "payment", object_id: payment.id, event: "payment.changed" };

@@ -1,4 +1,5 @@
-import { and, eq, exists, inArray } from "drizzle-orm";
+import { and, eq, exists, inArray, sql } from "drizzle-orm";
+import { guardedInsert } from "../db/guarded-insert";
 import { runBatch, type Db } from "../db/client";
 import { noAnswer, type Answer } from "../idempotency";
 import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type WebhookContentType } from "../db/schema";
@@ -55,6 +56,13 @@ export const UNREADABLE =
   "This subscription's credentials and signing secret were sealed with another ENCRYPTION_KEY and cannot be read. Restore that key, or delete the subscription and create it again.";
 
 const ROTATION_GRACE_MS = 24 * 3600 * 1000;
+
+/**
+ * An account's subscriptions are at most this many. Every change writes a delivery for each active
+ * one, so the cap bounds what one change costs its shard (rows written, delivery log bytes).
+ */
+export const MAX_SUBSCRIPTIONS = 20;
+export const TOO_MANY_SUBSCRIPTIONS = `An account has at most ${MAX_SUBSCRIPTIONS} webhook subscriptions.`;
 
 function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): void {
   const errors: FieldErrors = {};
@@ -116,7 +124,14 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     updatedAt: now,
   };
   const created: Subscription = { ...row, revealed: { username: input.username, password: input.password, secretText, previousSecretText: null } };
-  await runBatch(db, [db.insert(webhookSubscriptions).values(row), ...(await answer(created))]);
+  // The cap is checked in the insert itself, so concurrent creations cannot pass it together.
+  const room = sql`(select count(*) from ${webhookSubscriptions} s where s.account_id = ${caller.accountId}) < ${MAX_SUBSCRIPTIONS}`;
+  const made = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)));
+  const [inserted] = (await runBatch(db, [
+    guardedInsert(db, webhookSubscriptions, row, room).returning({ id: webhookSubscriptions.id }),
+    ...(await answer(created, made)),
+  ])) as [{ id: string }[]];
+  if (inserted.length === 0) throw conflict(TOO_MANY_SUBSCRIPTIONS);
   return created;
 }
 

@@ -44,6 +44,7 @@ export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: stri
     accountId,
     paymentId: payment.id,
     eventId: null,
+    flags: null,
     body: encodeBody({ ...payloadFor(payment, subscription), test: true }, subscription.contentType),
     contentType: subscription.contentType,
     now,

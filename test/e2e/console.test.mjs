@@ -247,8 +247,11 @@ describe("the console", { skip: noBrowser }, () => {
     await page.locator("tbody tr").filter({ hasText: "Acme Retail" }).waitFor();
     assert.deepEqual(await page.locator("tbody tr .badge").allTextContents(), ["buyer"]);
     await page.getByRole("link", { name: "Invoices", exact: true }).click();
+    // Every invoice first (the list has loaded, so nothing redraws the form while it is typed in).
+    await page.locator("tbody tr").filter({ hasText: "INV-1006" }).waitFor();
     await page.getByLabel("Invoice number").fill("INV-1005");
     await page.getByRole("button", { name: "Find" }).click();
+    await page.waitForURL(/#\/invoices\?invoice_number=INV-1005$/);
     await until(() => page.locator("tbody tr").allTextContents(), (rows) => rows.length === 1 && rows[0].includes("INV-1005"), "only INV-1005");
 
     // A subscription by id; an id that is nothing here says so.

@@ -1,19 +1,67 @@
 import { describe, expect, it } from "vitest";
-import { bySize, STATEMENT_TEXT } from "../../src/webhooks/outbox";
+import { applyEvent, newPayment, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import { detailAfter, paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
+import { encodeBody, flagBits, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/payload";
 
-const rows = (...sizes: number[]) => sizes.map((size, i) => ({ id: i, body: "x".repeat(size) }));
-const ids = (groups: { id: number }[][]) => groups.map((group) => group.map((row) => row.id));
-const S = STATEMENT_TEXT;
+const FLAG_SETS: ExpansionFlags[] = [
+  { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false },
+  { invoiceIds: true, paymentStatus: true, paymentEvents: true, refundReason: false, instrumentNumber: false, allPaymentDetails: false },
+  { invoiceIds: false, paymentStatus: true, paymentEvents: false, refundReason: true, instrumentNumber: true, allPaymentDetails: false },
+  { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: true },
+  { invoiceIds: true, paymentStatus: true, paymentEvents: true, refundReason: true, instrumentNumber: true, allPaymentDetails: true },
+];
 
-describe("the outbox's statements, by size", () => {
-  it.each([
-    ["no rows: no statement", [], []],
-    ["small bodies: one statement", [10, 20, 30], [[0, 1, 2]]],
-    ["exactly the limit: one statement", [S / 2, S / 2], [[0, 1]]],
-    ["one character over: two", [S / 2, S / 2 + 1], [[0], [1]]],
-    ["a body over the limit on its own", [10, S + 1, 10], [[0], [1], [2]]],
-    ["in order, filling each statement", [S - 10, 10, 1, S, 5], [[0, 1], [2], [3], [4]]],
-  ])("%s", (_, sizes, expected) => {
-    expect(ids(bySize(rows(...(sizes as number[]))))).toEqual(expected);
+describe("a delivery row's flags", () => {
+  it.each(FLAG_SETS.map((flags) => [flagBits(flags), flags] as const))("%i stands for its flags and back", (bits, flags) => {
+    expect(flagsOf(bits)).toEqual(flags);
+    expect(bits).toBeLessThan(64);
+  });
+});
+
+/** A payment's detail after each of its changes, as the writes store it (services/payments). */
+function history(): PaymentView[] {
+  const invoices = [{ id: "inv_a", invoiceNumber: "A-1 \"quoted\"\n", amountCents: 1000, createdAt: 10, currency: "EUR" }];
+  const made = newPayment(
+    "acct_1",
+    "pmt_1",
+    { originating_counterparty_id: "cpty_b", receiving_counterparty_id: "cpty_s", invoice_ids: ["inv_a"], payment_method: "ach" },
+    invoices,
+    { at: 1_000, writeToken: "w1", eventId: "pev_1" },
+  );
+  let payment: PaymentRow = made.payment;
+  const events: EventRow[] = [made.event];
+  const details = [paymentView(payment, invoices, events)];
+  const inputs: PaymentEventInput[] = [
+    { event_code: "PU10", description: "Sent ✓", status: "in-progress", instrument_number: "ACH-9" },
+    { event_code: "PU15", description: "note, & = ?" },
+    { event_code: "PU16", description: "cleared", instrument_number: null },
+    { event_code: "PU20", description: "Paid", status: "settled", instrument_number: "TR-1" },
+    { event_code: "PU30", description: "Refund", status: "refunded", refund_reason: "Paid twice: 100%" },
+    { event_code: "PU31", description: "after the refund" },
+  ];
+  for (const [i, input] of inputs.entries()) {
+    const { next, event } = applyEvent(payment, input, { at: 2_000 + i * 111, writeToken: `w${i + 2}`, eventId: `pev_${i + 2}` });
+    details.push(detailAfter(details.at(-1)!, next, event));
+    events.push(event);
+    payment = next;
+  }
+  return details.map((detail, i) => ({ ...detail, _events: events.slice(0, i + 1) }) as PaymentView);
+}
+
+describe("a body rebuilt from the payment's detail now", () => {
+  const details = history();
+  const now = JSON.parse(JSON.stringify(details.at(-1)!, (key, value) => (key === "_events" ? undefined : value))) as StoredDetail;
+  const events = (details.at(-1) as unknown as { _events: EventRow[] })._events;
+
+  it.each(details.map((detail, i) => [i + 1, detail] as const))("after change %i is the detail that change wrote, byte for byte, in each content type and flag set", (seq, detail) => {
+    const event = events[seq - 1]!;
+    const written = JSON.parse(JSON.stringify(detail, (key, value) => (key === "_events" ? undefined : value)));
+    const rebuilt = snapshotAt(now, { seq, instrumentNumber: event.instrumentNumber, refundReason: event.refundReason });
+    expect(JSON.stringify(rebuilt)).toBe(JSON.stringify(written));
+    for (const flags of FLAG_SETS) {
+      for (const contentType of ["application/json", "application/x-www-form-urlencoded"] as const) {
+        expect(encodeBody(payloadFor(rebuilt, flags), contentType)).toBe(encodeBody(payloadFor(written, flags), contentType));
+      }
+    }
   });
 });

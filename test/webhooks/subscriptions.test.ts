@@ -161,6 +161,20 @@ describe("webhook subscriptions", () => {
     expect((await call("GET", "/v1/webhooks/", { headers: client.headers })).json.results[0].description).toBeNull();
   });
 
+  it("holds an account to 20 subscriptions, even when they are created at once", async () => {
+    const { client } = await makeTenant();
+    const made = await Promise.all(Array.from({ length: 24 }, (_, i) => create(client, { ...valid(), url: `https://hooks.example.com/${i}` })));
+    expect(made.filter((res) => res.status === 201)).toHaveLength(20);
+    for (const refused of made.filter((res) => res.status !== 201)) expect(refused).toMatchObject({ status: 409, json: { detail: "An account has at most 20 webhook subscriptions." } });
+    expect((await call("GET", "/v1/webhooks/", { headers: client.headers })).json.count).toBe(20);
+    // Another account is not held back; deleting one makes room.
+    expect((await create((await makeTenant()).client, valid())).status).toBe(201);
+    const first = made.find((res) => res.status === 201)!.json;
+    expect((await call("DELETE", `/v1/webhooks/${first.id}/`, { headers: client.headers })).status).toBe(204);
+    expect((await create(client, valid())).status).toBe(201);
+    expect((await create(client, valid())).status).toBe(409);
+  });
+
   it("rotates the secret", async () => {
     const { client } = await makeTenant();
     const made = (await create(client, valid())).json;

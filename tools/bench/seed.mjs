@@ -63,10 +63,10 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payment_invoices (payment_id, invoice_id, active) SELECT printf('pmt_%022d', n), printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN 0 ELSE 1 END FROM seq;`,
     // Each link carries its invoice's number, amount and created, as the payment write copies them.
     `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
-    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5 FROM seq;`,
+    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,
     `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
-       CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 <> 0;`,
-    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10 FROM seq WHERE n % 4 = 2;`,
+       CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 <> 0;`,
+    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
     paymentDetailSql(),
     recountSql(ACCOUNT),
   ].join("\n") + "\n";

@@ -56,7 +56,9 @@ export function demoSeedSql(vars) {
     );
     for (const invoiceId of invoiceIds) sql.push(`INSERT OR IGNORE INTO payment_invoices (payment_id, invoice_id, active) VALUES (${q(id)}, ${q(invoiceId)}, 1);`);
     events.forEach(([code, status, description, minute], index) => {
-      sql.push(row("payment_events", [`pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute)]));
+      // Each event keeps the instrument number and refund reason it left (the instrument comes with the second).
+      const left = index === 0 ? null : instrument;
+      sql.push(row("payment_events", [`pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute), left, null]));
     });
   }
   // Each link carries its invoice's number, amount and created, as the payment write copies them.

@@ -194,7 +194,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe to payment.changed
-         * @description Every later payment change of the account is delivered to `url`, signed with the generated `secret`.
+         * @description Every later payment change of the account is delivered to `url`, signed with the generated `secret`. An account has at most 20 subscriptions (409 past it).
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -2385,7 +2385,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description `A request with this Idempotency-Key is in progress.` */
+            /** @description An account has at most 20 webhook subscriptions.; or `A request with this Idempotency-Key is in progress.` */
             409: {
                 headers: {
                     [name: string]: unknown;

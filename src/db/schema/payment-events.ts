@@ -12,6 +12,10 @@ export const paymentEvents = sqliteTable(
     // The payment's status right after this event.
     status: text("status", { enum: PAYMENT_STATUSES }).notNull(),
     description: text("description").notNull(),
+    // The payment's instrument number and refund reason right after this event, as `status` is:
+    // with them and the stored detail, a webhook body is rebuilt as it was after any event.
+    instrumentNumber: text("instrument_number"),
+    refundReason: text("refund_reason"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [uniqueIndex("payment_events_seq_uq").on(t.paymentId, t.seq)],

@@ -14,8 +14,12 @@ export const webhookDeliveries = sqliteTable(
     paymentId: text("payment_id").notNull(),
     // The payment event whose change made it (pev_…); null for a test delivery.
     eventId: text("event_id"),
-    // The exact bytes every attempt sends, frozen when the change is made.
+    // The exact bytes every attempt sends, when stored: a test delivery's, and those made before
+    // `flags` was kept. Otherwise empty, and rebuilt from the payment as it was after `event_id`.
     body: text("body").notNull(),
+    // The subscription's expansion flags when the change was made (webhooks/payload.ts flagBits):
+    // with the payment's stored detail and the event, they rebuild the body. Null when `body` holds it.
+    flags: integer("flags"),
     // The content type the body was encoded in, frozen with it: a later change of the
     // subscription's content_type applies to later changes, never to these bytes.
     contentType: text("content_type", { enum: WEBHOOK_CONTENT_TYPES }).notNull().default("application/json"),

@@ -2,7 +2,7 @@ import { withInLookups } from "../../lib/filters";
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireEncryptionKey } from "../../lib/encryption";
 import { pagingParams } from "../../lib/filters";
-import { getDelivery, listDeliveries, redeliver } from "../../webhooks";
+import { getDelivery, listDeliveries, MAX_SUBSCRIPTIONS, redeliver, TOO_MANY_SUBSCRIPTIONS } from "../../webhooks";
 import {
   createSubscription,
   deleteSubscription,
@@ -32,11 +32,11 @@ webhooksRouter.openapi(
     path: "/",
     operationId: "createWebhook",
     summary: "Subscribe to payment.changed",
-    description: "Every later payment change of the account is delivered to `url`, signed with the generated `secret`.",
+    description: `Every later payment change of the account is delivered to \`url\`, signed with the generated \`secret\`. An account has at most ${MAX_SUBSCRIPTIONS} subscriptions (409 past it).`,
     tags,
     security,
     request: { body: jsonBody(SubscriptionInput) },
-    responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS]) },
+    responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS, 409], { 409: TOO_MANY_SUBSCRIPTIONS }) },
   }),
   async (c) => {
     const subscription = await createSubscription(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));

@@ -66,6 +66,8 @@ export function newPayment(
     eventCode: "PU00",
     status: "pending",
     description: "Payment created",
+    instrumentNumber: null,
+    refundReason: null,
     createdAt: stamp.at,
   };
   return { payment, event };
@@ -100,6 +102,8 @@ export function applyEvent(payment: PaymentRow, input: PaymentEventInput, stamp:
     eventCode: input.event_code,
     status,
     description: input.description,
+    instrumentNumber: next.instrumentNumber,
+    refundReason: next.refundReason,
     createdAt: stamp.at,
   };
   return { next, event };

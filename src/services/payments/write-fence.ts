@@ -13,9 +13,9 @@
  * above every stamp of the account, or now if later. D1 runs batches one at a time, so stamps
  * rise in commit order and `updated__gt` polling never misses a write committed after a poll,
  * with no conflict between concurrent writes of the account. Everything else that carries the
- * stamp reads it back from the payment row: the event, the payment's stored detail (which lists
- * read whole), and the delivery bodies, rendered once with a placeholder stamp that SQL replaces
- * (db/stamped-text).
+ * stamp reads it back from the payment row: the event, and the payment's stored detail (which lists
+ * read whole), rendered once with a placeholder stamp that SQL replaces (db/stamped-text). The
+ * delivery rows keep no body: each is rebuilt from that detail as its event left it (webhooks/bodies.ts).
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
@@ -79,7 +79,7 @@ export async function commitPaymentChange(
     change.previous
       ? detailAfter(change.shown, { ...next, updatedAt: ms }, { ...event, createdAt: ms })
       : paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
-  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, snapshotAt: at, stamp, guard: applied }, subscribers, now);
+  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, guard: applied }, subscribers, now);
 
   const write = previous
     ? db
