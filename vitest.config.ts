@@ -44,6 +44,8 @@ export default defineConfig(async () => {
         main: "./src/index.ts",
         wrangler: { configPath: testWranglerConfig() },
         miniflare: {
+          // The read replica of test/helpers/replica-d1.ts (there are no replicas locally).
+          d1Databases: ["REPLICA"],
           bindings: {
             TEST_MIGRATIONS: migrations,
             ADMIN_TOKEN: "test-admin-token",

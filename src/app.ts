@@ -2,6 +2,7 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { createDb } from "./db/client";
 import { countingD1, serverTiming } from "./db/counting-d1";
+import { requestSession } from "./db/session";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
 import { isKeyLost, MESSAGES } from "./idempotency";
@@ -25,12 +26,13 @@ export function createApp() {
 
   app.use("*", requestId);
   app.use("*", async (c, next) => {
+    const session = requestSession(c.env.DB);
     if (c.env.SERVER_TIMING !== "true") {
-      c.set("db", createDb(c.env.DB));
+      c.set("db", createDb(session));
       return next();
     }
     // Benchmarks and local work: what the request cost D1 (rows read and written, SQL time, statements, round trips), in a Server-Timing header and the log line.
-    const { db, tally } = countingD1(c.env.DB);
+    const { db, tally } = countingD1(session);
     c.set("db", createDb(db));
     c.set("d1Tally", tally);
     await next();
