@@ -3,6 +3,7 @@ import { createDb } from "./db/client";
 import type { Env } from "./env";
 import { forgetExpiredKeys } from "./idempotency";
 import { forgetAuthFailures } from "./services/auth-throttle";
+import { continueErasures } from "./services/erasure";
 import { applyRetention, consumeDeadLetters, consumeDeliveries, retentionDays, sweepOutbox, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
@@ -31,5 +32,6 @@ export default {
     ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
     ctx.waitUntil(forgetAuthFailures(createDb(env.DB), now));
     ctx.waitUntil(applyRetention(createDb(env.DB), env.ARCHIVE, retentionDays(env.RETENTION_DAYS), now));
+    ctx.waitUntil(continueErasures(createDb(env.DB), env.ARCHIVE));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts } from "../db/schema";
 import { notFound } from "../errors";
@@ -9,20 +9,21 @@ import { countWhere, listTable } from "../db/list-page";
 export type Account = typeof accounts.$inferSelect;
 
 export async function createAccount(db: Db, name: string): Promise<Account> {
-  const account = { id: newId("acct"), name, createdAt: Date.now() };
+  const account = { id: newId("acct"), name, createdAt: Date.now(), erasedAt: null };
   await db.insert(accounts).values(account);
   return account;
 }
 
 export async function getAccount(db: Db, id: string): Promise<Account> {
-  const account = await db.select().from(accounts).where(eq(accounts.id, id)).get();
+  // An account being erased is gone for every caller at once.
+  const account = await db.select().from(accounts).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).get();
   if (!account) throw notFound();
   return account;
 }
 
 /** Operators see every account: this list is the admin API's, not a tenant's. */
 export function listAccounts(db: Db, request: PageRequest) {
-  const everyAccount = sql`1 = 1`;
+  const everyAccount = isNull(accounts.erasedAt);
   return listTable(db, accounts, {
     where: everyAccount,
     sort: accounts.createdAt,

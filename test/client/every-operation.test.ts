@@ -113,6 +113,7 @@ describe("a client generated from /openapi.json", () => {
     expect((await admin.POST("/admin/encryption/reseal/", {})).response.status).toBe(200);
     expect((await admin.DELETE("/admin/accounts/{account_id}/api-users/{username}/", { params: { path: { account_id: accountId, username: processorName } } })).response.status).toBe(204);
     expect((await api.GET("/v1/counterparties/", {})).response.status).toBe(401);
+    expect((await admin.DELETE("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.detail).toBe("The account is being erased.");
 
     expect([...called].sort()).toEqual([...documented].sort());
   });

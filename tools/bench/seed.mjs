@@ -52,7 +52,7 @@ export function seedSql(scale) {
   const status = `CASE n % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'in-progress' WHEN 2 THEN 'settled' ELSE 'failed' END`;
   const version = `CASE n % 4 WHEN 0 THEN 1 WHEN 1 THEN 2 WHEN 2 THEN 3 ELSE 2 END`;
   return [
-    `INSERT INTO accounts VALUES ('${ACCOUNT}', 'Bench Payables Inc.', ${T0});`,
+    `INSERT INTO accounts (id, name, created_at) VALUES ('${ACCOUNT}', 'Bench Payables Inc.', ${T0});`,
     ...Object.entries(USERS).map(([role, user]) => `INSERT INTO api_users VALUES ('${user.username}', '${ACCOUNT}', '${role}', '${sha256(user.password)}', ${T0});`),
     `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_b%020d', n), '${ACCOUNT}', 'BUY-' || n, 'buyer', 'Buyer ' || n, ${T0 - 3_600_000} + n, ${T0 - 3_600_000} + n FROM seq;`,
     `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_s%020d', n), '${ACCOUNT}', 'SUP-' || n, 'supplier', 'Supplier ' || n, ${T0 - 1_800_000} + n, ${T0 - 1_800_000} + n FROM seq;`,

@@ -35,7 +35,7 @@ const payments = [
 
 export function demoSeedSql(vars) {
   const sql = [
-    row("accounts", [DEMO_ACCOUNT, "Demo Payables Inc.", T0]),
+    row("accounts", [DEMO_ACCOUNT, "Demo Payables Inc.", T0, null]),
     `INSERT INTO api_users VALUES ('demo-client', '${DEMO_ACCOUNT}', 'client', '${sha256(vars.DEMO_CLIENT_PASSWORD)}', ${T0})
       ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash;`,
     `INSERT INTO api_users VALUES ('demo-processor', '${DEMO_ACCOUNT}', 'processor', '${sha256(vars.DEMO_PROCESSOR_PASSWORD)}', ${T0})

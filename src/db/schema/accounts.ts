@@ -6,6 +6,9 @@ export const accounts = sqliteTable(
     id: text("id").primaryKey(),
     name: text("name").notNull(),
     createdAt: integer("created_at").notNull(),
+    // Set by DELETE /admin/accounts/{id}/: the account answers 404 from then on, and the cron
+    // removes its rows in bounded steps (services/erasure.ts), then this row.
+    erasedAt: integer("erased_at"),
   },
   (t) => [index("accounts_created_idx").on(t.createdAt, t.id)],
 );

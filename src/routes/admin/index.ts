@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createAccount, listAccounts } from "../../services/accounts";
+import { eraseAccount } from "../../services/erasure";
 import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../services/api-users";
 import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
 import { pagingParams } from "../../lib/filters";
@@ -110,6 +111,25 @@ admin.openapi(
     const { account_id, username } = c.req.valid("param");
     await deleteApiUser(c.get("db"), account_id, username);
     return c.body(null, 204);
+  },
+);
+
+admin.openapi(
+  createRoute({
+    method: "delete",
+    path: "/accounts/{account_id}",
+    operationId: "eraseAccount",
+    summary: "Erase an account",
+    description:
+      "Answers 202 and the account is gone at once: its API users are deleted (their requests answer 401), and the account answers 404 here. Its data (counterparties, invoices, payments, subscriptions, the delivery log and its archive) is removed by the cron in bounded steps, then the account itself.",
+    tags,
+    security,
+    request: { params: AccountParam },
+    responses: { 202: jsonResponse(z.object({ detail: z.string().openapi({ example: "The account is being erased." }) }), "Erasure started"), ...adminErrors([404]) },
+  }),
+  async (c) => {
+    await eraseAccount(c.get("db"), c.req.valid("param").account_id);
+    return c.json({ detail: "The account is being erased." }, 202);
   },
 );
 

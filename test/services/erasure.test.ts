@@ -1,0 +1,89 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { continueErasures, ERASE_CHUNK } from "../../src/services/erasure";
+import { ADMIN, call, makeCounterparty, makePayment, makeTenant } from "../helpers/api";
+import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+
+const TABLES = [
+  ["api_users", "account_id"],
+  ["counterparties", "account_id"],
+  ["invoices", "account_id"],
+  ["payments", "account_id"],
+  ["list_counts", "account_id"],
+  ["time_counts", "account_id"],
+  ["idempotency_keys", "account_id"],
+  ["webhook_subscriptions", "account_id"],
+  ["webhook_deliveries", "account_id"],
+] as const;
+
+/** How many rows of the account each table holds (payments' events and links, and the log's attempts, included). */
+async function rowsOf(accountId: string) {
+  const counts: Record<string, number> = {};
+  for (const [table, column] of TABLES) {
+    counts[table] = (await env.DB.prepare(`select count(*) as n from ${table} where ${column} = ?`).bind(accountId).first<{ n: number }>())!.n;
+  }
+  const via = async (sql: string) => (await env.DB.prepare(sql).bind(accountId).first<{ n: number }>())!.n;
+  counts.payment_events = await via("select count(*) as n from payment_events e join payments p on p.id = e.payment_id where p.account_id = ?");
+  counts.payment_invoices = await via("select count(*) as n from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?");
+  counts.webhook_attempts = await via("select count(*) as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.account_id = ?");
+  counts.webhook_stats = await via("select count(*) as n from webhook_stats s join webhook_subscriptions w on w.id = s.subscription_id where w.account_id = ?");
+  counts.accounts = await via("select count(*) as n from accounts where id = ?");
+  return counts;
+}
+
+describe("erasing an account", () => {
+  it("is gone at once for its users and the admin API, then the cron removes every row and archive object, and nothing of another account", async () => {
+    const doomed = await makeTenant();
+    const kept = await makeTenant();
+    for (const tenant of [doomed, kept]) {
+      const { box } = await subscribeToReceiver(tenant.client, { payment_status: true });
+      const buyer = await makeCounterparty(tenant.client, "buyer");
+      const supplier = await makeCounterparty(tenant.client, "supplier");
+      for (let i = 0; i < 3; i++) await makePayment(tenant.client, { buyer, supplier });
+      await call("POST", "/v1/counterparties/", { headers: { ...tenant.client.headers, "idempotency-key": "k1" }, body: { internal_id: "idem", type: "buyer", name: "Idem" } });
+      await waitFor(() => receivedAt(box), (got) => got.length === 3);
+      await env.ARCHIVE!.put(`deliveries/${tenant.account.id}/s/2026-01-01.ndjson.gz`, "x");
+    }
+    const before = await rowsOf(doomed.account.id);
+    for (const table of ["payments", "payment_events", "webhook_deliveries", "webhook_attempts", "idempotency_keys", "list_counts", "time_counts"]) expect(before[table], table).toBeGreaterThan(0);
+    const keptBefore = await rowsOf(kept.account.id);
+
+    const erased = await call("DELETE", `/admin/accounts/${doomed.account.id}/`, { headers: ADMIN });
+    expect(erased).toMatchObject({ status: 202, json: { detail: "The account is being erased." } });
+    expect((await call("GET", "/v2/payments/", { headers: doomed.client.headers })).status).toBe(401);
+    expect((await call("POST", `/admin/accounts/${doomed.account.id}/api-users/`, { headers: ADMIN, body: { username: "late" } })).status).toBe(404);
+    expect((await call("DELETE", `/admin/accounts/${doomed.account.id}/`, { headers: ADMIN })).status).toBe(404);
+    const listed = (await call("GET", "/admin/accounts/?page_size=1000", { headers: ADMIN })).json.results.map((row: { id: string }) => row.id);
+    expect(listed).not.toContain(doomed.account.id);
+    expect(listed).toContain(kept.account.id);
+
+    for (let run = 0; run < 10 && (await rowsOf(doomed.account.id)).accounts! > 0; run++) await continueErasures(createDb(env.DB), env.ARCHIVE);
+    expect(Object.values(await rowsOf(doomed.account.id)).every((n) => n === 0)).toBe(true);
+    expect((await env.ARCHIVE!.list({ prefix: `deliveries/${doomed.account.id}/` })).objects).toHaveLength(0);
+    expect(await rowsOf(kept.account.id)).toEqual(keptBefore);
+    expect((await env.ARCHIVE!.list({ prefix: `deliveries/${kept.account.id}/` })).objects).toHaveLength(1);
+    expect((await call("GET", "/v2/payments/", { headers: kept.client.headers })).json.count).toBe(3);
+  });
+
+  it("removes a large account over several bounded runs", async () => {
+    const { account, client } = await makeTenant();
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    await makePayment(client, { buyer, supplier });
+    // More invoices than one run removes.
+    await env.DB.prepare(
+      `insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
+       with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+       select 'inv_bulk_' || ?2 || '_' || i, ?2, 'BULK-' || i, ?3, ?4, 100, 'USD', i, i from n`,
+    ).bind(ERASE_CHUNK * 2 + 10, account.id, buyer.id, supplier.id).run();
+    expect((await call("DELETE", `/admin/accounts/${account.id}/`, { headers: ADMIN })).status).toBe(202);
+    let runs = 0;
+    while ((await rowsOf(account.id)).accounts! > 0 && runs < 20) {
+      await continueErasures(createDb(env.DB), env.ARCHIVE);
+      runs += 1;
+    }
+    expect(runs).toBeGreaterThanOrEqual(3);
+    expect(Object.values(await rowsOf(account.id)).every((n) => n === 0)).toBe(true);
+  });
+});
