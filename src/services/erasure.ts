@@ -58,7 +58,8 @@ export async function continueErasures(db: Db, archive: R2Bucket | undefined, li
   for (const { id } of erased) {
     const subscriptions = sql`(select s.id from ${webhookSubscriptions} s where s.account_id = ${id})`;
     const deliveries = sql`(select d.id from ${webhookDeliveries} d where d.subscription_id in ${subscriptions} limit ${fixedLimit(ERASE_CHUNK)})`;
-    const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} limit ${fixedLimit(ERASE_CHUNK)})`;
+    // Payments go only once the delivery log is gone: a delivery's body is rebuilt from its payment.
+    const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions}) limit ${fixedLimit(ERASE_CHUNK)})`;
     const results = (await runBatch(db, [
       db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
       deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`),

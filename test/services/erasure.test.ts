@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { continueErasures, ERASE_CHUNK } from "../../src/services/erasure";
+import { applyRetention } from "../../src/webhooks/retention";
 import { ADMIN, call, makeCounterparty, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
@@ -66,11 +67,20 @@ describe("erasing an account", () => {
     expect((await call("GET", "/v2/payments/", { headers: kept.client.headers })).json.count).toBe(3);
   });
 
-  it("removes a large account over several bounded runs", async () => {
+  it("removes a large account over several bounded runs, its delivery log before the payments its bodies are rebuilt from", async () => {
     const { account, client } = await makeTenant();
+    const { box } = await subscribeToReceiver(client, { payment_status: true });
     const buyer = await makeCounterparty(client, "buyer");
     const supplier = await makeCounterparty(client, "supplier");
     await makePayment(client, { buyer, supplier });
+    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+    // More deliveries than one run removes, old enough for retention to archive meanwhile.
+    await env.DB.prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
+       with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+       select id || '-' || i, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, null, created_at - 40 * 86400000, updated_at - 40 * 86400000, test
+       from webhook_deliveries, n where account_id = ?2`,
+    ).bind(ERASE_CHUNK + 50, account.id).run();
     // More invoices than one run removes.
     await env.DB.prepare(
       `insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
@@ -81,6 +91,8 @@ describe("erasing an account", () => {
     let runs = 0;
     while ((await rowsOf(account.id)).accounts! > 0 && runs < 20) {
       await continueErasures(createDb(env.DB), env.ARCHIVE);
+      // Retention between the steps still rebuilds every body it archives.
+      await applyRetention(createDb(env.DB), env.ARCHIVE, 30, Date.now());
       runs += 1;
     }
     expect(runs).toBeGreaterThanOrEqual(3);
