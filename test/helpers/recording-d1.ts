@@ -24,6 +24,8 @@ export function recordingD1(d1: D1Database) {
       return d1.batch(list.map((s) => (s as unknown as { __inner: D1PreparedStatement }).__inner));
     },
     exec: (sql: string) => d1.exec(sql),
+    // A request's session is this binding itself (locally every query is the primary's).
+    withSession: () => db,
   } as unknown as D1Database;
   return { db, statements };
 }

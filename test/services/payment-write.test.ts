@@ -132,13 +132,16 @@ describe("placeholderStamp", () => {
 /** A D1 binding whose batches go through `change` first (given the batch's number, from 1). */
 function withBatches(d1: D1Database, change: (n: number, statements: D1PreparedStatement[]) => Promise<D1PreparedStatement[]>): D1Database {
   let seen = 0;
-  return new Proxy(d1, {
+  const proxy: D1Database = new Proxy(d1, {
     get(target, name) {
       if (name === "batch") return async (statements: D1PreparedStatement[]) => target.batch(await change(++seen, statements));
+      // A request's session is this binding itself (locally every query is the primary's).
+      if (name === "withSession") return () => proxy;
       const value = Reflect.get(target, name);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+  return proxy;
 }
 
 /** A D1 binding that runs `before` once, just before the `n`th batch it is given. */

@@ -167,11 +167,14 @@ function beforeFirstUpdate(d1: D1Database, pattern: RegExp, before: () => Promis
         };
       },
     });
-  return new Proxy(d1, {
+  const proxy: D1Database = new Proxy(d1, {
     get(target, name) {
       if (name === "prepare") return (sql: string) => wrap(sql, target.prepare(sql));
+      // A request's session is this binding itself (locally every query is the primary's).
+      if (name === "withSession") return () => proxy;
       const value = Reflect.get(target, name, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
   });
+  return proxy;
 }
