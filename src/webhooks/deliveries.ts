@@ -7,7 +7,7 @@ import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type Delivery
 import { notFound } from "../errors";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
-import { withBodies } from "./bodies";
+import { applyBodies, bodySources, eventOfDelivery, eventsToRebuild } from "./bodies";
 import { handOver } from "./outbox";
 import type { ServiceContext } from "../context";
 import { countWhere, listTable } from "../db/list-page";
@@ -52,12 +52,13 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
 export async function withAttempts(db: Db, rows: DeliveryRow[]) {
   if (rows.length === 0) return [];
   // Sorted here: an ORDER BY over several deliveries' attempts would need a temporary B-tree.
-  const attempts = await db
-    .select()
-    .from(webhookAttempts)
-    .where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)));
+  // What rebuilds their bodies is read in the same round trip.
+  const [attempts, sources] = await db.batch([
+    db.select().from(webhookAttempts).where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id))),
+    bodySources(db, eventsToRebuild(rows)),
+  ]);
   const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
-  return (await withBodies(db, rows)).map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
+  return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
 }
 
 /** A delivery with its attempts, oldest first. */
@@ -67,14 +68,14 @@ export interface Delivery {
 }
 
 export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string): Promise<Delivery> {
-  const [found, attempts] = await db.batch([
+  const [found, attempts, sources] = await db.batch([
     db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
     db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number)),
+    bodySources(db, eventOfDelivery(ofDelivery(accountId, subscriptionId, deliveryId))),
   ]);
   const delivery = found[0];
   if (!delivery) throw notFound();
-  const [withBody] = await withBodies(db, [delivery]);
-  return { delivery: withBody!, attempts };
+  return { delivery: applyBodies([delivery], sources)[0]!, attempts };
 }
 
 /**

@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, localPath, withQuery, type Page } from "../api";
 import { when } from "../format";
 import { useLoad } from "../parts/load";
-import { Badge, Card, Empty, Loading, Pager, Problem } from "../parts/ui";
+import { Badge, Card, Listed } from "../parts/ui";
 import { go, href } from "../router";
 import type { Counterparty } from "./types";
 
@@ -29,42 +29,40 @@ export function Counterparties({ query }: { query: URLSearchParams }) {
             </select>
           </label>
         </form>
-        <Problem error={list.error} />
-        {list.loading && !list.data && <Loading what="counterparties" />}
-        {list.data && list.data.results.length === 0 && <Empty>No counterparties match.</Empty>}
-        {list.data && list.data.results.length > 0 && (
-          <div class="table-wrap">
-            <table class="stack">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Internal id</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.results.map((row) => (
-                  <tr key={row.id}>
-                    <td data-label="Name">
-                      <a href={href(`/counterparties/${row.id}`)} class="strong">
-                        {row.name}
-                      </a>
-                    </td>
-                    <td data-label="Type">
-                      <Badge value={row.type} />
-                    </td>
-                    <td data-label="Internal id" class="mono small">
-                      {row.internal_id}
-                    </td>
-                    <td data-label="Created">{when(row.created)}</td>
+        <Listed error={list.error} loading={list.loading} page={list.data} noun="counterparties" one="counterparty" empty="No counterparties match." onPage={(link) => setPath(localPath(link))}>
+          {(rows) => (
+            <div class="table-wrap">
+              <table class="stack">
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Internal id</th>
+                    <th scope="col">Created</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        {list.data && <Pager page={list.data} noun="counterparties" one="counterparty" onPage={(link) => setPath(localPath(link))} />}
+                </thead>
+                <tbody>
+                  {rows.map((row) => (
+                    <tr key={row.id}>
+                      <td data-label="Name">
+                        <a href={href(`/counterparties/${row.id}`)} class="strong">
+                          {row.name}
+                        </a>
+                      </td>
+                      <td data-label="Type">
+                        <Badge value={row.type} />
+                      </td>
+                      <td data-label="Internal id" class="mono small">
+                        {row.internal_id}
+                      </td>
+                      <td data-label="Created">{when(row.created)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Listed>
       </Card>
     </div>
   );

@@ -3,7 +3,7 @@ import { api, localPath, withQuery, type Page } from "../api";
 import { money, when } from "../format";
 import { useLoad } from "../parts/load";
 import { counterparties } from "../parts/names";
-import { Card, Empty, Loading, Pager, Party, Problem } from "../parts/ui";
+import { Card, Listed, Party } from "../parts/ui";
 import { go, href } from "../router";
 import type { Invoice } from "./types";
 
@@ -41,48 +41,46 @@ export function Invoices({ query }: { query: URLSearchParams }) {
             Find
           </button>
         </form>
-        <Problem error={list.error} />
-        {list.loading && !list.data && <Loading what="invoices" />}
-        {list.data && list.data.page.results.length === 0 && <Empty>No invoices match.</Empty>}
-        {list.data && list.data.page.results.length > 0 && (
-          <div class="table-wrap">
-            <table class="stack">
-              <thead>
-                <tr>
-                  <th scope="col">Number</th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col">Buyer</th>
-                  <th scope="col">Supplier</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.page.results.map((row) => (
-                  <tr key={row.id}>
-                    <td data-label="Number">
-                      <a href={href(`/invoices/${row.id}`)} class="strong">
-                        {row.invoice_number}
-                      </a>
-                    </td>
-                    <td data-label="Amount" class="num">
-                      {money(row.amount_cents, row.currency)}
-                    </td>
-                    <td data-label="Buyer">
-                      <Party id={row.buyer_id} party={list.data!.names.get(row.buyer_id)} />
-                    </td>
-                    <td data-label="Supplier">
-                      <Party id={row.supplier_id} party={list.data!.names.get(row.supplier_id)} />
-                    </td>
-                    <td data-label="Created">{when(row.created)}</td>
+        <Listed error={list.error} loading={list.loading} page={list.data?.page} noun="invoices" one="invoice" empty="No invoices match." onPage={(link) => setPath(localPath(link))}>
+          {(rows) => (
+            <div class="table-wrap">
+              <table class="stack">
+                <thead>
+                  <tr>
+                    <th scope="col">Number</th>
+                    <th scope="col" class="num">
+                      Amount
+                    </th>
+                    <th scope="col">Buyer</th>
+                    <th scope="col">Supplier</th>
+                    <th scope="col">Created</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        {list.data && <Pager page={list.data.page} noun="invoices" one="invoice" onPage={(link) => setPath(localPath(link))} />}
+                </thead>
+                <tbody>
+                  {rows.map((row) => (
+                    <tr key={row.id}>
+                      <td data-label="Number">
+                        <a href={href(`/invoices/${row.id}`)} class="strong">
+                          {row.invoice_number}
+                        </a>
+                      </td>
+                      <td data-label="Amount" class="num">
+                        {money(row.amount_cents, row.currency)}
+                      </td>
+                      <td data-label="Buyer">
+                        <Party id={row.buyer_id} party={list.data!.names.get(row.buyer_id)} />
+                      </td>
+                      <td data-label="Supplier">
+                        <Party id={row.supplier_id} party={list.data!.names.get(row.supplier_id)} />
+                      </td>
+                      <td data-label="Created">{when(row.created)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Listed>
       </Card>
     </div>
   );

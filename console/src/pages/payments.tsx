@@ -3,7 +3,7 @@ import { api, localPath, withQuery, type Page } from "../api";
 import { localToIso } from "../format";
 import { useLoad } from "../parts/load";
 import { PaymentTable } from "../parts/payment-table";
-import { Card, Empty, Loading, Pager, Problem } from "../parts/ui";
+import { Card, Listed } from "../parts/ui";
 import { go } from "../router";
 import type { Payment } from "./types";
 
@@ -79,11 +79,9 @@ export function Payments({ query }: { query: URLSearchParams }) {
             </button>
           )}
         </form>
-        <Problem error={list.error} />
-        {list.loading && !list.data && <Loading what="payments" />}
-        {list.data && list.data.results.length === 0 && <Empty>No payments match.</Empty>}
-        {list.data && list.data.results.length > 0 && <PaymentTable payments={list.data.results} />}
-        {list.data && <Pager page={list.data} noun="payments" one="payment" onPage={(link) => setPath(localPath(link))} />}
+        <Listed error={list.error} loading={list.loading} page={list.data} noun="payments" one="payment" empty="No payments match." onPage={(link) => setPath(localPath(link))}>
+          {(rows) => <PaymentTable payments={rows} />}
+        </Listed>
       </Card>
     </div>
   );

@@ -3,7 +3,7 @@ import { api, apiPath, localPath, type Page } from "../api";
 import { ago, percent } from "../format";
 import { useAction, useLoad } from "../parts/load";
 import { BLANK, changes, SubscriptionForm } from "../parts/subscription-form";
-import { Badge, Card, Empty, Loading, Pager, Problem } from "../parts/ui";
+import { Badge, Card, Listed } from "../parts/ui";
 import { go, href } from "../router";
 import type { Stats, Subscription } from "./types";
 
@@ -44,48 +44,46 @@ export function Subscriptions() {
         </Card>
       )}
       <Card>
-        <Problem error={list.error} />
-        {list.loading && !list.data && <Loading what="subscriptions" />}
-        {list.data && list.data.page.results.length === 0 && <Empty>No subscriptions yet. Create one to start receiving payment changes.</Empty>}
-        {list.data && list.data.page.results.length > 0 && (
-          <div class="table-wrap">
-            <table class="stack">
-              <thead>
-                <tr>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Success (24 h)</th>
-                  <th scope="col">Attempts (24 h)</th>
-                  <th scope="col">Last success</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.page.results.map((row, i) => {
-                  const stats = list.data!.stats[i];
-                  return (
-                    <tr key={row.id}>
-                      <td data-label="Endpoint">
-                        <a href={href(`/subscriptions/${row.id}`)} class="strong break">
-                          {row.description ?? row.url}
-                        </a>
-                        {row.description && <div class="small break">{row.url}</div>}
-                        <div class="muted small mono">{row.id}</div>
-                      </td>
-                      <td data-label="State">
-                        {row.is_active ? (stats?.failing_since ? <Badge value="failed" label="failing" /> : <Badge value="active" />) : <Badge value="paused" />}
-                        {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
-                      </td>
-                      <td data-label="Success (24 h)">{stats ? percent(stats.success_rate) : "—"}</td>
-                      <td data-label="Attempts (24 h)">{stats ? stats.attempts.toLocaleString() : "—"}</td>
-                      <td data-label="Last success">{stats ? ago(stats.last_success_at) : "—"}</td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-        )}
-        {list.data && <Pager page={list.data.page} noun="subscriptions" one="subscription" onPage={(link) => setPath(localPath(link))} />}
+        <Listed error={list.error} loading={list.loading} page={list.data?.page} noun="subscriptions" one="subscription" empty="No subscriptions yet. Create one to start receiving payment changes." onPage={(link) => setPath(localPath(link))}>
+          {(rows) => (
+            <div class="table-wrap">
+              <table class="stack">
+                <thead>
+                  <tr>
+                    <th scope="col">Endpoint</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Success (24 h)</th>
+                    <th scope="col">Attempts (24 h)</th>
+                    <th scope="col">Last success</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {rows.map((row, i) => {
+                    const stats = list.data!.stats[i];
+                    return (
+                      <tr key={row.id}>
+                        <td data-label="Endpoint">
+                          <a href={href(`/subscriptions/${row.id}`)} class="strong break">
+                            {row.description ?? row.url}
+                          </a>
+                          {row.description && <div class="small break">{row.url}</div>}
+                          <div class="muted small mono">{row.id}</div>
+                        </td>
+                        <td data-label="State">
+                          {row.is_active ? (stats?.failing_since ? <Badge value="failed" label="failing" /> : <Badge value="active" />) : <Badge value="paused" />}
+                          {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
+                        </td>
+                        <td data-label="Success (24 h)">{stats ? percent(stats.success_rate) : "—"}</td>
+                        <td data-label="Attempts (24 h)">{stats ? stats.attempts.toLocaleString() : "—"}</td>
+                        <td data-label="Last success">{stats ? ago(stats.last_success_at) : "—"}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Listed>
       </Card>
     </div>
   );

@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, apiPath, localPath, type Page, withQuery } from "../api";
 import { ago, localToIso, when } from "../format";
 import { useLoad } from "./load";
-import { Badge, Card, Empty, Loading, Pager, Problem } from "./ui";
+import { Badge, Card, Listed } from "./ui";
 import { go, href } from "../router";
 import type { Delivery } from "../pages/types";
 
@@ -54,45 +54,43 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
           Apply
         </button>
       </form>
-      <Problem error={log.error} />
-      {log.loading && !log.data && <Loading what="deliveries" />}
-      {log.data && log.data.results.length === 0 && <Empty>No deliveries match.</Empty>}
-      {log.data && log.data.results.length > 0 && (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Payment</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">Next attempt</th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.data.results.map((row) => {
-                const last = row.attempts.at(-1);
-                return (
-                  <tr key={row.id}>
-                    <td data-label="Created">
-                      <a href={href(`/subscriptions/${subscriptionId}/deliveries/${row.id}`)}>{when(row.created)}</a>
-                    </td>
-                    <td data-label="Status">
-                      <Badge value={row.status} /> {row.test && <Badge value="test" />}
-                    </td>
-                    <td data-label="Payment" class="mono small">{row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}</td>
-                    <td data-label="Attempts">{row.attempts.length}</td>
-                    <td data-label="Last answer" class="break">{last ? (last.response_status ?? last.error ?? "—") : "—"}</td>
-                    <td data-label="Next attempt">{row.next_attempt_at ? ago(row.next_attempt_at) : "—"}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {log.data && <Pager page={log.data} noun="deliveries" one="delivery" onPage={(link) => setPath(localPath(link))} />}
+      <Listed error={log.error} loading={log.loading} page={log.data} noun="deliveries" one="delivery" empty="No deliveries match." onPage={(link) => setPath(localPath(link))}>
+        {(rows) => (
+          <div class="table-wrap">
+            <table class="stack">
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Payment</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last answer</th>
+                  <th scope="col">Next attempt</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((row) => {
+                  const last = row.attempts.at(-1);
+                  return (
+                    <tr key={row.id}>
+                      <td data-label="Created">
+                        <a href={href(`/subscriptions/${subscriptionId}/deliveries/${row.id}`)}>{when(row.created)}</a>
+                      </td>
+                      <td data-label="Status">
+                        <Badge value={row.status} /> {row.test && <Badge value="test" />}
+                      </td>
+                      <td data-label="Payment" class="mono small">{row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}</td>
+                      <td data-label="Attempts">{row.attempts.length}</td>
+                      <td data-label="Last answer" class="break">{last ? (last.response_status ?? last.error ?? "—") : "—"}</td>
+                      <td data-label="Next attempt">{row.next_attempt_at ? ago(row.next_attempt_at) : "—"}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Listed>
     </Card>
   );
 }

@@ -111,3 +111,37 @@ export function RecordPage<T>({ section, path, noun, loaded, children }: { secti
     </div>
   );
 }
+
+/**
+ * One page of a list as it loads: its problem in the API's words, a loading line, a note when it is
+ * empty, its rows as `children` draws them, and its count and links (with `onPage`).
+ */
+export function Listed<T>({
+  error,
+  loading,
+  page,
+  noun,
+  one,
+  empty,
+  onPage,
+  children,
+}: {
+  error: ApiError | null;
+  loading: boolean;
+  page: Page<T> | null | undefined;
+  noun: string;
+  one: string;
+  empty: string;
+  onPage?: (link: string) => void;
+  children: (rows: T[]) => ComponentChildren;
+}) {
+  return (
+    <>
+      <Problem error={error} />
+      {loading && !page && <Loading what={noun} />}
+      {page && page.results.length === 0 && <Empty>{empty}</Empty>}
+      {page && page.results.length > 0 && children(page.results)}
+      {page && onPage && <Pager page={page} noun={noun} one={one} onPage={onPage} />}
+    </>
+  );
+}
