@@ -47,9 +47,3 @@ export function applyBodies<Row extends DeliveryRow>(rows: Row[], sources: Sourc
     return { ...row, body: encodeBody(payloadFor(snapshotAt(source.detail, source), flagsOf(row.flags)), row.contentType) };
   });
 }
-
-/** The rows with their bodies, in one read of what rebuilds them (none when every body is stored). */
-export async function withBodies<Row extends DeliveryRow>(db: Db, rows: Row[]): Promise<Row[]> {
-  const events = eventsToRebuild(rows);
-  return events.length === 0 ? rows : applyBodies(rows, await bodySources(db, events));
-}

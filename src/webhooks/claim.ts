@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { inList } from "../db/in-list";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
+import { applyBodies, bodySources } from "./bodies";
 import { queueDelay } from "./retry-schedule";
 
 /**
@@ -24,7 +25,7 @@ export type Claim =
 
 /**
  * Claims every delivery of a batch that is pending, due and not held by another copy of its
- * message, and reads their subscriptions, in one round trip. A claimed delivery whose
+ * message, and reads their subscriptions and what rebuilds their bodies, in one round trip. A claimed delivery whose
  * subscription is active gets its attempt counted and logged as started here, before anything is
  * sent: if the worker dies mid-attempt, the log still shows the attempt (never answered), and the
  * next attempt has the next number. Returns each id's claim.
@@ -32,7 +33,7 @@ export type Claim =
 export async function claimDeliveries(db: Db, ids: string[], now: number): Promise<Map<string, Claim>> {
   const token = crypto.randomUUID();
   const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
-  const [claimed, , subscriptions, states] = await db.batch([
+  const [claimed, , subscriptions, states, sources] = await db.batch([
     db
       .update(webhookDeliveries)
       .set({ claimedUntil: now + CLAIM_MS, claimToken: token, attempts: sql`${webhookDeliveries.attempts} + ${active}` })
@@ -58,8 +59,13 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
       .select({ id: webhookDeliveries.id, status: webhookDeliveries.status, nextAttemptAt: webhookDeliveries.nextAttemptAt })
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
+    // What rebuilds the claimed deliveries' bodies, in the same round trip.
+    bodySources(
+      db,
+      sql`(select d.event_id from ${webhookDeliveries} d where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.flags is not null)`,
+    ),
   ]);
-  return sortClaims(ids, claimed, subscriptions, states, now);
+  return sortClaims(ids, applyBodies(claimed, sources), subscriptions, states, now);
 }
 
 /** Each id's claim, from what the claim statement took and the rows' states after it. Pure. */

@@ -18,7 +18,6 @@ import { retryTimeScale } from "../lib/local-faults";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { UNREADABLE } from "./subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
-import { withBodies } from "./bodies";
 import { claimDeliveries, type DeliveryRow, type SubscriptionRow } from "./claim";
 import * as inFlight from "./in-flight";
 import type { DeliveryMessage } from "./message";
@@ -64,17 +63,11 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
     }
     message.ack();
   }
-  const work = Promise.all([withStartedBodies(db, started).then((ready) => deliverAll(db, env, ready)), endDeliveries(db, ended, now)]).catch((error) =>
+  const work = Promise.all([deliverAll(db, env, started), endDeliveries(db, ended, now)]).catch((error) =>
     console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
   );
   ctx.waitUntil(work);
   await inFlight.room();
-}
-
-/** The claimed deliveries with their bodies (rebuilt where not stored). Left claimed if that fails: the sweeper sends them again. */
-async function withStartedBodies(db: Db, started: Started[]): Promise<Started[]> {
-  const rows = await withBodies(db, started.map(({ delivery }) => delivery));
-  return started.map((item, i) => ({ ...item, delivery: rows[i]! }));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
-import { withBodies } from "../../src/webhooks/bodies";
+import { applyBodies, bodySources, eventsToRebuild } from "../../src/webhooks/bodies";
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/payload";
@@ -16,7 +16,7 @@ const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, payment
 async function bodiesOf(paymentId: string) {
   const db = createDb(env.DB);
   const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, paymentId)).orderBy(asc(webhookDeliveries.createdAt), sql`rowid`);
-  return (await withBodies(db, rows)).map((row) => ({ subscription_id: row.subscriptionId, body: row.body, content_type: row.contentType }));
+  return applyBodies(rows, await bodySources(db, eventsToRebuild(rows))).map((row) => ({ subscription_id: row.subscriptionId, body: row.body, content_type: row.contentType }));
 }
 
 describe("the payment write fence", () => {
