@@ -36,7 +36,7 @@ function withoutBrokenSourceMap(): Plugin {
 }
 
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations("./migrations");
+  const [directoryMigrations, shardMigrations] = await Promise.all([readD1Migrations("./migrations/directory"), readD1Migrations("./migrations/shard")]);
   return {
     plugins: [
       withoutBrokenSourceMap(),
@@ -44,10 +44,14 @@ export default defineConfig(async () => {
         main: "./src/index.ts",
         wrangler: { configPath: testWranglerConfig() },
         miniflare: {
-          // The read replica of test/helpers/replica-d1.ts (there are no replicas locally).
-          d1Databases: ["REPLICA"],
+          // The read replicas of test/helpers/replica-d1.ts (there are no replicas locally): the
+          // directory's and a shard's.
+          d1Databases: ["REPLICA_DB", "REPLICA_SHARD"],
           bindings: {
-            TEST_MIGRATIONS: migrations,
+            MIGRATIONS_DIRECTORY: directoryMigrations,
+            MIGRATIONS_SHARD: shardMigrations,
+            // What the seeds run to store each payment's detail (test/seed-sql.test.ts checks it against the API).
+            PAYMENT_DETAIL_SQL: readFileSync("./tools/lib/payment-detail.sql", "utf8"),
             ADMIN_TOKEN: "test-admin-token",
             ENCRYPTION_KEY: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             // Deliveries go to a receiver on 127.0.0.1; policy tests turn this off per request.

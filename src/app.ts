@@ -1,8 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
-import { createDb } from "./db/client";
-import { countingD1, serverTiming } from "./db/counting-d1";
-import { requestSession } from "./db/session";
+import { newTally, serverTiming } from "./db/counting-d1";
+import { requestDb } from "./db/session";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
 import { isKeyLost, MESSAGES } from "./idempotency";
@@ -26,19 +25,15 @@ export function createApp() {
 
   app.use("*", requestId);
   app.use("*", async (c, next) => {
-    const session = requestSession(c.env.DB);
-    if (c.env.SERVER_TIMING !== "true") {
-      c.set("db", createDb(session));
-      return next();
-    }
     // Benchmarks and local work: what the request cost D1 (rows read and written, SQL time, statements, round trips), in a Server-Timing header and the log line.
-    const { db, tally } = countingD1(session);
-    c.set("db", createDb(db));
+    const tally = c.env.SERVER_TIMING === "true" ? newTally() : undefined;
     c.set("d1Tally", tally);
+    c.set("directory", requestDb(c.env.DB, tally));
     await next();
-    c.res.headers.set("Server-Timing", serverTiming(tally));
+    if (tally) c.res.headers.set("Server-Timing", serverTiming(tally));
   });
   // Who is asking comes before what they sent, as in DRF: no body is read for a caller who is not let in.
+  // Authentication routes the request to its account's shard (middleware/auth.ts).
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);
   app.use("/admin/*", adminAuth);
   app.use("*", limitBody, jsonBody);

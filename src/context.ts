@@ -1,6 +1,6 @@
 import type { Db } from "./db/client";
 import type { Caller } from "./lib/caller";
-import type { DeliveryMessage } from "./webhooks/message";
+import type { ShardQueue } from "./webhooks/message";
 
 /**
  * What every tenant-scoped verb (src/services/, src/webhooks/) works in: one per request, made by
@@ -11,7 +11,8 @@ export interface ServiceContext {
   db: Db;
   accountId: string;
   caller: Caller;
-  queue: Queue<DeliveryMessage>;
+  /** The delivery queue, as this account's shard hands over to it. */
+  queue: ShardQueue;
   keys: Keys;
   /** The delivery log's archive (R2), when one is bound. */
   archive?: R2Bucket;

@@ -5,7 +5,10 @@ import type { Caller } from "./lib/caller";
 
 /** The Worker's bindings, as declared in wrangler.toml and its secrets. */
 export interface Env {
+  /** The directory: accounts, API users and which shard holds each account. */
   DB: D1Database;
+  /** The shards (db/shards.ts): every account's own data lives in exactly one. */
+  [shard: `SHARD_${string}`]: D1Database | undefined;
   DELIVERIES: Queue<import("./webhooks/message").DeliveryMessage>;
   /** Cloudflare's rate limiting binding (wrangler.toml `[[ratelimits]]`), keyed by API user. */
   API_RATE_LIMIT?: RateLimit;
@@ -29,6 +32,9 @@ export interface AppEnv {
   Bindings: Env;
   Variables: {
     requestId: string;
+    /** The directory, in this request's session. */
+    directory: Db;
+    /** After authentication: the caller's shard, in this request's session. Tenant verbs reach no other. */
     db: Db;
     caller: Caller;
     /** Set for a POST with an Idempotency-Key that runs: the request's hold on the key. */

@@ -1,10 +1,7 @@
 import { createApp } from "./app";
-import { createDb } from "./db/client";
+import { runCron } from "./cron";
 import type { Env } from "./env";
-import { forgetExpiredKeys } from "./idempotency";
-import { forgetAuthFailures } from "./services/auth-throttle";
-import { continueErasures } from "./services/erasure";
-import { applyRetention, consumeDeadLetters, consumeDeliveries, retentionDays, sweepOutbox, type DeliveryMessage } from "./webhooks";
+import { consumeDeadLetters, consumeDeliveries, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
 
@@ -27,11 +24,6 @@ export default {
     // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
     // What was handed over or claimed before this isolate started is lost with it; since, its own.
     const restartedAt = started();
-    const now = Date.now();
-    ctx.waitUntil(sweepOutbox(env, now, controller.cron === "@restart" ? { restartedAt } : {}));
-    ctx.waitUntil(forgetExpiredKeys(createDb(env.DB), now));
-    ctx.waitUntil(forgetAuthFailures(createDb(env.DB), now));
-    ctx.waitUntil(applyRetention(createDb(env.DB), env.ARCHIVE, retentionDays(env.RETENTION_DAYS), now));
-    ctx.waitUntil(continueErasures(createDb(env.DB), env.ARCHIVE));
+    ctx.waitUntil(runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {}));
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

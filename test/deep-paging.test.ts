@@ -5,7 +5,7 @@ import { createDb } from "../src/db/client";
 import { listInvoices } from "../src/services/invoices";
 import { countingD1 } from "../src/db/counting-d1";
 import { BUCKET_SIZES_MS } from "../src/lib/time-buckets";
-import { call, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
+import { call, makeCounterparty, makePayment, makeTenant, shardD1 } from "./helpers/api";
 
 // The issue's figure uses 200,000 rows and page 1,000 (`PAGING_ROWS=200000 npm test -- deep-paging`);
 // CI keeps the same shape smaller.
@@ -19,23 +19,24 @@ describe(`deep paging over ${ROWS} invoices`, () => {
     const buyer = await makeCounterparty(client, "buyer");
     const supplier = await makeCounterparty(client, "supplier");
     const t0 = Date.UTC(2026, 0, 1);
-    await env.DB.batch([
-      env.DB.prepare(
+    const shard = await shardD1(account.id);
+    await shard.batch([
+      shard.prepare(
         `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)
          insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
          select printf('inv_bench%016d', i), ?, printf('B-%d', i), ?, ?, 100, 'USD', ? + i * 7 / 3, ? + i * 7 / 3 from n`,
       ).bind(ROWS, account.id, buyer.id, supplier.id, t0, t0),
-      env.DB.prepare("insert into list_counts values (?, 'invoices', ?)").bind(account.id, ROWS),
+      shard.prepare("insert into list_counts values (?, 'invoices', ?)").bind(account.id, ROWS),
       // The time buckets createInvoice keeps, built as migration 0007 builds them.
       ...BUCKET_SIZES_MS.map((size) =>
         // The size inline: a bound number is a REAL to SQLite, and the division would not floor.
-        env.DB.prepare(
+        shard.prepare(
           `insert into time_counts select account_id, 'invoices.created_at', ${size}, (created_at / ${size}) * ${size}, count(*) from invoices where account_id = ? group by 1, 2, 3, 4`,
         ).bind(account.id),
       ),
     ]);
 
-    const { db: d1, tally } = countingD1(env.DB);
+    const { db: d1, tally } = countingD1(shard);
     const db = createDb(d1);
     const readPage = async (request: Parameters<typeof listInvoices>[2]) => {
       const before = tally.rowsRead;
@@ -73,7 +74,8 @@ describe("a payment's detail among many invoices", () => {
   it("reads a handful of rows, not every invoice of the account", async () => {
     const { account, client } = await makeTenant();
     const { payment, buyer, supplier } = await makePayment(client);
-    await env.DB.prepare(
+    const shard = await shardD1(account.id);
+    await shard.prepare(
       `with recursive n(i) as (select 1 union all select i + 1 from n where i < 5000)
        insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
        select printf('inv_many%017d', i), ?, printf('M-%d', i), ?, ?, 100, 'USD', i, i from n`,

@@ -4,9 +4,12 @@ import type { Env as WorkerEnv } from "../src/env";
 declare global {
   namespace Cloudflare {
     interface Env extends WorkerEnv {
-      TEST_MIGRATIONS: D1Migration[];
-      /** A second database, for the read replica test double (test/helpers/replica-d1.ts). */
-      REPLICA: D1Database;
+      MIGRATIONS_DIRECTORY: D1Migration[];
+      MIGRATIONS_SHARD: D1Migration[];
+      PAYMENT_DETAIL_SQL: string;
+      /** Second databases, for the read replica test double (test/helpers/replica-d1.ts): the directory's and a shard's. */
+      REPLICA_DB: D1Database;
+      REPLICA_SHARD: D1Database;
       PAGING_ROWS?: string;
       FUZZ_RUNS?: string;
     }

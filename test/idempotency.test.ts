@@ -5,7 +5,7 @@ import { answerStatement, claimKey, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, ty
 import { sha256Hex } from "../src/lib/crypto";
 import { createPayment } from "../src/services/payments";
 import { deliveriesQueue } from "../src/lib/local-faults";
-import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User } from "./helpers/api";
+import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User, shardD1, shardOf } from "./helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
 
 const keyed = (user: User, key: string) => ({ ...user.headers, "Idempotency-Key": key });
@@ -18,9 +18,9 @@ async function paymentBody(client: User) {
 }
 
 const paymentsOf = async (accountId: string) =>
-  (await env.DB.prepare("select id from payments where account_id = ?").bind(accountId).all<{ id: string }>()).results.map((row) => row.id);
-const deliveriesOf = async (paymentId: string) =>
-  (await env.DB.prepare("select count(*) as n from webhook_deliveries where payment_id = ?").bind(paymentId).first<{ n: number }>())!.n;
+  (await (await shardD1(accountId)).prepare("select id from payments where account_id = ?").bind(accountId).all<{ id: string }>()).results.map((row) => row.id);
+const deliveriesOf = async (accountId: string, paymentId: string) =>
+  (await (await shardD1(accountId)).prepare("select count(*) as n from webhook_deliveries where payment_id = ?").bind(paymentId).first<{ n: number }>())!.n;
 
 describe("Idempotency-Key on a payment creation", () => {
   it("runs the first request once; the same request again gets the stored answer, marked replayed, and nothing runs", async () => {
@@ -37,7 +37,7 @@ describe("Idempotency-Key on a payment creation", () => {
       expect(again.json).toEqual(first.json);
     }
     expect(await paymentsOf(account.id)).toEqual([first.json.id]);
-    expect(await deliveriesOf(first.json.id)).toBe(1);
+    expect(await deliveriesOf(account.id, first.json.id)).toBe(1);
     await waitFor(() => receivedAt(box), (got) => got.length >= 1);
     expect((await receivedAt(box)).length).toBe(1);
   });
@@ -88,7 +88,7 @@ describe("Idempotency-Key on a payment creation", () => {
     const holder = await call("POST", "/v2/payments/", { body, headers: client.headers });
     const clash = await call("POST", "/v2/payments/", { body, headers: keyed(client, "retry") });
     expect(clash.status).toBe(409);
-    await env.DB.prepare("update payment_invoices set active = 0 where payment_id = ?").bind(holder.json.id).run();
+    await (await shardD1(client.accountId)).prepare("update payment_invoices set active = 0 where payment_id = ?").bind(holder.json.id).run();
     const retried = await call("POST", "/v2/payments/", { body, headers: keyed(client, "retry") });
     expect(retried.status).toBe(201);
     expect(retried.headers.get("Idempotent-Replayed")).toBeNull();
@@ -161,7 +161,7 @@ describe("Idempotency-Key on every POST", () => {
     expect(now.json.secret).toBe(r1.json.secret);
     expect(now.json.previous_secret ?? s1.json.secret).toBe(s1.json.secret);
 
-    const stored = await env.DB.prepare("select body, sealed from idempotency_keys where key in ('s', 'r')").all<{ body: string; sealed: number }>();
+    const stored = await (await shardD1(client.accountId)).prepare("select body, sealed from idempotency_keys where key in ('s', 'r') and account_id = ?").bind(client.accountId).all<{ body: string; sealed: number }>();
     expect(stored.results).toHaveLength(2);
     for (const row of stored.results) {
       expect(row.sealed).toBe(1);
@@ -197,17 +197,17 @@ describe("Idempotency-Key on every POST", () => {
 
 describe("a key and its write", () => {
   async function heldKey(accountId: string, username: string, key: string, body: unknown) {
-    const db = createDb(env.DB);
+    const db = createDb(await shardD1(accountId));
     const claim: Claim = { accountId, username, key, token: crypto.randomUUID(), answeredInBatch: false };
     const hash = await sha256Hex(`POST /v2/payments\n${JSON.stringify(body)}`);
     await claimKey(db, claim, hash, Date.now());
     return { db, claim };
   }
-  const context = (db: ReturnType<typeof createDb>, accountId: string, client: User) => ({
+  const context = async (db: ReturnType<typeof createDb>, accountId: string, client: User) => ({
     db,
     accountId,
-    caller: { username: client.username, accountId, role: "client" as const, password: client.password },
-    queue: deliveriesQueue(env),
+    caller: { username: client.username, accountId, role: "client" as const, shard: await shardOf(accountId), password: client.password },
+    queue: { queue: deliveriesQueue(env), shard: await shardOf(accountId) },
     keys: { encryptionKey: env.ENCRYPTION_KEY, allowLocalUrls: true },
   });
 
@@ -215,7 +215,7 @@ describe("a key and its write", () => {
     const { account, client } = await makeTenant();
     const body = await paymentBody(client);
     const { db, claim } = await heldKey(account.id, client.username, "crash", body);
-    const written = await createPayment(context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]);
+    const written = await createPayment(await context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]);
     // The request died here, before it answered. The client retries after the lock lapses... or at once:
     const retry = await call("POST", "/v2/payments/", { body, headers: keyed(client, "crash") });
     expect(retry.status).toBe(201);
@@ -230,13 +230,13 @@ describe("a key and its write", () => {
     const body = await paymentBody(client);
     const { db, claim } = await heldKey(account.id, client.username, "lapsed", body);
     // Its lock lapsed and the same request took the key over.
-    await env.DB.prepare("update idempotency_keys set token = 'the-other-request' where key = 'lapsed' and account_id = ?").bind(account.id).run();
-    const error = await createPayment(context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]).catch((e) => e);
+    await (await shardD1(account.id)).prepare("update idempotency_keys set token = 'the-other-request' where key = 'lapsed' and account_id = ?").bind(account.id).run();
+    const error = await createPayment(await context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]).catch((e) => e);
     expect(isKeyLost(error)).toBe(true);
     expect(await paymentsOf(account.id)).toEqual([]);
-    const outbox = await env.DB.prepare("select count(*) as n from webhook_deliveries where account_id = ?").bind(account.id).first<{ n: number }>();
+    const outbox = await (await shardD1(account.id)).prepare("select count(*) as n from webhook_deliveries where account_id = ?").bind(account.id).first<{ n: number }>();
     expect(outbox!.n).toBe(0);
-    const row = await env.DB.prepare("select status from idempotency_keys where key = 'lapsed' and account_id = ?").bind(account.id).first<{ status: number | null }>();
+    const row = await (await shardD1(account.id)).prepare("select status from idempotency_keys where key = 'lapsed' and account_id = ?").bind(account.id).first<{ status: number | null }>();
     expect(row!.status).toBeNull();
   });
 
@@ -246,7 +246,7 @@ describe("a key and its write", () => {
     await heldKey(account.id, client.username, "stuck", body);
     const busy = await call("POST", "/v2/payments/", { body, headers: keyed(client, "stuck") });
     expect(busy).toMatchObject({ status: 409, json: { detail: "A request with this Idempotency-Key is in progress." } });
-    await env.DB.prepare("update idempotency_keys set locked_until = ? where key = 'stuck' and account_id = ?").bind(Date.now() - 1, account.id).run();
+    await (await shardD1(account.id)).prepare("update idempotency_keys set locked_until = ? where key = 'stuck' and account_id = ?").bind(Date.now() - 1, account.id).run();
     const ran = await call("POST", "/v2/payments/", { body, headers: keyed(client, "stuck") });
     expect(ran.status).toBe(201);
     expect(ran.headers.get("Idempotent-Replayed")).toBeNull();
@@ -260,15 +260,15 @@ describe("expiry", () => {
     const first = await call("POST", "/v1/counterparties/", { body: cpty, headers: keyed(client, "old") });
     expect(first.status).toBe(201);
     const dayAgo = Date.now() - KEY_TTL_MS - 1000;
-    await env.DB.prepare("update idempotency_keys set created_at = ? where key = 'old' and account_id = ?").bind(dayAgo, account.id).run();
+    await (await shardD1(account.id)).prepare("update idempotency_keys set created_at = ? where key = 'old' and account_id = ?").bind(dayAgo, account.id).run();
     const again = await call("POST", "/v1/counterparties/", { body: cpty, headers: keyed(client, "old") });
     expect(again.status).toBe(409); // it ran again: the internal_id is taken by the first
     expect(again.headers.get("Idempotent-Replayed")).toBeNull();
 
     await call("POST", "/v1/counterparties/", { body: { ...cpty, internal_id: unique("c") }, headers: keyed(client, "older") });
-    await env.DB.prepare("update idempotency_keys set created_at = ? where key = 'older' and account_id = ?").bind(dayAgo, account.id).run();
-    expect(await forgetExpiredKeys(createDb(env.DB), Date.now())).toBeGreaterThanOrEqual(1);
-    const left = await env.DB.prepare("select key from idempotency_keys where account_id = ?").bind(account.id).all<{ key: string }>();
+    await (await shardD1(account.id)).prepare("update idempotency_keys set created_at = ? where key = 'older' and account_id = ?").bind(dayAgo, account.id).run();
+    expect(await forgetExpiredKeys(createDb(await shardD1(account.id)), Date.now())).toBeGreaterThanOrEqual(1);
+    const left = await (await shardD1(account.id)).prepare("select key from idempotency_keys where account_id = ?").bind(account.id).all<{ key: string }>();
     expect(left.results.map((row) => row.key)).not.toContain("older");
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_EVENTS } from "../src/services/payments/lifecycle";
-import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, type User } from "./helpers/api";
+import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, type User } from "./helpers/api";
 
 async function parties() {
   const tenant = await makeTenant();
@@ -141,7 +141,7 @@ describe("creating a payment", () => {
     const { client, account, buyer, supplier } = await parties();
     const invoice = await makeInvoice(client, buyer.id, supplier.id);
     await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id, "inv_missing"], payment_method: "ach" });
-    const rows = await env.DB.prepare("select count(*) as n from payments where account_id = ?").bind(account.id).first<{ n: number }>();
+    const rows = await (await shardD1(account.id)).prepare("select count(*) as n from payments where account_id = ?").bind(account.id).first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
 });

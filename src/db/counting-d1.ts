@@ -10,6 +10,8 @@ export interface D1Tally {
   calls: number;
 }
 
+export const newTally = (): D1Tally => ({ rowsRead: 0, rowsWritten: 0, sqlMs: 0, statements: 0, calls: 0 });
+
 /** The tally as a Server-Timing header: D1's own SQL time as `dur`, the counts as descriptions. */
 export function serverTiming(tally: D1Tally): string {
   return [
@@ -25,8 +27,7 @@ export function serverTiming(tally: D1Tally): string {
  * A D1 binding that adds up the `meta` of every statement run through it (rows read and written, SQL time). Drizzle reads
  * selects with `raw()`, which has no meta, so `raw()` is served from `run()` (same rows, with meta).
  */
-export function countingD1(d1: D1Database) {
-  const tally: D1Tally = { rowsRead: 0, rowsWritten: 0, sqlMs: 0, statements: 0, calls: 0 };
+export function countingD1(d1: D1Database, tally: D1Tally = newTally()) {
   const record = (result: D1Result) => {
     tally.rowsRead += result.meta.rows_read ?? 0;
     tally.rowsWritten += result.meta.rows_written ?? 0;

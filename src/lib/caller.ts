@@ -5,6 +5,8 @@ export interface Caller {
   username: string;
   accountId: string;
   role: Role;
+  /** The shard that holds the account's data (db/shards.ts). */
+  shard: string;
   /** Kept for the webhook rule that a subscription's credentials differ from the caller's own. */
   password: string;
 }

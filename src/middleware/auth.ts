@@ -4,6 +4,8 @@ import { countFailure, failureKey, readFailures, throttledFor, type FailureRow }
 import type { AppEnv } from "../env";
 import { AppError, forbidden } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
+import { requestDb } from "../db/session";
+import { requireShard } from "../db/shards";
 import { authenticate } from "../services/api-users";
 
 const CHALLENGE = { "WWW-Authenticate": 'Basic realm="payments"' };
@@ -27,13 +29,16 @@ export function parseBasic(header: string | undefined): { username: string; pass
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-/** API users: HTTP Basic with a generated password. */
+/**
+ * API users: HTTP Basic with a generated password, checked in the directory. The one routing
+ * point: from here on the request's `db` is its account's shard, and no verb reaches another.
+ */
 export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
   if (!header) throw unauthorized("Authentication credentials were not provided.");
   const credentials = parseBasic(header);
   if (!credentials) throw unauthorized("Invalid basic header.");
-  const checked = await authenticate(c.get("db"), credentials.username, credentials.password, clientAddress(c));
+  const checked = await authenticate(c.get("directory"), credentials.username, credentials.password, clientAddress(c));
   if (!checked.caller) {
     if (checked.throttledFor !== null) throw throttled(checked.throttledFor);
     throw unauthorized("Invalid username/password.");
@@ -41,6 +46,7 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const caller = checked.caller;
   c.set("caller", caller);
   await throttle(c.env, caller.username);
+  c.set("db", requestDb(requireShard(c.env, caller.shard), c.get("d1Tally")));
   return next();
 };
 
@@ -73,7 +79,7 @@ function clientAddress(c: Context<AppEnv>): string | null {
 export const adminAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = c.env.ADMIN_TOKEN;
   if (!token) throw forbidden("The admin API is disabled: ADMIN_TOKEN is not set.");
-  const db = c.get("db");
+  const db = c.get("directory");
   const keys = [failureKey("admin", clientAddress(c) ?? "any")];
   const now = Date.now();
   const wait = throttledFor((await runBatch(db, readFailures(db, keys))).flat() as FailureRow[], now);

@@ -19,7 +19,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     db: c.get("db"),
     accountId: caller.accountId,
     caller,
-    queue: deliveriesQueue(c.env),
+    queue: { queue: deliveriesQueue(c.env), shard: caller.shard },
     keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
     archive: c.env.ARCHIVE,
   };

@@ -1,6 +1,9 @@
 import { and, eq, isNull } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { accounts } from "../db/schema";
+import { createDb, type Db } from "../db/client";
+import { accounts, tenants } from "../db/schema";
+import { requireShard } from "../db/shards";
+import type { Env } from "../env";
+import { placeAccount } from "./shards";
 import { notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
@@ -8,9 +11,15 @@ import { countWhere, listTable } from "../db/list-page";
 
 export type Account = typeof accounts.$inferSelect;
 
-export async function createAccount(db: Db, name: string): Promise<Account> {
-  const account = { id: newId("acct"), name, createdAt: Date.now(), erasedAt: null };
-  await db.insert(accounts).values(account);
+/**
+ * Makes an account on the shard named, or on the open shard with the fewest bytes. Its row in the
+ * shard comes first: until the directory's row exists nothing can reach it, so a creation cut
+ * short leaves no account that points at a shard without it.
+ */
+export async function createAccount(directory: Db, env: Env, name: string, shard?: string): Promise<Account> {
+  const account = { id: newId("acct"), name, createdAt: Date.now(), erasedAt: null, shard: await placeAccount(directory, env, shard) };
+  await createDb(requireShard(env, account.shard)).insert(tenants).values({ id: account.id, createdAt: account.createdAt });
+  await directory.insert(accounts).values(account);
   return account;
 }
 

@@ -1,7 +1,7 @@
 import { countFailure, failureKey, readFailures, throttledFor } from "./auth-throttle";
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { apiUsers, type Role } from "../db/schema";
+import { accounts, apiUsers, type Role } from "../db/schema";
 import type { Caller } from "../lib/caller";
 import { invalidField, notFound } from "../errors";
 import { constantTimeEqual, newSecret, sha256Hex } from "../lib/crypto";
@@ -48,15 +48,19 @@ const NO_USER_HASH = "0".repeat(64);
 export type Authentication = { caller: Caller } | { caller: null; throttledFor: number | null };
 
 /**
- * Checks Basic credentials, in one round trip with the failure counts of the username and the
- * client's address (services/auth-throttle.ts): a caller over the limit is refused before any
- * password is compared; a wrong password counts a failure. An unknown user and a wrong password
- * answer alike.
+ * Checks Basic credentials in the directory and finds the account's shard, in one round trip with
+ * the failure counts of the username and the client's address (services/auth-throttle.ts): a
+ * caller over the limit is refused before any password is compared; a wrong password counts a
+ * failure. An unknown user and a wrong password answer alike.
  */
 export async function authenticate(db: Db, username: string, password: string, address: string | null, now = Date.now()): Promise<Authentication> {
   const keys = [failureKey("user", username.slice(0, 150)), ...(address ? [failureKey("address", address)] : [])];
   const [users, ...failures] = await db.batch([
-    db.select().from(apiUsers).where(eq(apiUsers.username, username.length <= 150 ? username : "")),
+    db
+      .select({ username: apiUsers.username, accountId: apiUsers.accountId, role: apiUsers.role, passwordHash: apiUsers.passwordHash, shard: accounts.shard })
+      .from(apiUsers)
+      .innerJoin(accounts, eq(accounts.id, apiUsers.accountId))
+      .where(eq(apiUsers.username, username.length <= 150 ? username : "")),
     ...readFailures(db, keys),
   ]);
   const throttled = throttledFor(failures.flat(), now);
@@ -68,5 +72,5 @@ export async function authenticate(db: Db, username: string, password: string, a
     await countFailure(db, keys, now);
     return { caller: null, throttledFor: null };
   }
-  return { caller: { username: user.username, accountId: user.accountId, role: user.role, password } };
+  return { caller: { username: user.username, accountId: user.accountId, role: user.role, shard: user.shard, password } };
 }

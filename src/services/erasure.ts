@@ -1,6 +1,8 @@
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
-import { runBatch, type Db } from "../db/client";
+import { createDb, runBatch, type Db } from "../db/client";
+import { shardBinding } from "../db/shards";
+import type { Env } from "../env";
 import { fixedLimit } from "../db/fixed-limit";
 import {
   accounts,
@@ -12,6 +14,7 @@ import {
   paymentEvents,
   paymentInvoices,
   payments,
+  tenants,
   timeCounts,
   webhookAttempts,
   webhookDeliveries,
@@ -26,19 +29,27 @@ export const ERASE_CHUNK = 500;
 const ARCHIVE_CHUNK = 100;
 
 /**
- * Starts erasing an account (contract 10.3): from now on it answers 404, its API users are gone
- * (so they answer 401 at once) and its subscriptions get no more attempts; the cron removes
- * everything else in bounded steps.
+ * Starts erasing an account (contract 10.3): in the directory, from now on it answers 404 and its
+ * API users are gone (so they answer 401 at once); on its shard, its subscriptions get no more
+ * attempts. The cron removes everything else in bounded steps (and pauses the subscriptions
+ * again, should the shard not have answered here).
  */
-export async function eraseAccount(db: Db, id: string, now = Date.now()): Promise<void> {
-  const [marked] = (await runBatch(db, [
-    db.update(accounts).set({ erasedAt: now }).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).returning({ id: accounts.id }),
-    db.delete(apiUsers).where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
-    // Its subscriptions stop at once: the consumer ends the deliveries of an inactive subscription.
-    db.update(webhookSubscriptions).set({ isActive: false }).where(sql`${webhookSubscriptions.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
-  ])) as [{ id: string }[]];
+export async function eraseAccount(directory: Db, env: Env, id: string, now = Date.now()): Promise<void> {
+  const [marked] = (await runBatch(directory, [
+    directory.update(accounts).set({ erasedAt: now }).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).returning({ shard: accounts.shard }),
+    directory.delete(apiUsers).where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
+  ])) as [{ shard: string }[]];
   if (marked.length === 0) throw notFound();
+  const binding = shardBinding(env, marked[0]!.shard);
+  if (!binding) return;
+  await pauseSubscriptions(createDb(binding), id).catch((error) =>
+    console.error(JSON.stringify({ type: "erasure_error", account_id: id, shard: marked[0]!.shard, error: String(error) })),
+  );
 }
+
+// The consumer ends the deliveries of an inactive subscription.
+const pauseSubscriptions = (db: Db, id: string) =>
+  db.update(webhookSubscriptions).set({ isActive: false }).where(and(eq(webhookSubscriptions.accountId, id), eq(webhookSubscriptions.isActive, true)));
 
 /** A bounded delete: at most `limit` rows of `table` that `where` picks, by rowid. */
 function deleteSome(db: Db, table: SQLiteTable, where: SQL, limit = ERASE_CHUNK) {
@@ -46,47 +57,68 @@ function deleteSome(db: Db, table: SQLiteTable, where: SQL, limit = ERASE_CHUNK)
 }
 
 /**
- * One step of every erasure under way: from each table, at most ERASE_CHUNK of each erased account's
- * rows, children before the rows they refer to (a row goes only once nothing refers to it, so no
- * foreign key ever stops the batch), each found through an index that starts with the account, its
- * subscriptions or its payments; and its archive objects. An account with nothing
- * left loses its own row. Returns how many rows and objects this run removed.
+ * One step of every erasure under way (the directory lists them, each with its shard): on the
+ * account's shard, at most ERASE_CHUNK of its rows from each table, children before the rows they
+ * refer to (a row goes only once nothing refers to it, so no foreign key ever stops the batch), each
+ * found through an index that starts with the account, its subscriptions or its payments; its
+ * archive objects; and, once nothing of it is left, its row in the shard, then in the directory.
+ * One account's failing shard does not hold back the others'. Returns how many rows and objects
+ * this run removed.
  */
-export async function continueErasures(db: Db, archive: R2Bucket | undefined, limit = 2): Promise<number> {
-  const erased = await db.select({ id: accounts.id }).from(accounts).where(isNotNull(accounts.erasedAt)).limit(fixedLimit(limit));
+export async function continueErasures(directory: Db, env: Env, limit = 2): Promise<number> {
+  const erased = await directory.select({ id: accounts.id, shard: accounts.shard }).from(accounts).where(isNotNull(accounts.erasedAt)).limit(fixedLimit(limit));
   let removed = 0;
-  for (const { id } of erased) {
-    const subscriptions = sql`(select s.id from ${webhookSubscriptions} s where s.account_id = ${id})`;
-    const deliveries = sql`(select d.id from ${webhookDeliveries} d where d.subscription_id in ${subscriptions} limit ${fixedLimit(ERASE_CHUNK)})`;
-    // Payments go only once the delivery log is gone: a delivery's body is rebuilt from its payment.
-    const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions}) limit ${fixedLimit(ERASE_CHUNK)})`;
-    const results = (await runBatch(db, [
-      db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
-      deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`),
-      deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
-      deleteSome(db, webhookSubscriptions, sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`),
-      db.delete(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
-      db.delete(paymentInvoices).where(sql`${paymentInvoices.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
-      deleteSome(
-        db,
-        payments,
-        sql`${payments.accountId} = ${id} and not exists (select 1 from ${paymentEvents} e where e.payment_id = ${payments.id}) and not exists (select 1 from ${paymentInvoices} l where l.payment_id = ${payments.id})`,
-      ),
-      deleteSome(db, invoices, sql`${invoices.accountId} = ${id} and not exists (select 1 from ${paymentInvoices} l where l.invoice_id = ${invoices.id})`),
-      deleteSome(db, counterparties, sql`${counterparties.accountId} = ${id} and not exists (select 1 from ${invoices} i where i.account_id = ${id}) and not exists (select 1 from ${payments} p where p.account_id = ${id})`),
-      deleteSome(db, listCounts, eq(listCounts.accountId, id)),
-      deleteSome(db, timeCounts, eq(timeCounts.accountId, id)),
-      deleteSome(db, idempotencyKeys, eq(idempotencyKeys.accountId, id)),
-    ])) as unknown[][];
-    const rows = results.reduce((sum, gone) => sum + gone.length, 0);
-    const objects = archive ? await removeArchive(archive, id) : 0;
-    removed += rows + objects;
-    if (rows === 0 && objects === 0) {
+  for (const { id, shard } of erased) {
+    const binding = shardBinding(env, shard);
+    if (!binding) {
+      console.error(JSON.stringify({ type: "shard_not_configured", shard, erasing: id }));
+      continue;
+    }
+    try {
+      const rows = await eraseSome(createDb(binding), id);
+      const objects = env.ARCHIVE ? await removeArchive(env.ARCHIVE, id) : 0;
+      removed += rows + objects;
       // Nothing of it is left (a write that raced the erasure would have been refused: its users are gone).
-      await db.delete(accounts).where(and(eq(accounts.id, id), isNotNull(accounts.erasedAt)));
+      if (rows === 0 && objects === 0) await directory.delete(accounts).where(and(eq(accounts.id, id), isNotNull(accounts.erasedAt)));
+    } catch (error) {
+      console.error(JSON.stringify({ type: "erasure_error", account_id: id, shard, error: String(error) }));
     }
   }
   return removed;
+}
+
+/** One bounded step of erasing account `id` from its shard: how many rows it removed (0 once nothing is left). */
+async function eraseSome(db: Db, id: string): Promise<number> {
+  const subscriptions = sql`(select s.id from ${webhookSubscriptions} s where s.account_id = ${id})`;
+  const deliveries = sql`(select d.id from ${webhookDeliveries} d where d.subscription_id in ${subscriptions} limit ${fixedLimit(ERASE_CHUNK)})`;
+  // Payments go only once the delivery log is gone: a delivery's body is rebuilt from its payment.
+  const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions}) limit ${fixedLimit(ERASE_CHUNK)})`;
+  const results = (await runBatch(db, [
+    pauseSubscriptions(db, id).returning({ gone: sql`1` }),
+    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
+    deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`),
+    deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
+    deleteSome(db, webhookSubscriptions, sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`),
+    db.delete(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
+    db.delete(paymentInvoices).where(sql`${paymentInvoices.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
+    deleteSome(
+      db,
+      payments,
+      sql`${payments.accountId} = ${id} and not exists (select 1 from ${paymentEvents} e where e.payment_id = ${payments.id}) and not exists (select 1 from ${paymentInvoices} l where l.payment_id = ${payments.id})`,
+    ),
+    deleteSome(db, invoices, sql`${invoices.accountId} = ${id} and not exists (select 1 from ${paymentInvoices} l where l.invoice_id = ${invoices.id})`),
+    deleteSome(db, counterparties, sql`${counterparties.accountId} = ${id} and not exists (select 1 from ${invoices} i where i.account_id = ${id}) and not exists (select 1 from ${payments} p where p.account_id = ${id})`),
+    deleteSome(db, listCounts, eq(listCounts.accountId, id)),
+    deleteSome(db, timeCounts, eq(timeCounts.accountId, id)),
+    deleteSome(db, idempotencyKeys, eq(idempotencyKeys.accountId, id)),
+    db
+      .delete(tenants)
+      .where(
+        sql`${tenants.id} = ${id} and not exists (select 1 from ${counterparties} c where c.account_id = ${id}) and not exists (select 1 from ${webhookSubscriptions} s where s.account_id = ${id})`,
+      )
+      .returning({ gone: sql`1` }),
+  ])) as unknown[][];
+  return results.reduce((sum, gone) => sum + gone.length, 0);
 }
 
 async function removeArchive(archive: R2Bucket, accountId: string): Promise<number> {

@@ -1,6 +1,6 @@
 import { eq, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { accounts, timeCounts } from "../db/schema";
+import { tenants, timeCounts } from "../db/schema";
 import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
 import { givenFilters } from "./list-counts";
@@ -105,7 +105,7 @@ export function countInRange(db: Db, { accountId, key, table, column, also = sql
   const sum = parts.length === 0 ? sql`0` : sql.join(parts, sql` + `);
   // Read off the account's own row: one row, found by its key (a FROM-less select is not a
   // query drizzle can batch).
-  return db.select({ n: sql<number>`${sum}`.mapWith(Number) }).from(accounts).where(eq(accounts.id, accountId));
+  return db.select({ n: sql<number>`${sum}`.mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId));
 }
 
 /**

@@ -12,6 +12,8 @@
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../db/client";
+import { shardBinding } from "../db/shards";
+import { groupBy } from "../lib/group-by";
 import { webhookAttempts, webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { retryTimeScale } from "../lib/local-faults";
@@ -20,7 +22,7 @@ import { UNREADABLE } from "./subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { claimDeliveries, type DeliveryRow, type SubscriptionRow } from "./claim";
 import * as inFlight from "./in-flight";
-import type { DeliveryMessage } from "./message";
+import type { DeliveryMessage, ShardQueue } from "./message";
 import { openSecrets } from "./opened-secrets";
 import { handOver } from "./outbox";
 import { gather } from "./gather";
@@ -34,22 +36,44 @@ export const NOT_CONFIGURED_RETRY_SECONDS = 60;
 
 type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
 
+/**
+ * A batch may hold deliveries of several shards (each message names its own): each shard's are
+ * claimed on that shard, at once. A message whose shard the configuration lacks comes back later
+ * (nothing is lost while the binding is restored); one without a shard is acked, and its shard's
+ * sweeper sends the row again.
+ */
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
-  const db = createDb(env.DB);
+  const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
+  await Promise.all([...byShard].map(([shard, messages]) => consumeShard(shard, messages, env, ctx)));
+  await inFlight.room();
+}
+
+async function consumeShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, ctx: ExecutionContext): Promise<void> {
+  const binding = shardBinding(env, shard);
+  if (!binding) {
+    console.error(JSON.stringify({ type: "shard_not_configured", shard, delivery_ids: messages.map((message) => message.body?.delivery_id) }));
+    for (const message of messages) {
+      if (shard === "") message.ack();
+      else message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
+    }
+    return;
+  }
+  const db = createDb(binding);
+  const queue: ShardQueue = { queue: env.DELIVERIES, shard };
   const now = Date.now();
-  const ids = [...new Set(batch.messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
+  const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let claims;
   try {
     claims = await claimDeliveries(db, ids, now);
   } catch (error) {
-    console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
-    for (const message of batch.messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
+    console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
+    for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
     return;
   }
 
   const started: Started[] = [];
   const ended: string[] = [];
-  for (const message of batch.messages) {
+  for (const message of messages) {
     const claim = claims.get(message.body?.delivery_id);
     claims.delete(message.body?.delivery_id); // a second copy in the batch finds it taken
     if (claim?.kind === "early") {
@@ -63,23 +87,22 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
     }
     message.ack();
   }
-  const work = Promise.all([deliverAll(db, env, started), endDeliveries(db, ended, now)]).catch((error) =>
-    console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
+  const work = Promise.all([deliverAll(db, queue, env, started), endDeliveries(db, ended, now)]).catch((error) =>
+    console.error(JSON.stringify({ type: "delivery_error", shard, error: String(error) })),
   );
   ctx.waitUntil(work);
-  await inFlight.room();
 }
 
 /**
  * Attempts every claimed delivery as its subscription's in-flight limit allows, recording those
  * that end close together in one batch; a slow subscription's deliveries are put off instead.
  */
-async function deliverAll(db: Db, env: Env, started: Started[]): Promise<void> {
+async function deliverAll(db: Db, queue: ShardQueue, env: Env, started: Started[]): Promise<void> {
   const logFailure = (ids: string[], error: unknown) =>
     // Left claimed: the claim lapses and the sweeper sends them again.
     console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
-  const records = gather<Attempted>((items) => recordAttempts(db, env.DELIVERIES, items), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
-  const deferrals = gather<Deferral>((items) => putOff(db, env.DELIVERIES, items, Date.now()), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
+  const records = gather<Attempted>((items) => recordAttempts(db, queue, items), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
+  const deferrals = gather<Deferral>((items) => putOff(db, queue, items, Date.now()), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
   await Promise.all(
     started.map(async ({ delivery, subscription }) => {
       const slot = inFlight.take(subscription.id);
@@ -154,7 +177,7 @@ type Deferral = { delivery: DeliveryRow; delaySeconds: number };
  * secrets) come back later, unclaimed, with the attempt their claim counted taken back (nothing
  * was sent).
  */
-async function putOff(db: Db, queue: Queue<DeliveryMessage>, items: Deferral[], now: number): Promise<void> {
+async function putOff(db: Db, queue: ShardQueue, items: Deferral[], now: number): Promise<void> {
   await runBatch(
     db,
     items.flatMap(({ delivery, delaySeconds }) => [
@@ -182,16 +205,24 @@ function endStatement(db: Db, deliveryId: string, now: number) {
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
 }
 
-/** The dead-letter queue's consumer: a message that ran out of queue retries marks its delivery failed. */
+/** The dead-letter queue's consumer: a message that ran out of queue retries marks its delivery failed, on its shard. */
 export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
-  const db = createDb(env.DB);
   for (const message of batch.messages) {
+    const { delivery_id: deliveryId, shard } = message.body ?? {};
+    const binding = typeof shard === "string" ? shardBinding(env, shard) : undefined;
+    if (!binding) {
+      // Nothing to mark: without a shard the row stays pending, and that shard's sweeper sends it again.
+      console.error(JSON.stringify({ type: "shard_not_configured", shard, delivery_id: deliveryId }));
+      if (typeof shard === "string") message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
+      else message.ack();
+      continue;
+    }
     try {
-      await endDelivery(db, message.body.delivery_id);
-      console.error(JSON.stringify({ type: "delivery_dead_lettered", delivery_id: message.body.delivery_id }));
+      await endDelivery(createDb(binding), deliveryId);
+      console.error(JSON.stringify({ type: "delivery_dead_lettered", shard, delivery_id: deliveryId }));
       message.ack();
     } catch (error) {
-      console.error(JSON.stringify({ type: "dead_letter_error", error: String(error) }));
+      console.error(JSON.stringify({ type: "dead_letter_error", shard, error: String(error) }));
       message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
     }
   }

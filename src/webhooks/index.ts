@@ -24,7 +24,7 @@ export { MAX_RECOVERED, recoverDeliveries } from "./recover";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./stats";
 export { handOver, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox";
 export type { PaymentSnapshot } from "./payload";
-export type { DeliveryMessage } from "./message";
+export type { DeliveryMessage, ShardQueue } from "./message";
 export { consumeDeadLetters, consumeDeliveries } from "./consumer";
 export { sweepOutbox } from "./sweeper";
 export { resealSubscriptions, type ResealReport } from "./reseal";

@@ -1,6 +1,13 @@
-/** A queue message: which delivery to attempt. Everything else is read from D1 when it arrives. */
+/** A queue message: which delivery to attempt, on which shard. Everything else is read from D1 when it arrives. */
 export interface DeliveryMessage {
   delivery_id: string;
+  shard: string;
+}
+
+/** One shard's way to the queue: every message it sends names the shard its delivery row lives on. */
+export interface ShardQueue {
+  queue: Queue<DeliveryMessage>;
+  shard: string;
 }
 
 const SEND_BATCH_LIMIT = 100;
@@ -8,18 +15,14 @@ const SEND_BATCH_LIMIT = 100;
 export type Handover = string | { id: string; delaySeconds: number };
 
 /** Hands deliveries to the queue (now, or after a delay), in batches of the most it takes at once. */
-export async function enqueueDeliveries(queue: Queue<DeliveryMessage>, items: Handover[]): Promise<void> {
+export async function enqueueDeliveries({ queue, shard }: ShardQueue, items: Handover[]): Promise<void> {
   for (let start = 0; start < items.length; start += SEND_BATCH_LIMIT) {
     const chunk = items.slice(start, start + SEND_BATCH_LIMIT);
     await queue.sendBatch(
       chunk.map((item) =>
         typeof item === "string"
-          ? { body: { delivery_id: item }, contentType: "json" as const }
-          : {
-              body: { delivery_id: item.id },
-              contentType: "json" as const,
-              delaySeconds: item.delaySeconds,
-            },
+          ? { body: { delivery_id: item, shard }, contentType: "json" as const }
+          : { body: { delivery_id: item.id, shard }, contentType: "json" as const, delaySeconds: item.delaySeconds },
       ),
     );
   }

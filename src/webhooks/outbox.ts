@@ -4,7 +4,7 @@ import { guardedInsert } from "../db/guarded-insert";
 import { jsonColumn, jsonRows } from "../db/json-rows";
 import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
-import { enqueueDeliveries, type DeliveryMessage, type Handover } from "./message";
+import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBits, type ExpansionFlags } from "./payload";
 
 /**
@@ -117,7 +117,7 @@ export function newDelivery<Body extends string | SQL, Ref extends string | SQL 
  * never thrown. `markSent` stamps the rows as handed over now (when nothing else did). Says
  * whether the send went through.
  */
-export async function handOver(db: Db, queue: Queue<DeliveryMessage>, items: Handover[], markSent = false): Promise<boolean> {
+export async function handOver(db: Db, queue: ShardQueue, items: Handover[], markSent = false): Promise<boolean> {
   if (items.length === 0) return true;
   const ids = items.map((item) => (typeof item === "string" ? item : item.id));
   try {

@@ -3,7 +3,7 @@ import { runBatch, type BatchStatement, type Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import type { AttemptResult } from "./attempt";
 import type { DeliveryRow } from "./claim";
-import type { DeliveryMessage } from "./message";
+import type { ShardQueue } from "./message";
 import { handOver } from "./outbox";
 import type { Outcome } from "./outcome";
 import { queueDelay } from "./retry-schedule";
@@ -30,7 +30,7 @@ export interface Attempted {
  * failure streak as its latest attempt left it. Then hands the deliveries to retry to the queue
  * with their delays; if that send fails, their rows say so and the sweeper sends them when due.
  */
-export async function recordAttempts(db: Db, queue: Queue<DeliveryMessage>, attempted: Attempted[]): Promise<void> {
+export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attempted[]): Promise<void> {
   if (attempted.length === 0) return;
   const latest = new Map<string, Attempted>();
   for (const item of [...attempted].sort((a, b) => a.result.startedAt + a.result.durationMs - (b.result.startedAt + b.result.durationMs))) {

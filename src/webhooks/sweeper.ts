@@ -1,9 +1,9 @@
 import { and, asc, eq, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
 import { fixedLimit } from "../db/fixed-limit";
 import { inList } from "../db/in-list";
-import { createDb } from "../db/client";
+import type { Db } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
-import type { Env } from "../env";
+import type { ShardQueue } from "./message";
 import { CLAIM_MS } from "./claim";
 import { handOver } from "./outbox";
 
@@ -20,7 +20,7 @@ const SWEEP_ROUND = 500;
 const SWEEP_MAX = 60_000;
 
 /**
- * The cron trigger: re-sends due deliveries whose message will not come. The row tells which:
+ * The cron trigger, on each shard: re-sends due deliveries whose message will not come. The row tells which:
  *   - never handed over: the send after the commit failed;
  *   - claimed, and the claim lapsed with no outcome recorded: the worker died mid-attempt (the
  *     log shows that attempt as never answered);
@@ -34,11 +34,11 @@ const SWEEP_MAX = 60_000;
  * sent again: the soak's duplicates).
  */
 export async function sweepOutbox(
-  env: Env,
+  db: Db,
+  queue: ShardQueue,
   now = Date.now(),
   { restartedAt, round = SWEEP_ROUND, max = SWEEP_MAX }: { restartedAt?: number; round?: number; max?: number } = {},
 ): Promise<number> {
-  const db = createDb(env.DB);
   const lostBefore = now - LOST_AFTER_MS;
   const since = restartedAt === undefined ? undefined : Math.min(restartedAt, now);
   const lost = and(
@@ -78,10 +78,10 @@ export async function sweepOutbox(
       .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
       .where(and(inList(webhookDeliveries.id, due.map((row) => row.id)), lost))
       .returning({ id: webhookDeliveries.id });
-    if (!(await handOver(db, env.DELIVERIES, taken.map((row) => row.id)))) break; // the queue is down: the next sweep tries again
+    if (!(await handOver(db, queue, taken.map((row) => row.id)))) break; // the queue is down: the next sweep tries again
     resent += taken.length;
     if (due.length < round) break;
   }
-  if (resent > 0) console.log(JSON.stringify({ type: "outbox_sweep", resent, restarted: restartedAt !== undefined || undefined }));
+  if (resent > 0) console.log(JSON.stringify({ type: "outbox_sweep", shard: queue.shard, resent, restarted: restartedAt !== undefined || undefined }));
   return resent;
 }

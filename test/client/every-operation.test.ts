@@ -111,6 +111,10 @@ describe("a client generated from /openapi.json", () => {
     expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path } })).response.status).toBe(204);
 
     expect((await admin.POST("/admin/encryption/reseal/", {})).response.status).toBe(200);
+    const shards = (await admin.GET("/admin/shards/")).data!;
+    expect(shards.map((shard) => shard.name)).toEqual(["A", "B"]);
+    expect(shards.find((shard) => shard.name === account.data!.shard)!.accounts).toBeGreaterThanOrEqual(1);
+    expect((await admin.PATCH("/admin/shards/{name}/", { params: { path: { name: "B" } }, body: { open: true } })).data).toMatchObject({ name: "B", open: true });
     expect((await admin.DELETE("/admin/accounts/{account_id}/api-users/{username}/", { params: { path: { account_id: accountId, username: processorName } } })).response.status).toBe(204);
     expect((await api.GET("/v1/counterparties/", {})).response.status).toBe(401);
     expect((await admin.DELETE("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.detail).toBe("The account is being erased.");

@@ -1,11 +1,10 @@
-import { env } from "cloudflare:test";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { counterparties, invoices } from "../../src/db/schema";
 import { counterpartyView } from "../../src/services/counterparties";
 import { invoiceView } from "../../src/services/invoices";
-import { call, makeCounterparty, makeTenant } from "../helpers/api";
+import { call, makeCounterparty, makeTenant, shardD1 } from "../helpers/api";
 
 // A list page's rows are the views' JSON text made by SQLite (json_object, strftime); a detail is
 // the same view made in JS. Both must show every value the same.
@@ -15,11 +14,10 @@ const TEXTS = ["", 'a"b\\c', "line\nbreak\ttab\r", "\u0001\u001f\u007f", "é 漢
 
 describe("a view made by SQL equals the same view made in JS", () => {
   it.each(TIMES.map((at, i) => [at, TEXTS[i % TEXTS.length]!] as const))("invoice created at %d, number %j", async (at, text) => {
-    const { account } = await makeTenant();
-    const { client } = await makeTenant();
+    const { account, client } = await makeTenant();
     const buyer = await makeCounterparty(client, "buyer");
     const supplier = await makeCounterparty(client, "supplier");
-    const db = createDb(env.DB);
+    const db = createDb(await shardD1(account.id));
     const id = `inv_view${crypto.randomUUID().replaceAll("-", "")}`;
     await db.insert(invoices).values({ id, accountId: account.id, invoiceNumber: text, buyerId: buyer.id, supplierId: supplier.id, amountCents: at % 1_000_000_007, currency: "USD", createdAt: at, updatedAt: at + 1 });
     const [row] = await db.select({ row: invoices, json: invoiceView.json }).from(invoices).where(eq(invoices.id, id));
@@ -29,7 +27,7 @@ describe("a view made by SQL equals the same view made in JS", () => {
 
   it.each(TEXTS)("counterparty named %j", async (text) => {
     const { account } = await makeTenant();
-    const db = createDb(env.DB);
+    const db = createDb(await shardD1(account.id));
     const id = `cpty_view${crypto.randomUUID().replaceAll("-", "")}`;
     await db.insert(counterparties).values({ id, accountId: account.id, internalId: `${text}-${id}`, type: "supplier", name: text, createdAt: 1_700_000_000_001, updatedAt: 1_700_000_000_999 });
     const [row] = await db.select({ row: counterparties, json: counterpartyView.json }).from(counterparties).where(eq(counterparties.id, id));

@@ -53,8 +53,28 @@ export async function call(
   return { status: response.status, headers: response.headers, json };
 }
 
-export async function makeAccount(name = unique("account")): Promise<{ id: string; name: string }> {
-  const res = await call("POST", "/admin/accounts/", { body: { name }, headers: ADMIN });
+/** The name of the shard that holds an account's data, as the directory says. */
+export async function shardOf(accountId: string): Promise<string> {
+  const row = await env.DB.prepare("select shard from accounts where id = ?").bind(accountId).first<{ shard: string }>();
+  if (!row) throw new Error(`no account ${accountId}`);
+  return row.shard;
+}
+
+/** The D1 binding of the shard that holds an account's data. */
+export async function shardD1(accountId: string): Promise<D1Database> {
+  const binding = env[`SHARD_${await shardOf(accountId)}`];
+  if (!binding) throw new Error(`no shard binding for account ${accountId}`);
+  return binding;
+}
+
+/** Bindings for one request that put a double of the account's shard in place of its binding. */
+export async function onShard(accountId: string, double: (d1: D1Database) => D1Database): Promise<Partial<typeof env>> {
+  const name = `SHARD_${await shardOf(accountId)}` as const;
+  return { [name]: double(env[name]!) };
+}
+
+export async function makeAccount(name = unique("account"), shard?: string): Promise<{ id: string; name: string; shard: string }> {
+  const res = await call("POST", "/admin/accounts/", { body: { name, shard }, headers: ADMIN });
   if (res.status !== 201) throw new Error(`account: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
 }
@@ -66,9 +86,9 @@ export async function makeUser(accountId: string, role: "client" | "processor" =
   return { username, password: res.json.password, accountId, headers: { authorization: basic(username, res.json.password) } };
 }
 
-/** An account with a client and a processor. */
-export async function makeTenant() {
-  const account = await makeAccount();
+/** An account with a client and a processor; on the shard named, else where the service places it. */
+export async function makeTenant({ shard }: { shard?: string } = {}) {
+  const account = await makeAccount(undefined, shard);
   const [client, processor] = await Promise.all([makeUser(account.id, "client"), makeUser(account.id, "processor")]);
   return { account, client, processor };
 }
@@ -114,14 +134,15 @@ export async function insertInvoiceAt(accountId: string, buyerId: string, suppli
   const { env } = await import("cloudflare:test");
   const id = `inv_${crypto.randomUUID().replace(/-/g, "").slice(0, 22)}`;
   const ms = Date.parse(createdIso);
-  await env.DB.batch([
-    env.DB.prepare(
+  const db = await shardD1(accountId);
+  await db.batch([
+    db.prepare(
       "insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at) values (?, ?, ?, ?, ?, 100, 'USD', ?, ?)",
     ).bind(id, accountId, invoiceNumber, buyerId, supplierId, ms, ms),
-    env.DB.prepare("insert into list_counts values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
+    db.prepare("insert into list_counts values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
   ]);
   // What createInvoice's batch also keeps: the time buckets that count created ranges.
-  await countAt(createDb(env.DB), accountId, "invoices.created_at", ms, 1);
+  await countAt(createDb(db), accountId, "invoices.created_at", ms, 1);
   return id;
 }
 

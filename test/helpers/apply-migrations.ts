@@ -1,5 +1,7 @@
 import { applyD1Migrations, env } from "cloudflare:test";
+import { boundShards } from "../../src/db/shards";
 
 // Runs before each test file; applying is idempotent, so files stay independent.
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
-await applyD1Migrations(env.REPLICA, env.TEST_MIGRATIONS);
+await applyD1Migrations(env.DB, env.MIGRATIONS_DIRECTORY);
+await applyD1Migrations(env.REPLICA_DB, env.MIGRATIONS_DIRECTORY);
+for (const shard of [...boundShards(env).values(), env.REPLICA_SHARD]) await applyD1Migrations(shard, env.MIGRATIONS_SHARD);

@@ -71,5 +71,7 @@ export function laggingReplica(primary: D1Database, replica: D1Database) {
       return { ...statements(session), getBookmark: () => String(session.bookmark) };
     },
   } as unknown as D1Database;
-  return { binding, state, log };
+  /** Brings the replica up to everything the primary committed, as a replica that caught up would be. */
+  const catchUpAll = () => catchUp(log.length);
+  return { binding, state, log, catchUpAll };
 }

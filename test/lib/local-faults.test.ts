@@ -19,6 +19,6 @@ describe("the soak's settings", () => {
   it("fails queue sends only when asked, and never where local URLs are not allowed", async () => {
     expect(deliveriesQueue(base)).toBe(env.DELIVERIES);
     expect(deliveriesQueue({ ...base, QUEUE_SEND_FAILURES: "1", ALLOW_LOCAL_WEBHOOK_URLS: "false" })).toBe(env.DELIVERIES);
-    await expect(deliveriesQueue({ ...base, QUEUE_SEND_FAILURES: "1" }).send({ delivery_id: "x" })).rejects.toThrow(/injected/);
+    await expect(deliveriesQueue({ ...base, QUEUE_SEND_FAILURES: "1" }).send({ delivery_id: "x", shard: "A" })).rejects.toThrow(/injected/);
   });
 });

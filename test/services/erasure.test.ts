@@ -3,33 +3,18 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { continueErasures, ERASE_CHUNK } from "../../src/services/erasure";
 import { applyRetention } from "../../src/webhooks/retention";
-import { ADMIN, call, makeCounterparty, makePayment, makeTenant } from "../helpers/api";
+import { boundShards } from "../../src/db/shards";
+import { ADMIN, call, makeCounterparty, makePayment, makeTenant, shardD1 } from "../helpers/api";
+import { tenantRows } from "../helpers/tenant-rows";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
-const TABLES = [
-  ["api_users", "account_id"],
-  ["counterparties", "account_id"],
-  ["invoices", "account_id"],
-  ["payments", "account_id"],
-  ["list_counts", "account_id"],
-  ["time_counts", "account_id"],
-  ["idempotency_keys", "account_id"],
-  ["webhook_subscriptions", "account_id"],
-  ["webhook_deliveries", "account_id"],
-] as const;
-
-/** How many rows of the account each table holds (payments' events and links, and the log's attempts, included). */
+/** How many rows of the account each table holds, in the directory and in every shard. */
 async function rowsOf(accountId: string) {
   const counts: Record<string, number> = {};
-  for (const [table, column] of TABLES) {
-    counts[table] = (await env.DB.prepare(`select count(*) as n from ${table} where ${column} = ?`).bind(accountId).first<{ n: number }>())!.n;
-  }
-  const via = async (sql: string) => (await env.DB.prepare(sql).bind(accountId).first<{ n: number }>())!.n;
-  counts.payment_events = await via("select count(*) as n from payment_events e join payments p on p.id = e.payment_id where p.account_id = ?");
-  counts.payment_invoices = await via("select count(*) as n from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?");
-  counts.webhook_attempts = await via("select count(*) as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.account_id = ?");
-  counts.webhook_stats = await via("select count(*) as n from webhook_stats s join webhook_subscriptions w on w.id = s.subscription_id where w.account_id = ?");
-  counts.accounts = await via("select count(*) as n from accounts where id = ?");
+  const add = (more: Record<string, number>) => Object.entries(more).forEach(([table, n]) => (counts[table] = (counts[table] ?? 0) + n));
+  const inDirectory = async (sql: string) => (await env.DB.prepare(sql).bind(accountId).first<{ n: number }>())!.n;
+  add({ accounts: await inDirectory("select count(*) as n from accounts where id = ?"), api_users: await inDirectory("select count(*) as n from api_users where account_id = ?") });
+  for (const shard of boundShards(env).values()) add(await tenantRows(shard, accountId));
   return counts;
 }
 
@@ -59,7 +44,7 @@ describe("erasing an account", () => {
     expect(listed).not.toContain(doomed.account.id);
     expect(listed).toContain(kept.account.id);
 
-    for (let run = 0; run < 10 && (await rowsOf(doomed.account.id)).accounts! > 0; run++) await continueErasures(createDb(env.DB), env.ARCHIVE);
+    for (let run = 0; run < 10 && (await rowsOf(doomed.account.id)).accounts! > 0; run++) await continueErasures(createDb(env.DB), env);
     expect(Object.values(await rowsOf(doomed.account.id)).every((n) => n === 0)).toBe(true);
     expect((await env.ARCHIVE!.list({ prefix: `deliveries/${doomed.account.id}/` })).objects).toHaveLength(0);
     expect(await rowsOf(kept.account.id)).toEqual(keptBefore);
@@ -75,14 +60,15 @@ describe("erasing an account", () => {
     await makePayment(client, { buyer, supplier });
     await waitFor(() => receivedAt(box), (got) => got.length === 1);
     // More deliveries than one run removes, old enough for retention to archive meanwhile.
-    await env.DB.prepare(
+    const shard = await shardD1(account.id);
+    await shard.prepare(
       `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select id || '-' || i, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, null, created_at - 40 * 86400000, updated_at - 40 * 86400000, test
        from webhook_deliveries, n where account_id = ?2`,
     ).bind(ERASE_CHUNK + 50, account.id).run();
     // More invoices than one run removes.
-    await env.DB.prepare(
+    await shard.prepare(
       `insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select 'inv_bulk_' || ?2 || '_' || i, ?2, 'BULK-' || i, ?3, ?4, 100, 'USD', i, i from n`,
@@ -90,9 +76,9 @@ describe("erasing an account", () => {
     expect((await call("DELETE", `/admin/accounts/${account.id}/`, { headers: ADMIN })).status).toBe(202);
     let runs = 0;
     while ((await rowsOf(account.id)).accounts! > 0 && runs < 20) {
-      await continueErasures(createDb(env.DB), env.ARCHIVE);
+      await continueErasures(createDb(env.DB), env);
       // Retention between the steps still rebuilds every body it archives.
-      await applyRetention(createDb(env.DB), env.ARCHIVE, 30, Date.now());
+      await applyRetention(createDb(shard), env.ARCHIVE, 30, Date.now());
       runs += 1;
     }
     expect(runs).toBeGreaterThanOrEqual(3);

@@ -6,15 +6,15 @@ import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/payload";
 import { placeholderStamp } from "../../src/db/stamped-text";
-import { call, makePayment, makeTenant } from "../helpers/api";
+import { call, makePayment, makeTenant, onShard, shardD1 } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 import { canMove } from "../../src/services/payments/status";
 import type { PaymentStatus } from "../../src/db/schema";
 
 const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false };
 /** A payment's deliveries in the order they were made, with the bodies their attempts send. */
-async function bodiesOf(paymentId: string) {
-  const db = createDb(env.DB);
+async function bodiesOf(accountId: string, paymentId: string) {
+  const db = createDb(await shardD1(accountId));
   const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, paymentId)).orderBy(asc(webhookDeliveries.createdAt), sql`rowid`);
   return applyBodies(rows, await bodySources(db, eventsToRebuild(rows))).map((row) => ({ subscription_id: row.subscriptionId, body: row.body, content_type: row.contentType }));
 }
@@ -33,7 +33,7 @@ describe("the payment write fence", () => {
     expect(detail.updated).toBe(event.json.created);
     expect(detail.events.at(-1)).toEqual(event.json);
 
-    const bodies = await bodiesOf(payment.id);
+    const bodies = await bodiesOf(client.accountId, payment.id);
     const last = (subscriptionId: string) => bodies.filter((row) => row.subscription_id === subscriptionId).at(-1)!;
     expect(JSON.parse(last(json.subscription.id).body).object).toEqual(detail);
     expect(last(form.subscription.id).body).toBe(
@@ -103,10 +103,10 @@ describe("50 concurrent events on one payment", () => {
 
     // Each subscription has one delivery per write that landed (the creation and each accepted event), and no other.
     for (const { subscription } of [first, second]) {
-      const rows = (await bodiesOf(payment.id)).filter((row) => row.subscription_id === subscription.id);
+      const rows = (await bodiesOf(client.accountId, payment.id)).filter((row) => row.subscription_id === subscription.id);
       expect(rows).toHaveLength(1 + accepted.length);
     }
-    const objects = (await bodiesOf(payment.id)).filter((row) => row.subscription_id === second.subscription.id).map((row) => JSON.parse(row.body).object);
+    const objects = (await bodiesOf(client.accountId, payment.id)).filter((row) => row.subscription_id === second.subscription.id).map((row) => JSON.parse(row.body).object);
     expect(objects.map((object) => object.updated).sort()).toEqual([detail.created, ...accepted.map((event) => event.created)].sort());
     expect(objects.find((object) => object.updated === detail.updated)).toEqual(detail);
     // And every one of them arrives.
@@ -162,12 +162,14 @@ describe("a subscription deleted between a write's read and its batch", () => {
     const gone = await subscribeToReceiver(client);
     const made = await makePayment(client);
     // Each write reads (its first batch), then writes (its second); the subscription goes in between.
-    const DB = beforeBatch(env.DB, 2, async () => {
-      expect((await call("DELETE", `/v1/webhooks/${gone.subscription.id}/`, { headers: client.headers })).status).toBe(204);
-    });
+    const shard = await onShard(client.accountId, (d1) =>
+      beforeBatch(d1, 2, async () => {
+        expect((await call("DELETE", `/v1/webhooks/${gone.subscription.id}/`, { headers: client.headers })).status).toBe(204);
+      }),
+    );
     let paymentId: string;
     if (label === "an event") {
-      const res = await call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers, bindings: { DB } });
+      const res = await call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers, bindings: shard });
       expect(res.status).toBe(201);
       paymentId = made.payment.id;
     } else {
@@ -175,12 +177,12 @@ describe("a subscription deleted between a write's read and its batch", () => {
       const res = await call("POST", "/v2/payments/", {
         body: { originating_counterparty_id: made.buyer.id, receiving_counterparty_id: made.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
         headers: client.headers,
-        bindings: { DB },
+        bindings: shard,
       });
       expect(res.status).toBe(201);
       paymentId = res.json.id;
     }
-    const rows = await env.DB.prepare("select subscription_id from webhook_deliveries where payment_id = ? order by created_at").bind(paymentId).all<{ subscription_id: string }>();
+    const rows = await (await shardD1(client.accountId)).prepare("select subscription_id from webhook_deliveries where payment_id = ? order by created_at").bind(paymentId).all<{ subscription_id: string }>();
     expect(rows.results.map((row) => row.subscription_id)).toEqual(label === "an event" ? [kept.subscription.id, kept.subscription.id] : [kept.subscription.id]);
     await waitFor(() => receivedAt(kept.box), (got) => got.length === 2);
   });
@@ -193,26 +195,27 @@ describe("a write batch that fails in D1", () => {
     const made = await makePayment(client);
     await waitFor(() => receivedAt(box), (got) => got.length === 1);
     const snapshot = async () => {
-      const [payments, events, deliveries, counts] = await env.DB.batch([
-        env.DB.prepare("select id, status, version, detail from payments where account_id = ? order by id").bind(account.id),
-        env.DB.prepare("select e.id from payment_events e join payments p on p.id = e.payment_id where p.account_id = ? order by e.id").bind(account.id),
-        env.DB.prepare("select id from webhook_deliveries where account_id = ? order by id").bind(account.id),
-        env.DB.prepare("select resource, n from list_counts where account_id = ? order by resource").bind(account.id),
+      const db = await shardD1(account.id);
+      const [payments, events, deliveries, counts] = await db.batch([
+        db.prepare("select id, status, version, detail from payments where account_id = ? order by id").bind(account.id),
+        db.prepare("select e.id from payment_events e join payments p on p.id = e.payment_id where p.account_id = ? order by e.id").bind(account.id),
+        db.prepare("select id from webhook_deliveries where account_id = ? order by id").bind(account.id),
+        db.prepare("select resource, n from list_counts where account_id = ? order by resource").bind(account.id),
       ]);
       return [payments!.results, events!.results, deliveries!.results, counts!.results];
     };
     const invoice = await call("POST", "/v1/invoices/", { body: { invoice_number: "INV-fail", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 }, headers: client.headers });
     const before = await snapshot();
-    const send = (DB?: D1Database) =>
+    const send = (bindings: Partial<typeof env> = {}) =>
       label === "an event"
-        ? call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers, bindings: DB ? { DB } : {} })
+        ? call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers, bindings })
         : call("POST", "/v2/payments/", {
             body: { originating_counterparty_id: made.buyer.id, receiving_counterparty_id: made.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
             headers: client.headers,
-            bindings: DB ? { DB } : {},
+            bindings,
           });
-    // Its second batch is the write (the first reads).
-    const failed = await send(failingBatch(env.DB, 2));
+    // Its second batch on the shard is the write (the first reads).
+    const failed = await send(await onShard(account.id, (d1) => failingBatch(d1, 2)));
     expect(failed.status).toBe(500);
     expect(failed.json).toEqual({ detail: "A server error occurred." });
     expect(await snapshot()).toEqual(before);

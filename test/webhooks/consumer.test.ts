@@ -6,7 +6,14 @@ import { HANGING_LIMIT, PER_SUBSCRIPTION, release, take } from "../../src/webhoo
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
 import { CLAIM_MS } from "../../src/webhooks/claim";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
+import { createDb } from "../../src/db/client";
+import type { DeliveryMessage } from "../../src/webhooks";
 import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+
+// The consumer's tests keep their tenants on one shard (not the first), and name it in every
+// message as the service does; a batch that spans shards has its own test.
+const SHARD = "B";
+const db = env.SHARD_B!;
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -14,12 +21,12 @@ afterEach(() => {
 
 /** A subscription on the receiver and one pending delivery row for it, already "handed over" so the sweeper leaves it alone. */
 async function pendingDelivery(responses?: number[], fields: Record<string, unknown> = {}, rowOverrides: Record<string, unknown> = {}) {
-  const { client } = await makeTenant();
+  const { client } = await makeTenant({ shard: SHARD });
   const { subscription, box } = await subscribeToReceiver(client, fields, responses);
   const id = crypto.randomUUID();
   const now = Date.now();
   const row = { next_attempt_at: now, enqueued_at: now, status: "pending", attempts: 0, ...rowOverrides };
-  await env.DB.prepare(
+  await db.prepare(
     `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
      values (?, ?, ?, 'pmt_test', ?, ?, ?, ?, null, ?, null, ?, ?)`,
   )
@@ -35,7 +42,7 @@ function recordingQueue() {
   const queue = {
     send: async (body: { delivery_id: string }, options?: { delaySeconds?: number }) => void keep({ body, delaySeconds: options?.delaySeconds }),
     sendBatch: async (messages: { body: { delivery_id: string }; delaySeconds?: number }[]) => void messages.forEach(keep),
-  } as unknown as Queue<{ delivery_id: string }>;
+  } as unknown as Queue<DeliveryMessage>;
   return { queue, sent };
 }
 
@@ -45,9 +52,9 @@ function recordingQueue() {
  * the queue for later (`requeued`: retries on the schedule, and deliveries put off).
  */
 async function consumeAll(deliveryIds: string[], queue = "payments-deliveries", bindings: Partial<typeof env> = {}) {
-  const batch = createMessageBatch<{ delivery_id: string }>(
+  const batch = createMessageBatch<DeliveryMessage>(
     queue,
-    deliveryIds.map((id, i) => ({ id: `msg-${id}${i ? `-${i}` : ""}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id } })),
+    deliveryIds.map((id, i) => ({ id: `msg-${id}${i ? `-${i}` : ""}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })),
   );
   const retries = batch.messages.map((message) => vi.spyOn(message, "retry"));
   const { queue: deliveries, sent } = recordingQueue();
@@ -64,7 +71,7 @@ const consume = (deliveryId: string, queue?: string, bindings?: Partial<typeof e
 async function extraDelivery(accountId: string, subscriptionId: string): Promise<string> {
   const id = crypto.randomUUID();
   const now = Date.now();
-  await env.DB.prepare(
+  await db.prepare(
     `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
      values (?, ?, ?, 'pmt_test', '{"object_id":"pmt_test"}', 'pending', 0, ?, null, ?, null, ?, ?)`,
   )
@@ -73,9 +80,9 @@ async function extraDelivery(accountId: string, subscriptionId: string): Promise
   return id;
 }
 
-const deliveryRow = (id: string) => env.DB.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
-const attemptRows = (id: string) => env.DB.prepare("select * from webhook_attempts where delivery_id = ? order by number").bind(id).all<Record<string, any>>().then((r) => r.results);
-const subscriptionRow = (id: string) => env.DB.prepare("select * from webhook_subscriptions where id = ?").bind(id).first<Record<string, any>>();
+const deliveryRow = (id: string) => db.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
+const attemptRows = (id: string) => db.prepare("select * from webhook_attempts where delivery_id = ? order by number").bind(id).all<Record<string, any>>().then((r) => r.results);
+const subscriptionRow = (id: string) => db.prepare("select * from webhook_subscriptions where id = ?").bind(id).first<Record<string, any>>();
 
 describe("the delivery consumer", () => {
   it("acks a delivery the receiver takes, and records the attempt", async () => {
@@ -205,7 +212,7 @@ describe("the delivery consumer", () => {
     const { id } = await pendingDelivery();
     let answer!: (response: Response) => void;
     vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
-    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]);
     const acked = vi.spyOn(batch.messages[0]!, "ack");
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx); // returns while the receiver still has the request
@@ -223,7 +230,7 @@ describe("the delivery consumer", () => {
     const { client, subscription, id } = await pendingDelivery();
     const answers: ((response: Response) => void)[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
-    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     const path = `/v1/webhooks/${subscription.id}/deliveries/${id}/`;
@@ -257,7 +264,7 @@ describe("the delivery consumer", () => {
         return new Promise<Response>(() => {}); // and the worker never sees the answer
       });
     });
-    await worker.queue(createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id } }]), env, dying);
+    await worker.queue(createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]), env, dying);
     await posted;
     vi.restoreAllMocks();
     const claim = await deliveryRow(id);
@@ -265,8 +272,8 @@ describe("the delivery consumer", () => {
 
     // Time passes beyond the claim; the sweeper tells a lapsed claim from a late message.
     const { queue, sent } = recordingQueue();
-    expect(await sweepOutbox({ ...env, DELIVERIES: queue }, claim!.claimed_until - 1)).toBe(0); // still held
-    expect(await sweepOutbox({ ...env, DELIVERIES: queue }, claim!.claimed_until + 1)).toBe(1);
+    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, claim!.claimed_until - 1)).toBe(0); // still held
+    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, claim!.claimed_until + 1)).toBe(1);
     expect(sent.map((message) => message.id)).toEqual([id]);
     await consume(id);
     expect(await receivedAt(box)).toHaveLength(2);
@@ -284,7 +291,7 @@ describe("the delivery consumer", () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
     const { queue, sent } = recordingQueue();
     const run = async (ids: string[]) => {
-      const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id } })));
+      const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })));
       const ctx = createExecutionContext();
       await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
       return ctx;
@@ -308,7 +315,7 @@ describe("the delivery consumer", () => {
     }
     for (const answer of answers) answer(new Response("ok"));
     await waitOnExecutionContext(first);
-    const ended = await env.DB.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status").bind(subscription.id).all();
+    const ended = await db.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status").bind(subscription.id).all();
     expect(ended.results).toEqual([{ status: "pending", n: 3 }, { status: "succeeded", n: PER_SUBSCRIPTION }]);
   });
 
@@ -324,7 +331,7 @@ describe("the delivery consumer", () => {
     const late = await pendingDelivery([200]);
     let answer!: (response: Response) => void;
     vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
-    const batch = createMessageBatch<{ delivery_id: string }>("payments-deliveries", [{ id: "m", timestamp: new Date(), attempts: 1, body: { delivery_id: late.id } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m", timestamp: new Date(), attempts: 1, body: { delivery_id: late.id, shard: SHARD } }]);
     const ctx = createExecutionContext();
     const errors = vi.spyOn(console, "error");
     await worker.queue(batch, env, ctx);
@@ -359,7 +366,7 @@ describe("the delivery consumer", () => {
     expect((await attemptRows(id))[0]!.error).toContain("sealed with another ENCRYPTION_KEY");
     expect(await receivedAt(box)).toHaveLength(0);
     // The right key back: the next attempt goes through.
-    await env.DB.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
+    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
     expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
     expect(await receivedAt(box)).toHaveLength(1);
   });
@@ -381,9 +388,9 @@ describe("the delivery consumer", () => {
     expect(await receivedAt(box)).toHaveLength(0);
     expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).type)).toEqual(expect.arrayContaining(["config_error", "delivery_put_off"]));
     // The sweeper leaves it alone meanwhile: its message is on its way.
-    expect(await sweepOutbox({ ...env, DELIVERIES: recordingQueue().queue })).toBe(0);
+    expect(await sweepOutbox(createDb(db), { queue: recordingQueue().queue, shard: SHARD })).toBe(0);
     // The key deployed: the delivery goes through as its first attempt.
-    await env.DB.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
+    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
     expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
     expect(await receivedAt(box)).toHaveLength(1);
     expect((await attemptRows(id)).map((attempt) => [attempt.number, attempt.response_status])).toEqual([[1, 200]]);
@@ -391,7 +398,7 @@ describe("the delivery consumer", () => {
 
   it("gives up on a delivery past 3 days of retries and keeps it as failed", async () => {
     const { id } = await pendingDelivery([500], {}, { attempts: 10 });
-    await env.DB.prepare("update webhook_deliveries set schedule_started_at = ? where id = ?").bind(Date.now() - 71 * 3600 * 1000, id).run();
+    await db.prepare("update webhook_deliveries set schedule_started_at = ? where id = ?").bind(Date.now() - 71 * 3600 * 1000, id).run();
     const result = await consume(id);
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
     expect((await deliveryRow(id))).toMatchObject({ status: "failed", attempts: 11, next_attempt_at: null });
@@ -399,7 +406,7 @@ describe("the delivery consumer", () => {
 
   it("deactivates a subscription whose deliveries have all failed for 5 days", async () => {
     const { id, subscription } = await pendingDelivery([500]);
-    await env.DB.prepare("update webhook_subscriptions set failing_since = ? where id = ?").bind(Date.now() - 5 * 24 * 3600 * 1000 - 1000, subscription.id).run();
+    await db.prepare("update webhook_subscriptions set failing_since = ? where id = ?").bind(Date.now() - 5 * 24 * 3600 * 1000 - 1000, subscription.id).run();
     await consume(id);
     expect((await subscriptionRow(subscription.id))!.is_active).toBe(0);
   });
@@ -433,7 +440,7 @@ describe("secrets", () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(echoes.map((echo, i) => `${i}=${echo}`).join(" "), { status: 200 }));
     await consume(id);
     const log = (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).json;
-    const stored = JSON.stringify(await env.DB.prepare("select response_excerpt from webhook_attempts where delivery_id = ?").bind(id).all());
+    const stored = JSON.stringify(await db.prepare("select response_excerpt from webhook_attempts where delivery_id = ?").bind(id).all());
     for (const echo of echoes) {
       expect(JSON.stringify(log)).not.toContain(echo);
       expect(stored).not.toContain(echo);
@@ -458,11 +465,11 @@ describe("secrets", () => {
     await consume(second);
 
     const secrets = [HOOK_USER.password, subscription.secret, subscription.secret.slice(6), rotated.json.secret, rotated.json.secret.slice(6), client.password, btoa(`${HOOK_USER.username}:${HOOK_USER.password}`)];
-    const excerpts = await env.DB.prepare("select response_excerpt, error from webhook_attempts where delivery_id in (?, ?)").bind(id, second).all();
+    const excerpts = await db.prepare("select response_excerpt, error from webhook_attempts where delivery_id in (?, ?)").bind(id, second).all();
     expect(excerpts.results.map((row) => row.response_excerpt).join("")).toContain("[redacted]");
     const stored = JSON.stringify([
       excerpts.results,
-      await env.DB.prepare("select * from webhook_subscriptions where id = ?").bind(subscription.id).first(),
+      await db.prepare("select * from webhook_subscriptions where id = ?").bind(subscription.id).first(),
       await env.DB.prepare("select * from api_users where username = ?").bind(client.username).first(),
     ]);
     const deliveryLog = JSON.stringify((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json);
@@ -480,12 +487,12 @@ describe("the delivery log", () => {
     const { client, subscription } = await pendingDelivery();
     const base = Date.UTC(2026, 5, 1);
     const statements = Array.from({ length: 150 }, (_, i) =>
-      env.DB.prepare(
+      db.prepare(
         `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
          values (?, ?, ?, 'pmt_x', '{}', ?, 0, null, null, null, null, ?, ?)`,
       ).bind(crypto.randomUUID(), subscription.id, client.accountId, i % 3 === 0 ? "failed" : "succeeded", base + i * 1000, base + i * 1000),
     );
-    await env.DB.batch(statements);
+    await db.batch(statements);
     const path = `/v1/webhooks/${subscription.id}/deliveries/`;
     const all = await call("GET", `${path}?page_size=1000`, { headers: client.headers });
     expect(all.status).toBe(200);
@@ -508,7 +515,7 @@ describe("the outbox", () => {
     const minute = 60_000;
     const { id } = await pendingDelivery(undefined, {}, { next_attempt_at: Date.now() - 10 * minute, enqueued_at: Date.now() - 10 * minute });
     const { queue, sent } = recordingQueue();
-    const sweep = (at: number) => sweepOutbox({ ...env, DELIVERIES: queue }, at);
+    const sweep = (at: number) => sweepOutbox(createDb(db), { queue, shard: SHARD }, at);
     const now = Date.now();
     await sweep(now); // handed over 10 minutes ago and never claimed: lost
     for (const later of [1, 2]) await sweep(now + later * minute); // the re-sent message is only late
@@ -524,14 +531,14 @@ describe("the outbox", () => {
     for (const offset of offsets) ids.push((await pendingDelivery(undefined, {}, { next_attempt_at: lostSince + offset, enqueued_at: null })).id);
     const { queue, sent } = recordingQueue();
     const ours = () => sent.map((message) => message.id).filter((id) => ids.includes(id));
-    expect(await sweepOutbox({ ...env, DELIVERIES: queue }, now, { round: 2, max: 5 })).toBe(5);
+    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, now, { round: 2, max: 5 })).toBe(5);
     expect(ours().sort()).toEqual(ids.slice(0, 5).sort()); // the five due first
-    await sweepOutbox({ ...env, DELIVERIES: queue }, now, { round: 2, max: 5 });
+    await sweepOutbox(createDb(db), { queue, shard: SHARD }, now, { round: 2, max: 5 });
     expect(ours().sort()).toEqual([...ids].sort()); // the rest at the next sweep, none twice
   });
 
   it("loses nothing when the queue send fails after the commit: the sweeper sends it, once", async () => {
-    const { client, processor } = await makeTenant();
+    const { client, processor } = await makeTenant({ shard: SHARD });
     const { box } = await subscribeToReceiver(client, { payment_status: true });
     const { payment } = await makePayment(client);
     await waitFor(() => receivedAt(box), (got) => got.length === 1);
@@ -540,9 +547,9 @@ describe("the outbox", () => {
     const response = await call("POST", `/v2/payments/${payment.id}/events/`, {
       body: { event_code: "PU10", description: "Sent", status: "in-progress" },
       headers: processor.headers,
-      bindings: { DELIVERIES: brokenQueue as unknown as Queue<{ delivery_id: string }> },
+      bindings: { DELIVERIES: brokenQueue as unknown as Queue<DeliveryMessage> },
     });
-    const pending = await env.DB.prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'").bind(payment.id).all<{ id: string; enqueued_at: number | null }>();
+    const pending = await db.prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'").bind(payment.id).all<{ id: string; enqueued_at: number | null }>();
     expect(pending.results).toHaveLength(1);
     expect(pending.results[0]!.enqueued_at).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -566,18 +573,18 @@ describe("the sweeper after a restart", () => {
     const handedOver = (await pendingDelivery(undefined, {}, { enqueued_at: now - 1000 })).id;
     const claimed = (await pendingDelivery()).id;
     // Claimed a second before the restart, by a worker that died with the service.
-    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(now - 1_000 + CLAIM_MS, claimed).run();
+    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(now - 1_000 + CLAIM_MS, claimed).run();
     const later = (await pendingDelivery(undefined, {}, { next_attempt_at: now + 60_000 })).id;
     const done = (await pendingDelivery(undefined, {}, { status: "succeeded", next_attempt_at: null })).id;
     const at = Date.now() + 1; // the restart, after every row was written
     const { queue, sent } = recordingQueue();
     const ids = new Set([handedOver, claimed, later, done]);
     const ours = () => sent.filter((message) => ids.has(message.id)).map((message) => message.id);
-    await sweepOutbox({ ...env, DELIVERIES: queue }, at); // an ordinary sweep: late, not lost
+    await sweepOutbox(createDb(db), { queue, shard: SHARD }, at); // an ordinary sweep: late, not lost
     expect(ours()).toEqual([]);
-    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restartedAt: at });
+    await sweepOutbox(createDb(db), { queue, shard: SHARD }, at, { restartedAt: at });
     expect(ours().sort()).toEqual([handedOver, claimed].sort());
-    await sweepOutbox({ ...env, DELIVERIES: queue }, at, { restartedAt: at }); // once
+    await sweepOutbox(createDb(db), { queue, shard: SHARD }, at, { restartedAt: at }); // once
     expect(ours()).toHaveLength(2);
   });
 
@@ -585,12 +592,12 @@ describe("the sweeper after a restart", () => {
     const restartedAt = Date.now() - 5_000;
     const handedOverSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
     const claimedSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
-    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(restartedAt + 2_000 + CLAIM_MS, claimedSince).run();
+    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(restartedAt + 2_000 + CLAIM_MS, claimedSince).run();
     const claimedBefore = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt - 20_000 })).id;
-    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(restartedAt - 1_000 + CLAIM_MS, claimedBefore).run();
+    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(restartedAt - 1_000 + CLAIM_MS, claimedBefore).run();
     const { queue, sent } = recordingQueue();
     const ids = new Set([handedOverSince, claimedSince, claimedBefore]);
-    await sweepOutbox({ ...env, DELIVERIES: queue }, Date.now(), { restartedAt });
+    await sweepOutbox(createDb(db), { queue, shard: SHARD }, Date.now(), { restartedAt });
     expect(sent.filter((message) => ids.has(message.id)).map((message) => message.id)).toEqual([claimedBefore]);
     // The live claim still holds: its attempt's outcome will be recorded on the row.
     expect(await deliveryRow(claimedSince)).toMatchObject({ claim_token: "live worker", claimed_until: restartedAt + 2_000 + CLAIM_MS });
@@ -601,7 +608,7 @@ describe("the sweeper after a restart", () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     const now = Date.now();
     const live = (await pendingDelivery()).id;
-    await env.DB.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(now + CLAIM_MS, live).run();
+    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(now + CLAIM_MS, live).run();
     const stale = (await pendingDelivery(undefined, {}, { enqueued_at: now - 60 * 60_000, next_attempt_at: now - 60 * 60_000 })).id;
     const { queue, sent } = recordingQueue();
     const ctx = createExecutionContext();

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { decrypt, encrypt, keyId, toBase64 } from "../../src/lib/encryption";
-import { ADMIN, call, makeTenant, type User } from "../helpers/api";
+import { ADMIN, call, makeTenant, type User, shardD1, shardOf } from "../helpers/api";
 import { HOOK_USER } from "../helpers/webhooks";
 
 const keyOf = (fill: number) => btoa(String.fromCharCode(...new Uint8Array(32).fill(fill)));
@@ -66,7 +66,7 @@ describe("rotating ENCRYPTION_KEY", () => {
     expect((await resealAll(rotating)).resealed).toBe(0); // nothing left to do
     const after = await read(client, created.id, NEW);
     expect(after.json).toMatchObject({ secrets_readable: true, secret: created.secret, username: HOOK_USER.username, password: HOOK_USER.password });
-    const row = await env.DB.prepare("select credentials, secret from webhook_subscriptions where id = ?").bind(created.id).first<{ credentials: string; secret: string }>();
+    const row = await (await shardD1(client.accountId)).prepare("select credentials, secret from webhook_subscriptions where id = ?").bind(created.id).first<{ credentials: string; secret: string }>();
     expect(row!.secret.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     expect(JSON.stringify(row)).not.toContain(created.secret);
     expect(JSON.stringify(row)).not.toContain(HOOK_USER.password);
@@ -79,18 +79,19 @@ describe("rotating ENCRYPTION_KEY", () => {
     let rotated: { secret: string } | undefined;
     // Between the re-seal's read of the row and its write, an isolate deployed before the new key
     // rotates the signing secret: it seals with OLD, and the re-seal's guarded write finds the row changed.
-    const DB = beforeFirstUpdate(env.DB, /^update "webhook_subscriptions"/, async () => {
+    const shard = `SHARD_${await shardOf(client.accountId)}` as const;
+    const wrapped = beforeFirstUpdate(env[shard]!, /^update "webhook_subscriptions"/, async () => {
       const res = await call("POST", `/v1/webhooks/${created.id}/rotate-secret/`, { headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } });
       expect(res.status).toBe(200);
       rotated = res.json;
     });
     let after: string | null = null;
     do {
-      const res = await call("POST", `/admin/encryption/reseal${after ? `?after=${after}` : ""}`, { headers: ADMIN, bindings: { ENCRYPTION_KEY: rotating, DB } });
+      const res = await call("POST", `/admin/encryption/reseal${after ? `?after=${after}` : ""}`, { headers: ADMIN, bindings: { ENCRYPTION_KEY: rotating, ...({ [shard]: wrapped } as Partial<typeof env>) } });
       after = res.json.next_after;
     } while (after);
     expect(rotated).toBeDefined();
-    const row = await env.DB.prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string>>();
+    const row = await wrapped.prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string>>();
     const newest = `v2.${await idOf(NEW)}.`;
     expect([row!.credentials!.startsWith(newest), row!.secret!.startsWith(newest), row!.previous_secret!.startsWith(newest)]).toEqual([true, true, true]);
     // With the old key dropped, the subscription still opens: the rotated secret and the one before it.
@@ -106,7 +107,7 @@ describe("rotating ENCRYPTION_KEY", () => {
     const [path, body] = request(created.id) as [string, Record<string, string> | undefined];
     const res = await call(body ? "PATCH" : "POST", path, { headers: client.headers, body, bindings: { ENCRYPTION_KEY: `${NEW},${OLD}` } });
     expect(res.status).toBe(200);
-    const row = await env.DB.prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string | null>>();
+    const row = await (await shardD1(client.accountId)).prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string | null>>();
     const newest = `v2.${await idOf(NEW)}.`;
     for (const sealed of Object.values(row!)) if (sealed !== null) expect(sealed.startsWith(newest)).toBe(true);
   });
@@ -116,14 +117,15 @@ describe("rotating ENCRYPTION_KEY", () => {
     const made = (await subscribe(client, SEAL_OLD)).json;
     const logged: string[] = [];
     const spy = vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void logged.push(args.map(String).join(" ")));
-    const before = await env.DB.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>();
+    const shard = await shardD1(client.accountId);
+    const before = await shard.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>();
     const refused = await subscribe(client, WRONG);
     const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, { headers: client.headers, body: { url: "https://hooks.example.com/other" }, bindings: { ENCRYPTION_KEY: `${WRONG},${OLD}` } });
     spy.mockRestore();
     expect(refused.status).toBe(500);
     expect(refused.json).toEqual({ detail: "Service is not configured." });
     expect(logged.some((line) => line.includes('"config_error"') && line.includes("ENCRYPTION_KEY lists no key"))).toBe(true);
-    expect(await env.DB.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>()).toEqual(before);
+    expect(await shard.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>()).toEqual(before);
     // A new key listed before the right one is a rotation, not a wrong key.
     expect(patched.status).toBe(200);
   });
@@ -134,7 +136,7 @@ describe("rotating ENCRYPTION_KEY", () => {
     // Sealed with the wrong key (as a deployment from before the key check could have).
     const bad = (await subscribe(client, SEAL_OLD)).json;
     const [credentials, secret] = [await encrypt(WRONG, JSON.stringify([HOOK_USER.username, HOOK_USER.password])), await encrypt(WRONG, bad.secret)];
-    await env.DB.prepare("update webhook_subscriptions set credentials = ?, secret = ? where id = ?").bind(credentials, secret, bad.id).run();
+    await (await shardD1(client.accountId)).prepare("update webhook_subscriptions set credentials = ?, secret = ? where id = ?").bind(credentials, secret, bad.id).run();
     const list = await call("GET", "/v1/webhooks/", { headers: client.headers });
     expect(list.status).toBe(200);
     const readable = new Map(list.json.results.map((row: { id: string; secrets_readable: boolean }) => [row.id, row.secrets_readable]));

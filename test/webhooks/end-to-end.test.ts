@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, makePayment, makeTenant } from "../helpers/api";
-import { env } from "cloudflare:test";
+import { call, makePayment, makeTenant, shardD1 } from "../helpers/api";
 import { Webhook } from "standardwebhooks";
 import { hookHmac } from "../../src/webhooks/signing";
 import { mailbox, receivedAt, receiverUrl, subscribeToReceiver, waitFor } from "../helpers/webhooks";
@@ -182,7 +181,8 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const paused = await subscribeToReceiver(client, { is_active: false });
     await makePayment(client);
     await waitFor(() => receivedAt(failing.box), (all) => all.length >= 1);
-    const count = (id: string) => env.DB.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(id).first<{ n: number }>();
+    const db = await shardD1(client.accountId);
+    const count = (id: string) => db.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(id).first<{ n: number }>();
     expect((await count(failing.subscription.id))!.n).toBe(1);
     expect((await count(paused.subscription.id))!.n).toBe(0);
     expect((await call("DELETE", `/v1/webhooks/${failing.subscription.id}/`, { headers: client.headers })).status).toBe(204);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, makePayment, makeTenant, type User } from "../helpers/api";
+import { call, makePayment, makeTenant, type User, shardD1 } from "../helpers/api";
 import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 const deliveryOf = (user: User, subscriptionId: string, deliveryId: string) =>
@@ -79,12 +79,13 @@ describe("POST /v1/webhooks/{id}/recover/", () => {
     const [outside, a, b, kept] = [...log].reverse();
     const at = (ms: number) => new Date(ms).toISOString();
     const base = Date.parse(kept!.created);
-    await env.DB.batch(
+    const shard = await shardD1(client.accountId);
+    await shard.batch(
       [
         [outside!.id, base - 10 * 86_400_000],
         [a!.id, base - 3 * 86_400_000],
         [b!.id, base - 86_400_000],
-      ].map(([id, created]) => env.DB.prepare("update webhook_deliveries set status = 'failed', next_attempt_at = null, created_at = ? where id = ?").bind(created, id)),
+      ].map(([id, created]) => shard.prepare("update webhook_deliveries set status = 'failed', next_attempt_at = null, created_at = ? where id = ?").bind(created, id)),
     );
     const window = { since: at(base - 5 * 86_400_000) };
     const keyed = { ...client.headers, "Idempotency-Key": "recover-1" };
@@ -165,9 +166,10 @@ describe("GET /v1/webhooks/{id}/stats/", () => {
     const newest = now - (now % bucket);
     const starts = Array.from({ length: 10 * 288 }, (_, i) => newest - i * bucket);
     for (let i = 0; i < starts.length; i += 500) {
-      await env.DB.batch(
+      const shard = await shardD1(client.accountId);
+      await shard.batch(
         starts.slice(i, i + 500).map((start) =>
-          env.DB.prepare("insert into webhook_stats (subscription_id, bucket_start, attempts, succeeded, failed, pending, h2) values (?, ?, 10, 9, 0, 1, 10)").bind(subscription.id, start),
+          shard.prepare("insert into webhook_stats (subscription_id, bucket_start, attempts, succeeded, failed, pending, h2) values (?, ?, 10, 9, 0, 1, 10)").bind(subscription.id, start),
         ),
       );
     }

@@ -8,7 +8,10 @@ import { BASE, call, makePayment, makeTenant, type User } from "../helpers/api";
 import { subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 const DAY = 86_400_000;
-const db = () => createDb(env.DB);
+// Retention runs per shard; these tests keep their tenants on one.
+const SHARD = "A";
+const shard = env.SHARD_A!;
+const db = () => createDb(shard);
 
 /** A subscription with `n` payments' deliveries, all succeeded. */
 async function loggedDeliveries(client: User, n: number) {
@@ -24,9 +27,9 @@ async function loggedDeliveries(client: User, n: number) {
 /** Moves a delivery's whole history `days` into the past (as if made and ended then). */
 async function age(deliveryId: string, days: number) {
   const shift = days * DAY;
-  await env.DB.batch([
-    env.DB.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where id = ?2").bind(shift, deliveryId),
-    env.DB.prepare("update webhook_attempts set started_at = started_at - ?1 where delivery_id = ?2").bind(shift, deliveryId),
+  await shard.batch([
+    shard.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where id = ?2").bind(shift, deliveryId),
+    shard.prepare("update webhook_attempts set started_at = started_at - ?1 where delivery_id = ?2").bind(shift, deliveryId),
   ]);
 }
 
@@ -59,7 +62,7 @@ describe("retention", () => {
   });
 
   it("archives ended deliveries past RETENTION_DAYS, then removes them; the log answers 404 and the archive returns each record as the log showed it", async () => {
-    const { client } = await makeTenant();
+    const { client } = await makeTenant({ shard: SHARD });
     const { subscription, deliveries } = await loggedDeliveries(client, 3);
     const [old, older, recent] = deliveries;
     const records = new Map<string, unknown>();
@@ -72,7 +75,7 @@ describe("retention", () => {
     for (const { id } of [old!, older!]) expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).status).toBe(404);
     expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${recent!.id}/`, { headers: client.headers })).status).toBe(200);
     expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.count).toBe(1);
-    const attempts = await env.DB.prepare("select count(*) as n from webhook_attempts where delivery_id in (?, ?)").bind(old!.id, older!.id).first<{ n: number }>();
+    const attempts = await shard.prepare("select count(*) as n from webhook_attempts where delivery_id in (?, ?)").bind(old!.id, older!.id).first<{ n: number }>();
     expect(attempts!.n).toBe(0);
 
     const day = new Date(Date.parse(old!.created) - 31 * DAY).toISOString().slice(0, 10);
@@ -83,44 +86,44 @@ describe("retention", () => {
   });
 
   it("keeps what is recent or still pending, and removes in bounded runs", async () => {
-    const { client } = await makeTenant();
+    const { client } = await makeTenant({ shard: SHARD });
     const { subscription, deliveries } = await loggedDeliveries(client, 1);
     const [made] = deliveries;
     await age(made!.id, 40);
     // Copies of the aged delivery: more than one run removes.
     const copies = RETENTION_CHUNK + 30;
-    await env.DB.prepare(
+    await shard.prepare(
       `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, null, created_at, updated_at, test from webhook_deliveries, n where id = ?3`,
     ).bind(copies, made!.id, made!.id).run();
     // An old delivery still being retried stays whatever its age.
-    await env.DB.prepare("update webhook_deliveries set status = 'pending', next_attempt_at = ?1 where id = ?2").bind(Date.now() + DAY, `${made!.id}-1`).run();
-    const inLog = async () => (await env.DB.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
+    await shard.prepare("update webhook_deliveries set status = 'pending', next_attempt_at = ?1 where id = ?2").bind(Date.now() + DAY, `${made!.id}-1`).run();
+    const inLog = async () => (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
     expect(await inLog()).toBe(copies + 1);
 
     const first = await applyRetention(db(), env.ARCHIVE, 30, Date.now());
     expect(first.removed).toBeLessThanOrEqual(2 * RETENTION_CHUNK);
     for (let run = 0; run < 5 && (await inLog()) > 1; run++) await applyRetention(db(), env.ARCHIVE, 30, Date.now());
     expect(await inLog()).toBe(1);
-    const left = await env.DB.prepare("select id, status from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ id: string; status: string }>();
+    const left = await shard.prepare("select id, status from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ id: string; status: string }>();
     expect(left).toEqual({ id: `${made!.id}-1`, status: "pending" });
     // A shorter RETENTION_DAYS reaches younger deliveries.
     const { deliveries: fresh } = await loggedDeliveries(client, 1);
     await age(fresh[0]!.id, 8);
     await applyRetention(db(), env.ARCHIVE, 30, Date.now());
-    expect((await call("GET", `/v1/webhooks/${(await env.DB.prepare("select subscription_id as s from webhook_deliveries where id = ?").bind(fresh[0]!.id).first<{ s: string }>())!.s}/deliveries/${fresh[0]!.id}/`, { headers: client.headers })).status).toBe(200);
+    expect((await call("GET", `/v1/webhooks/${(await shard.prepare("select subscription_id as s from webhook_deliveries where id = ?").bind(fresh[0]!.id).first<{ s: string }>())!.s}/deliveries/${fresh[0]!.id}/`, { headers: client.headers })).status).toBe(200);
     await applyRetention(db(), env.ARCHIVE, 7, Date.now());
-    expect(await env.DB.prepare("select id from webhook_deliveries where id = ?").bind(fresh[0]!.id).first()).toBeNull();
+    expect(await shard.prepare("select id from webhook_deliveries where id = ?").bind(fresh[0]!.id).first()).toBeNull();
   });
 
   it("archives nothing twice when a run stops between archiving and removing", async () => {
-    const { client } = await makeTenant();
+    const { client } = await makeTenant({ shard: SHARD });
     const { subscription, deliveries } = await loggedDeliveries(client, 2);
     for (const { id } of deliveries) await age(id, 45);
     // The removal batch fails once (D1 unreachable): the archive is written, the rows stay.
     let batches = 0;
-    const failing = new Proxy(env.DB, {
+    const failing = new Proxy(shard, {
       get(target, name) {
         if (name === "batch") return (statements: D1PreparedStatement[]) => (++batches === 2 ? Promise.reject(new Error("D1 went away")) : target.batch(statements));
         const value = Reflect.get(target, name);
@@ -137,21 +140,21 @@ describe("retention", () => {
   });
 
   it("keeps health buckets 90 days", async () => {
-    const { client } = await makeTenant();
+    const { client } = await makeTenant({ shard: SHARD });
     const { subscription } = await loggedDeliveries(client, 1);
     const bucket = (daysAgo: number) => Math.floor((Date.now() - daysAgo * DAY) / 300_000) * 300_000;
     for (const daysAgo of [100, 80]) {
-      await env.DB.prepare("insert into webhook_stats (subscription_id, bucket_start, attempts, succeeded, failed, pending) values (?, ?, 1, 1, 0, 0)").bind(subscription.id, bucket(daysAgo)).run();
+      await shard.prepare("insert into webhook_stats (subscription_id, bucket_start, attempts, succeeded, failed, pending) values (?, ?, 1, 1, 0, 0)").bind(subscription.id, bucket(daysAgo)).run();
     }
     await applyRetention(db(), env.ARCHIVE, 30, Date.now());
-    const kept = await env.DB.prepare("select bucket_start as b from webhook_stats where subscription_id = ? order by b").bind(subscription.id).all<{ b: number }>();
+    const kept = await shard.prepare("select bucket_start as b from webhook_stats where subscription_id = ? order by b").bind(subscription.id).all<{ b: number }>();
     expect(kept.results.map((row) => row.b)).not.toContain(bucket(100));
     expect(kept.results.map((row) => row.b)).toContain(bucket(80));
   });
 
   it("answers the archive only for the account's own subscription and a real day", async () => {
-    const { client } = await makeTenant();
-    const other = await makeTenant();
+    const { client } = await makeTenant({ shard: SHARD });
+    const other = await makeTenant({ shard: SHARD });
     const { subscription } = await loggedDeliveries(client, 1);
     expect((await fetchRaw(client, `/v1/webhooks/${subscription.id}/archive/2026-01-01/`)).status).toBe(404);
     expect((await fetchRaw(other.client, `/v1/webhooks/${subscription.id}/archive/2026-01-01/`)).status).toBe(404);

@@ -1,10 +1,9 @@
-import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-import { BASE, call, makePayment, makeTenant, type User } from "../helpers/api";
+import { BASE, call, makePayment, makeTenant, type User, shardD1 } from "../helpers/api";
 import { HOOK_USER, mailbox, receivedAt, receiverUrl, waitFor } from "../helpers/webhooks";
 
 const valid = () => ({ event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", ...HOOK_USER });
@@ -45,7 +44,7 @@ describe("webhook subscriptions", () => {
   it("stores credentials and the secret encrypted", async () => {
     const { client } = await makeTenant();
     const res = await create(client, valid());
-    const row = await env.DB.prepare("select * from webhook_subscriptions where id = ?").bind(res.json.id).first<Record<string, unknown>>();
+    const row = await (await shardD1(client.accountId)).prepare("select * from webhook_subscriptions where id = ?").bind(res.json.id).first<Record<string, unknown>>();
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(HOOK_USER.password);
     expect(stored).not.toContain(HOOK_USER.username);
@@ -106,7 +105,7 @@ describe("webhook subscriptions", () => {
     expect((await call("DELETE", `/v1/webhooks/${made.json.id}/`, { headers: client.headers })).status).toBe(204);
     // The attempt ends after the delete, and is recorded then.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    const { results } = await env.DB.prepare("select count(*) as n from webhook_stats where subscription_id = ?").bind(made.json.id).run();
+    const { results } = await (await shardD1(client.accountId)).prepare("select count(*) as n from webhook_stats where subscription_id = ?").bind(made.json.id).run();
     expect(results[0]).toEqual({ n: 0 });
   }, 20_000);
 
@@ -182,7 +181,7 @@ describe("webhook subscriptions", () => {
     expect(rotated.status).toBe(200);
     expect(rotated.json.secret).toMatch(/^whsec_/);
     expect(rotated.json.secret).not.toBe(made.secret);
-    const row = await env.DB.prepare("select previous_secret_expires_at as until from webhook_subscriptions where id = ?").bind(made.id).first<{ until: number }>();
+    const row = await (await shardD1(client.accountId)).prepare("select previous_secret_expires_at as until from webhook_subscriptions where id = ?").bind(made.id).first<{ until: number }>();
     expect(row!.until - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
   });
 

@@ -12,6 +12,7 @@ import { cpus, totalmem } from "node:os";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { migrateAll } from "../lib/d1.mjs";
 import { MODE, SERVICE_ENV, startService } from "./service.mjs";
 import { startHookReceiver } from "./webhooks.mjs";
 
@@ -27,7 +28,8 @@ const wrangler = (args) => {
 
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
-wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir]);
+const failed = migrateAll({ persistTo: dir });
+if (failed.length > 0) throw new Error(`migrations failed:\n${failed.map((f) => f.output).join("\n")}`);
 const receiver = await startHookReceiver();
 
 // An account, its client and a subscription to the receiver, through the API.
@@ -56,7 +58,7 @@ const sql = [
 ].join("\n");
 const file = join(dir, "backlog.sql");
 writeFileSync(file, `${sql}\n`);
-wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, "--file", file]);
+wrangler(["d1", "execute", `SHARD_${account.shard}`, "--local", "--persist-to", dir, "--file", file]);
 
 // The queue is back: the service starts, and the cron fires every minute.
 service = await startService({ dir, port: Number(values.port), scheduled: true });

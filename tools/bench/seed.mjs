@@ -5,16 +5,18 @@
 //   npm run bench:seed -- --scale 1000000 --persist-to .bench/state-1000000
 //
 // Everything is generated inside SQLite by recursive CTEs, so 1,000,000 invoices take seconds.
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { migrateAll, wranglerSync } from "../lib/d1.mjs";
 import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
-// 5: a fresh state after the 100-event cap (states of earlier runs hold a payment with thousands).
-export const SEED_VERSION = 5;
+// 6: a directory and shards (the account's rows on shard A).
+export const SEED_VERSION = 6;
 export const ACCOUNT = "acct_benchAccount0000000001";
+/** The shard the bench account lives on. */
+export const SHARD = "A";
 export const USERS = {
   client: { username: "bench-client", password: "bench-client-password-local-only" },
   processor: { username: "bench-processor", password: "bench-processor-password-local-only" },
@@ -44,6 +46,17 @@ export function shape(scale) {
 
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
+/** The directory's part: the account, on SHARD, and its users. */
+export function directorySql() {
+  return [
+    `INSERT INTO accounts (id, name, created_at, shard) VALUES ('${ACCOUNT}', 'Bench Payables Inc.', ${T0}, '${SHARD}');`,
+    ...Object.entries(USERS).map(
+      ([role, user]) => `INSERT INTO api_users (username, account_id, role, password_hash, created_at) VALUES ('${user.username}', '${ACCOUNT}', '${role}', '${sha256(user.password)}', ${T0});`,
+    ),
+  ].join("\n") + "\n";
+}
+
+/** The shard's part: the account's data. */
 export function seedSql(scale) {
   const s = shape(scale);
   const half = s.buyers;
@@ -52,8 +65,7 @@ export function seedSql(scale) {
   const status = `CASE n % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'in-progress' WHEN 2 THEN 'settled' ELSE 'failed' END`;
   const version = `CASE n % 4 WHEN 0 THEN 1 WHEN 1 THEN 2 WHEN 2 THEN 3 ELSE 2 END`;
   return [
-    `INSERT INTO accounts (id, name, created_at) VALUES ('${ACCOUNT}', 'Bench Payables Inc.', ${T0});`,
-    ...Object.entries(USERS).map(([role, user]) => `INSERT INTO api_users VALUES ('${user.username}', '${ACCOUNT}', '${role}', '${sha256(user.password)}', ${T0});`),
+    `INSERT INTO tenants (id, created_at) VALUES ('${ACCOUNT}', ${T0});`,
     `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_b%020d', n), '${ACCOUNT}', 'BUY-' || n, 'buyer', 'Buyer ' || n, ${T0 - 3_600_000} + n, ${T0 - 3_600_000} + n FROM seq;`,
     `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_s%020d', n), '${ACCOUNT}', 'SUP-' || n, 'supplier', 'Supplier ' || n, ${T0 - 1_800_000} + n, ${T0 - 1_800_000} + n FROM seq;`,
     `${seq(s.invoices)} INSERT INTO invoices SELECT printf('inv_%022d', n), '${ACCOUNT}', 'INV-' || n, printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD', ${T0} + n * 10, ${T0} + n * 10 FROM seq;`,
@@ -63,48 +75,41 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payment_invoices (payment_id, invoice_id, active) SELECT printf('pmt_%022d', n), printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN 0 ELSE 1 END FROM seq;`,
     // Each link carries its invoice's number, amount and created, as the payment write copies them.
     `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
-    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,
-    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
+    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,
+    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 <> 0;`,
-    `${seq(s.payments)} INSERT INTO payment_events SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
+    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
     paymentDetailSql(),
     recountSql(ACCOUNT),
   ].join("\n") + "\n";
 }
 
-const ENV = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-const wrangler = (args) => spawnSync("node_modules/.bin/wrangler", args, { env: ENV, encoding: "utf8", input: "y\n" });
-
 /** Makes `dir` hold the seeded state at `scale`, unless it already does. Returns the time taken (0 if reused). */
 export function ensureSeeded(scale, dir) {
   const marker = join(dir, "bench-seed.json");
+  const migrate = () => {
+    const failed = migrateAll({ persistTo: dir });
+    if (failed.length > 0) throw new Error(`bench:seed: migrating ${dir} failed:\n${failed.map((f) => `${f.binding}: ${f.output}`).join("\n")}`);
+  };
   if (existsSync(marker)) {
     const seeded = JSON.parse(readFileSync(marker, "utf8"));
     if (seeded.scale === scale && seeded.version === SEED_VERSION) {
-      // Reused data gets the migrations written since it was seeded.
-      const result = wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir]);
-      if (result.status !== 0) throw new Error(`bench:seed: migrating ${dir} failed:\n${result.stdout}${result.stderr}`);
+      migrate(); // reused data gets the migrations written since it was seeded
       return 0;
     }
   }
   const started = Date.now();
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const args of [
-    ["d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
-    ["d1", "execute", "DB", "--local", "--persist-to", dir, "--file", writeSeedFile(scale, dir)],
-  ]) {
-    const result = wrangler(args);
-    if (result.status !== 0) throw new Error(`bench:seed: wrangler ${args.slice(0, 3).join(" ")} failed:\n${result.stdout}${result.stderr}`);
+  migrate();
+  for (const [binding, sql] of [[`SHARD_${SHARD}`, seedSql(scale)], ["DB", directorySql()]]) {
+    const file = resolve(dir, `seed-${binding}.sql`);
+    writeFileSync(file, sql);
+    const result = wranglerSync(["d1", "execute", binding, "--local", "--persist-to", dir, "--file", file]);
+    if (result.status !== 0) throw new Error(`bench:seed: seeding ${binding} failed:\n${result.stdout}${result.stderr}`);
   }
   writeFileSync(marker, JSON.stringify({ scale, version: SEED_VERSION, seeded_at: new Date().toISOString() }));
   return Date.now() - started;
-}
-
-function writeSeedFile(scale, dir) {
-  const file = resolve(dir, "seed.sql");
-  writeFileSync(file, seedSql(scale));
-  return file;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -12,8 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { getPlatformProxy } from "wrangler";
+import { migrateAll, shardNames } from "../lib/d1.mjs";
 import { stopGroup } from "../lib/process-group.mjs";
-import { BENCH_VARS, freePort, OFFLINE_ENV, ROOT, run, startWrangler, undoAtExit } from "../lib/service.mjs";
+import { BENCH_VARS, freePort, ROOT, startWrangler, undoAtExit } from "../lib/service.mjs";
 import { shardFigures } from "./figures.mjs";
 
 const { values } = parseArgs({
@@ -52,9 +53,8 @@ function eventsOf(p) {
 
 const state = mkdtempSync(join(tmpdir(), "payments-capacity-"));
 undoAtExit(() => rmSync(state, { recursive: true, force: true }));
-const wrangler = (args) => run(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: { ...process.env, ...OFFLINE_ENV } });
-const migrated = await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
-if (migrated.code !== 0) throw new Error(`migrations: ${migrated.stderr}`);
+const failed = migrateAll({ persistTo: state });
+if (failed.length > 0) throw new Error(`migrations: ${failed.map((f) => f.output).join("\n")}`);
 
 const receiver = spawn(process.execPath, ["tools/receiver/index.mjs", "--port-line"], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"], detached: true });
 undoAtExit(() => receiver.exitCode === null && process.kill(-receiver.pid, "SIGKILL"));
@@ -74,7 +74,9 @@ function timingOf(res) {
 }
 
 const admin = { authorization: `Bearer ${BENCH_VARS.ADMIN_TOKEN}` };
-const account = (await send("POST", "/admin/accounts/", admin, { name: "capacity" })).json;
+// The account on the first shard: the model measures that shard's database alone.
+const SHARD = shardNames()[0];
+const account = (await send("POST", "/admin/accounts/", admin, { name: "capacity", shard: SHARD })).json;
 const userOf = async (role) => {
   const made = (await send("POST", `/admin/accounts/${account.id}/api-users/`, admin, { username: `capacity-${role}`, role })).json;
   return { authorization: `Basic ${Buffer.from(`${made.username}:${made.password}`).toString("base64")}` };
@@ -120,8 +122,9 @@ await stopGroup(receiver);
 
 // Bytes by table and index: drop each index, then each table, reading D1's size after each.
 const { env, dispose } = await getPlatformProxy({ configPath: join(ROOT, "wrangler.toml"), persist: { path: join(state, "v3") } });
-const size = async (sql) => (await env.DB.prepare(sql).run()).meta.size_after;
-const objects = (await env.DB.prepare("select type, name, tbl_name from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type desc, name").all()).results;
+const shard = env[`SHARD_${SHARD}`];
+const size = async (sql) => (await shard.prepare(sql).run()).meta.size_after;
+const objects = (await shard.prepare("select type, name, tbl_name from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type desc, name").all()).results;
 const total = await size("select 1");
 const bytes = [];
 let before = total;

@@ -1,5 +1,6 @@
 // The demo data of `npm start`, as SQL that is safe to run on every start: fixed ids, INSERT OR
-// IGNORE, and the demo users' password hashes taken from .dev.vars each time.
+// IGNORE, and the demo users' password hashes taken from .dev.vars each time. The account and its
+// users go to the directory, its data to its shard.
 import { createHash } from "node:crypto";
 import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
@@ -33,13 +34,21 @@ const payments = [
     [["PU00", "pending", "Payment created", 22], ["PU10", "in-progress", "Check printed", 31], ["PU20", "settled", "Check cashed", 40]], "100234"],
 ];
 
-export function demoSeedSql(vars) {
+/** The directory's part: the demo account on `shard`, and its two users with the passwords of .dev.vars. */
+export function demoDirectorySql(vars, shard) {
+  return [
+    `INSERT OR IGNORE INTO accounts (id, name, created_at, erased_at, shard) VALUES (${q(DEMO_ACCOUNT)}, 'Demo Payables Inc.', ${T0}, NULL, ${q(shard)});`,
+    ...[["demo-client", "client", vars.DEMO_CLIENT_PASSWORD], ["demo-processor", "processor", vars.DEMO_PROCESSOR_PASSWORD]].map(
+      ([username, role, password]) => `INSERT INTO api_users (username, account_id, role, password_hash, created_at) VALUES (${q(username)}, ${q(DEMO_ACCOUNT)}, ${q(role)}, '${sha256(password)}', ${T0})
+      ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash;`,
+    ),
+  ].join("\n") + "\n";
+}
+
+/** The shard's part: the account's own data. */
+export function demoShardSql() {
   const sql = [
-    row("accounts", [DEMO_ACCOUNT, "Demo Payables Inc.", T0, null]),
-    `INSERT INTO api_users VALUES ('demo-client', '${DEMO_ACCOUNT}', 'client', '${sha256(vars.DEMO_CLIENT_PASSWORD)}', ${T0})
-      ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash;`,
-    `INSERT INTO api_users VALUES ('demo-processor', '${DEMO_ACCOUNT}', 'processor', '${sha256(vars.DEMO_PROCESSOR_PASSWORD)}', ${T0})
-      ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash;`,
+    row("tenants", [DEMO_ACCOUNT, T0]),
     row("counterparties", [BUYER, DEMO_ACCOUNT, "BUY-001", "buyer", "Acme Retail", minutes(1), minutes(1)]),
     row("counterparties", [NORTHWIND, DEMO_ACCOUNT, "SUP-001", "supplier", "Northwind Paper", minutes(2), minutes(2)]),
     row("counterparties", [GLOBEX, DEMO_ACCOUNT, "SUP-002", "supplier", "Globex Logistics", minutes(3), minutes(3)]),
@@ -58,7 +67,11 @@ export function demoSeedSql(vars) {
     events.forEach(([code, status, description, minute], index) => {
       // Each event keeps the instrument number and refund reason it left (the instrument comes with the second).
       const left = index === 0 ? null : instrument;
-      sql.push(row("payment_events", [`pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute), left, null]));
+      sql.push(
+        `INSERT OR IGNORE INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) VALUES (${[
+          `pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute), left, null,
+        ].map(q).join(", ")});`,
+      );
     });
   }
   // Each link carries its invoice's number, amount and created, as the payment write copies them.

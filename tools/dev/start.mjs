@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { readDevVars as readVarsFile, writeDevVars } from "../lib/dev-vars.mjs";
-import { demoSeedSql } from "./demo-seed.mjs";
+import { migrateAll, shardNames, wranglerSync } from "../lib/d1.mjs";
+import { DEMO_ACCOUNT, demoDirectorySql, demoShardSql } from "./demo-seed.mjs";
 
 const PORT = process.env.PORT ?? "8787";
 const STATE_DIR = ".wrangler/state";
@@ -74,14 +75,26 @@ for (const name of ["ADMIN_TOKEN", "ENCRYPTION_KEY", "DEMO_CLIENT_PASSWORD", "DE
   }
 }
 
-run("applying migrations", wrangler(["d1", "migrations", "apply", "DB", "--local"], { input: "y\n", stdio: "pipe" }));
-writeFileSync(".wrangler/demo-seed.sql", demoSeedSql(vars));
-run("adding demo data", wrangler(["d1", "execute", "DB", "--local", "--file", ".wrangler/demo-seed.sql"], { stdio: "pipe" }));
-console.log("Local D1 database: migrations applied (.wrangler/state).");
+const failed = migrateAll();
+if (failed.length > 0) {
+  for (const { binding, output } of failed) process.stderr.write(`${binding}:\n${output}`);
+  console.error("npm start: applying migrations failed.");
+  process.exit(1);
+}
+// The demo account stays on the shard it was placed on; the first time, it goes where placement puts
+// an account in an empty deployment: the first shard by name.
+const placed = wranglerSync(["d1", "execute", "DB", "--local", "--json", "--command", `SELECT shard FROM accounts WHERE id = '${DEMO_ACCOUNT}'`]);
+run("reading the directory", placed);
+const demoShard = JSON.parse(placed.stdout)[0]?.results?.[0]?.shard ?? shardNames()[0];
+writeFileSync(".wrangler/demo-directory.sql", demoDirectorySql(vars, demoShard));
+writeFileSync(".wrangler/demo-shard.sql", demoShardSql());
+run("adding demo data", wrangler(["d1", "execute", `SHARD_${demoShard}`, "--local", "--file", ".wrangler/demo-shard.sql"], { stdio: "pipe" }));
+run("adding demo data", wrangler(["d1", "execute", "DB", "--local", "--file", ".wrangler/demo-directory.sql"], { stdio: "pipe" }));
+console.log(`Local D1 databases: migrations applied (.wrangler/state): the directory and shards ${shardNames().join(", ")}.`);
 
 const base = `http://127.0.0.1:${PORT}`;
 console.log(`
-Demo data is ready (account acct_demoAccount000000001).
+Demo data is ready (account ${DEMO_ACCOUNT}, on shard ${demoShard}).
   client:    demo-client    / ${vars.DEMO_CLIENT_PASSWORD}
   processor: demo-processor / ${vars.DEMO_PROCESSOR_PASSWORD}
   admin:     Authorization: Bearer ${vars.ADMIN_TOKEN}

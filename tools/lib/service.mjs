@@ -10,7 +10,7 @@ import { readDevVars, writeDevVars } from "./dev-vars.mjs";
 import { stopGroup } from "./process-group.mjs";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
-const PROJECT_FILES = ["package.json", "wrangler.toml", "tsconfig.json", "src", "tools", "migrations", "console"];
+const PROJECT_FILES = ["package.json", "wrangler.toml", "tsconfig.json", "src", "tools", "migrations", "console", "drizzle"];
 /** Offline and quiet: no Cloudflare requests, no metrics. */
 export const OFFLINE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 

@@ -1,14 +1,14 @@
-// SQL the seeds share: the demo data (`npm start`) and the benchmark's seed insert rows after the
-// migrations ran, so they run the same statements the migrations ran once for existing data.
+// SQL the seeds share: the demo data (`npm start`) and the benchmark's seed insert rows straight into
+// a shard, then derive what the service's writes would have stored with them.
 import { readFileSync } from "node:fs";
 
-/** What stores each payment's detail on its row (migration 0012): one source for the migration and the seeds. */
-export const paymentDetailSql = () => readFileSync(new URL("../../migrations/0012_backfill_payment_detail.sql", import.meta.url), "utf8");
+/** What stores each payment's detail on its row, as the API shows it (test/seed-sql.test.ts checks it). */
+export const paymentDetailSql = () => readFileSync(new URL("./payment-detail.sql", import.meta.url), "utf8");
 
 // The bucket sizes of src/lib/time-buckets.ts (30 days, a day, an hour, a minute, a second).
 const BUCKET_SIZES_MS = [30 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000];
 
-/** Rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows (migrations 0005 and 0007 did it once). */
+/** Rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows. */
 export function recountSql(accountId) {
   const where = `WHERE account_id = '${accountId}'`;
   const byValue = (resource, field) =>

@@ -16,7 +16,7 @@ export interface paths {
         put?: never;
         /**
          * Create an account
-         * @description Operators only (`Authorization: Bearer <ADMIN_TOKEN>`). An account is a tenant.
+         * @description Operators only (`Authorization: Bearer <ADMIN_TOKEN>`). An account is a tenant. Its data lives on one shard: the one named in `shard`, else the open shard with the fewest bytes.
          */
         post: operations["createAccount"];
         delete?: never;
@@ -113,13 +113,50 @@ export interface paths {
         put?: never;
         /**
          * Re-seal stored secrets with the newest ENCRYPTION_KEY
-         * @description After a new key is put first in ENCRYPTION_KEY (`NEW,OLD`), seals every subscription's credentials and signing secrets with it, 200 subscriptions a call: call again with `?after=<next_after>` until `next_after` is null, then the old key can be dropped.
+         * @description After a new key is put first in ENCRYPTION_KEY (`NEW,OLD`), seals every subscription's credentials and signing secrets with it, shard by shard, 200 subscriptions a call: call again with `?after=<next_after>` until `next_after` is null, then the old key can be dropped.
          */
         post: operations["resealSubscriptions"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/admin/shards/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List shards
+         * @description Every shard: its accounts, its size as D1 reports it, and whether it takes new accounts. Not paginated: a deployment has few.
+         */
+        get: operations["listShards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/shards/{name}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Open or close a shard to new accounts */
+        patch: operations["updateShard"];
         trace?: never;
     };
     "/v1/counterparties/": {
@@ -690,6 +727,11 @@ export interface components {
              */
             name: string;
             /**
+             * @description The shard that holds the account's data (a `SHARD_<name>` D1 binding).
+             * @example A
+             */
+            shard: string;
+            /**
              * Format: date-time
              * @description When it was created. ISO 8601, UTC, milliseconds.
              * @example 2026-11-21T10:15:30.123Z
@@ -783,6 +825,28 @@ export interface components {
              * @example null
              */
             next_after: string | null;
+        };
+        Shard: {
+            /**
+             * @description The shard's name: its binding is `SHARD_<name>`.
+             * @example A
+             */
+            name: string;
+            /**
+             * @description Accounts placed on it.
+             * @example 12
+             */
+            accounts: number;
+            /**
+             * @description The database's size as D1 reports it; null when the Worker's configuration lacks the binding.
+             * @example 1048576
+             */
+            bytes: number | null;
+            /**
+             * @description Whether new accounts may be placed on it.
+             * @example true
+             */
+            open: boolean;
         };
         CounterpartyList: {
             /**
@@ -1341,6 +1405,11 @@ export interface operations {
                      * @example Demo Payables Inc.
                      */
                     name: string;
+                    /**
+                     * @description The shard to place the account on; by default the open shard with the fewest bytes.
+                     * @example A
+                     */
+                    shard?: string;
                 };
             };
         };
@@ -1354,7 +1423,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input, or a `shard` that is not configured or is closed */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1374,6 +1443,15 @@ export interface operations {
             };
             /** @description The admin API is disabled: ADMIN_TOKEN is not set */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No shard is open to new accounts */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1653,7 +1731,7 @@ export interface operations {
     resealSubscriptions: {
         parameters: {
             query?: {
-                /** @description Go on after this subscription id (the last call's `next_after`). */
+                /** @description Go on from here (the last call's `next_after`: `<shard>/<subscription id>`). */
                 after?: string;
             };
             header?: never;
@@ -1669,6 +1747,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResealReport"];
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
                 };
             };
             /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
@@ -1691,6 +1778,128 @@ export interface operations {
             };
             /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listShards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every shard, by name */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shard"][];
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateShard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The shard's name (its binding is `SHARD_<name>`). */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description false closes the shard to new accounts; its accounts keep working. */
+                    open: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The shard */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Shard"];
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account or user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

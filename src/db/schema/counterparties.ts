@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { accounts } from "./accounts";
+import { tenants } from "./tenants";
 
 export const COUNTERPARTY_TYPES = ["buyer", "supplier"] as const;
 export type CounterpartyType = (typeof COUNTERPARTY_TYPES)[number];
@@ -8,7 +8,7 @@ export const counterparties = sqliteTable(
   "counterparties",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id").notNull().references(() => tenants.id),
     internalId: text("internal_id").notNull(),
     type: text("type", { enum: COUNTERPARTY_TYPES }).notNull(),
     name: text("name").notNull(),

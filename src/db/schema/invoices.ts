@@ -1,12 +1,12 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { accounts } from "./accounts";
+import { tenants } from "./tenants";
 import { counterparties } from "./counterparties";
 
 export const invoices = sqliteTable(
   "invoices",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id").notNull().references(() => tenants.id),
     invoiceNumber: text("invoice_number").notNull(),
     buyerId: text("buyer_id").notNull().references(() => counterparties.id),
     supplierId: text("supplier_id").notNull().references(() => counterparties.id),

@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { accounts } from "./accounts";
+import { tenants } from "./tenants";
 import { counterparties } from "./counterparties";
 
 export const PAYMENT_METHODS = ["ach", "check", "card", "wire"] as const;
@@ -11,7 +11,7 @@ export const payments = sqliteTable(
   "payments",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id").notNull().references(() => tenants.id),
     originatingCounterpartyId: text("originating_counterparty_id").notNull().references(() => counterparties.id),
     receivingCounterpartyId: text("receiving_counterparty_id").notNull().references(() => counterparties.id),
     amountCents: integer("amount_cents").notNull(),

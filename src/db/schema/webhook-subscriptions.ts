@@ -1,5 +1,5 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { accounts } from "./accounts";
+import { tenants } from "./tenants";
 
 export const WEBHOOK_CONTENT_TYPES = ["application/json", "application/x-www-form-urlencoded"] as const;
 export type WebhookContentType = (typeof WEBHOOK_CONTENT_TYPES)[number];
@@ -8,7 +8,7 @@ export const webhookSubscriptions = sqliteTable(
   "webhook_subscriptions",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id").notNull().references(() => tenants.id),
     // The API username that made it (kept as text: the user may be deleted later).
     user: text("user").notNull(),
     event: text("event").notNull(),

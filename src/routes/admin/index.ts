@@ -1,11 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createAccount, listAccounts } from "../../services/accounts";
+import { listShards, setShardOpen, walkShards } from "../../services/shards";
 import { eraseAccount } from "../../services/erasure";
 import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../services/api-users";
 import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
 import { pagingParams } from "../../lib/filters";
 import { resealSubscriptions } from "../../webhooks";
-import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView } from "./schemas";
+import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView, ShardInput, ShardSchema } from "./schemas";
 
 const security = [{ adminToken: [] }];
 const tags = ["admin"];
@@ -32,13 +33,20 @@ admin.openapi(
     path: "/accounts",
     operationId: "createAccount",
     summary: "Create an account",
-    description: "Operators only (`Authorization: Bearer <ADMIN_TOKEN>`). An account is a tenant.",
+    description:
+      "Operators only (`Authorization: Bearer <ADMIN_TOKEN>`). An account is a tenant. Its data lives on one shard: the one named in `shard`, else the open shard with the fewest bytes.",
     tags,
     security,
     request: { body: jsonBody(AccountInput) },
-    responses: { 201: jsonResponse(AccountSchema, "The new account"), ...adminErrors([...BODY_ERRORS]) },
+    responses: {
+      201: jsonResponse(AccountSchema, "The new account"),
+      ...errorsOf([401, 403, ...BODY_ERRORS, 409], { ...ADMIN_DESCRIPTIONS, 400: "Invalid input, or a `shard` that is not configured or is closed", 409: "No shard is open to new accounts" }, { throttled: false }),
+    },
   }),
-  async (c) => c.json(accountView(await createAccount(c.get("db"), c.req.valid("json").name)), 201),
+  async (c) => {
+    const { name, shard } = c.req.valid("json");
+    return c.json(accountView(await createAccount(c.get("directory"), c.env, name, shard)), 201);
+  },
 );
 
 admin.openapi(
@@ -53,7 +61,7 @@ admin.openapi(
     responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }, { throttled: false }) },
   }),
   async (c) => {
-    const page = await listAccounts(c.get("db"), pageRequest(c));
+    const page = await listAccounts(c.get("directory"), pageRequest(c));
     return c.json(envelope(c, page, page.rows.map(accountView)), 200);
   },
 );
@@ -72,7 +80,7 @@ admin.openapi(
   }),
   async (c) => {
     const { username, role } = c.req.valid("json");
-    const { user, password } = await createApiUser(c.get("db"), c.req.valid("param").account_id, username, role);
+    const { user, password } = await createApiUser(c.get("directory"), c.req.valid("param").account_id, username, role);
     return c.json(apiUserView(user, password), 201);
   },
 );
@@ -91,7 +99,7 @@ admin.openapi(
   }),
   async (c) => {
     const { account_id, username } = c.req.valid("param");
-    const { user, password } = await rotateApiUserPassword(c.get("db"), account_id, username);
+    const { user, password } = await rotateApiUserPassword(c.get("directory"), account_id, username);
     return c.json(apiUserView(user, password), 200);
   },
 );
@@ -109,7 +117,7 @@ admin.openapi(
   }),
   async (c) => {
     const { account_id, username } = c.req.valid("param");
-    await deleteApiUser(c.get("db"), account_id, username);
+    await deleteApiUser(c.get("directory"), account_id, username);
     return c.body(null, 204);
   },
 );
@@ -128,7 +136,7 @@ admin.openapi(
     responses: { 202: jsonResponse(z.object({ detail: z.string().openapi({ example: "The account is being erased." }) }), "Erasure started"), ...adminErrors([404]) },
   }),
   async (c) => {
-    await eraseAccount(c.get("db"), c.req.valid("param").account_id);
+    await eraseAccount(c.get("directory"), c.env, c.req.valid("param").account_id);
     return c.json({ detail: "The account is being erased." }, 202);
   },
 );
@@ -150,11 +158,46 @@ admin.openapi(
     operationId: "resealSubscriptions",
     summary: "Re-seal stored secrets with the newest ENCRYPTION_KEY",
     description:
-      "After a new key is put first in ENCRYPTION_KEY (`NEW,OLD`), seals every subscription's credentials and signing secrets with it, 200 subscriptions a call: call again with `?after=<next_after>` until `next_after` is null, then the old key can be dropped.",
+      "After a new key is put first in ENCRYPTION_KEY (`NEW,OLD`), seals every subscription's credentials and signing secrets with it, shard by shard, 200 subscriptions a call: call again with `?after=<next_after>` until `next_after` is null, then the old key can be dropped.",
     tags,
     security,
-    request: { query: z.object({ after: z.string().optional().openapi({ description: "Go on after this subscription id (the last call's `next_after`)." }) }) },
-    responses: { 200: jsonResponse(ResealReportSchema, "What this call re-sealed"), ...adminErrors([500]) },
+    request: { query: z.object({ after: z.string().optional().openapi({ description: "Go on from here (the last call's `next_after`: `<shard>/<subscription id>`)." }) }) },
+    responses: { 200: jsonResponse(ResealReportSchema, "What this call re-sealed"), ...adminErrors([400, 500]) },
   }),
-  async (c) => c.json(await resealSubscriptions(c.get("db"), c.env.ENCRYPTION_KEY, c.req.valid("query").after ?? null), 200),
+  async (c) => {
+    const key = c.env.ENCRYPTION_KEY;
+    return c.json(await walkShards(c.env, c.req.valid("query").after ?? null, (db, after) => resealSubscriptions(db, key, after)), 200);
+  },
+);
+
+const ShardParam = z.object({
+  name: z.string().openapi({ param: { name: "name", in: "path", description: "The shard's name (its binding is `SHARD_<name>`)." }, example: "A" }),
+});
+
+admin.openapi(
+  createRoute({
+    method: "get",
+    path: "/shards",
+    operationId: "listShards",
+    summary: "List shards",
+    description: "Every shard: its accounts, its size as D1 reports it, and whether it takes new accounts. Not paginated: a deployment has few.",
+    tags,
+    security,
+    responses: { 200: jsonResponse(z.array(ShardSchema), "Every shard, by name"), ...adminErrors([]) },
+  }),
+  async (c) => c.json(await listShards(c.get("directory"), c.env), 200),
+);
+
+admin.openapi(
+  createRoute({
+    method: "patch",
+    path: "/shards/{name}",
+    operationId: "updateShard",
+    summary: "Open or close a shard to new accounts",
+    tags,
+    security,
+    request: { params: ShardParam, body: jsonBody(ShardInput) },
+    responses: { 200: jsonResponse(ShardSchema, "The shard"), ...adminErrors([...BODY_ERRORS, 404]) },
+  }),
+  async (c) => c.json(await setShardOpen(c.get("directory"), c.env, c.req.valid("param").name, c.req.valid("json").open), 200),
 );

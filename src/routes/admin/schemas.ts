@@ -6,14 +6,29 @@ import type { Account } from "../../services/accounts";
 import type { ApiUser } from "../../services/api-users";
 
 const accountName = z.string().trim().min(1).max(200).openapi({ description: "The account's name.", example: "Demo Payables Inc." });
-export const AccountInput = z.object({ name: accountName });
+const shardName = z.string().openapi({ description: "The shard that holds the account's data (a `SHARD_<name>` D1 binding).", example: "A" });
+export const AccountInput = z.object({
+  name: accountName,
+  shard: shardName.min(1).max(100).optional().openapi({ description: "The shard to place the account on; by default the open shard with the fewest bytes." }),
+});
 export const AccountSchema = z
   .object({
     id: z.string().openapi({ description: "The account's id.", example: "acct_demoAccount000000001" }),
     name: accountName,
+    shard: shardName,
     created: timestamp("When it was created."),
   })
   .openapi("Account");
+
+export const ShardSchema = z
+  .object({
+    name: z.string().openapi({ description: "The shard's name: its binding is `SHARD_<name>`.", example: "A" }),
+    accounts: z.int().openapi({ description: "Accounts placed on it.", example: 12 }),
+    bytes: z.int().nullable().openapi({ description: "The database's size as D1 reports it; null when the Worker's configuration lacks the binding.", example: 1048576 }),
+    open: z.boolean().openapi({ description: "Whether new accounts may be placed on it.", example: true }),
+  })
+  .openapi("Shard");
+export const ShardInput = z.object({ open: z.boolean().openapi({ description: "false closes the shard to new accounts; its accounts keep working." }) });
 
 const role = z.enum(ROLES).openapi({ description: "`client`, or `processor`, which may also record payment events.", example: "client" });
 
@@ -39,7 +54,7 @@ export const ApiUserSchema = z
   })
   .openapi("ApiUserWithPassword");
 
-export const accountView = (account: Account) => ({ id: account.id, name: account.name, created: toIso(account.createdAt) });
+export const accountView = (account: Account) => ({ id: account.id, name: account.name, shard: account.shard, created: toIso(account.createdAt) });
 
 export const apiUserView = (user: ApiUser, password: string) => ({
   username: user.username,

@@ -1,1 +1,0 @@
-ALTER TABLE `webhook_deliveries` ADD `content_type` text DEFAULT 'application/json' NOT NULL;

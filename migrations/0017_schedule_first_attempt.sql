@@ -1,1 +1,0 @@
-ALTER TABLE `webhook_deliveries` ADD `schedule_first_attempt` integer;

@@ -1,1 +1,0 @@
-ALTER TABLE `accounts` ADD `erased_at` integer;

@@ -1,0 +1,10 @@
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * An account's row in the shard that holds its data: what every tenant table of the shard refers
+ * to. The account itself (name, API users, which shard) lives in the directory (accounts.ts).
+ */
+export const tenants = sqliteTable("tenants", {
+  id: text("id").primaryKey(),
+  createdAt: integer("created_at").notNull(),
+});
