@@ -5,6 +5,7 @@ import { requestDb } from "./db/session";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
 import { isKeyLost, MESSAGES } from "./idempotency";
+import { isMoving, MOVING, MOVING_RETRY_AFTER_S } from "./services/moves";
 import { drfMessage } from "./lib/messages";
 import { adminAuth, basicAuth } from "./middleware/auth";
 import { idempotency } from "./middleware/idempotency";
@@ -59,6 +60,11 @@ export function createApp() {
   app.onError((error, c) => {
     // A write whose key another request took over (its lock lapsed) was rolled back whole.
     if (isKeyLost(error)) return c.json({ detail: MESSAGES.inProgress }, 409);
+    // A write refused by the source shard during its account's move cut-over (services/moves/).
+    if (isMoving(error)) {
+      c.header("Retry-After", String(MOVING_RETRY_AFTER_S));
+      return c.json({ detail: MOVING }, 503);
+    }
     if (error instanceof AppError) {
       for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
       return c.json(error.body(), error.status);

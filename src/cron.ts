@@ -4,10 +4,11 @@ import type { Env } from "./env";
 import { forgetExpiredKeys } from "./idempotency";
 import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures } from "./services/erasure";
+import { continueMoves } from "./services/moves";
 import { applyRetention, retentionDays, sweepOutbox } from "./webhooks";
 
 /**
- * One cron run: the directory's jobs (sign-in failures, erasures, which reach into the erased
+ * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
  * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up and retention. Every
  * job is bounded and runs on its own: a slow or failing shard holds back none of the others' work,
  * and a failure is one log line naming the job and the shard.
@@ -18,6 +19,7 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
   const jobs: [string, string, () => Promise<unknown>][] = [
     ["auth_failures", "directory", () => forgetAuthFailures(directory, now)],
     ["erasure", "directory", () => continueErasures(directory, env)],
+    ["moves", "directory", () => continueMoves(directory, env)],
   ];
   for (const [shard, binding] of boundShards(env)) {
     const db = createDb(binding);

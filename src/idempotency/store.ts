@@ -13,6 +13,7 @@
  */
 import { and, eq, isNull, lt, sql, SQL } from "drizzle-orm";
 import type { BatchStatement, Db } from "../db/client";
+import { notHeldByMove } from "../db/moving";
 import { fixedLimit } from "../db/fixed-limit";
 import { idempotencyKeys } from "../db/schema";
 import { KEY_TTL_MS, LOCK_MS, storable, type KeyRow } from "./decision";
@@ -86,7 +87,7 @@ export async function settle(db: Db, claim: Claim, status: number, body: string)
 /** Forgets up to `limit` keys older than a day, oldest first (the cron trigger); returns how many. */
 export async function forgetExpiredKeys(db: Db, now: number, limit = 5000): Promise<number> {
   const result = await db.run(
-    sql`delete from ${idempotencyKeys} where rowid in (select rowid from ${idempotencyKeys} where ${idempotencyKeys.createdAt} < ${now - KEY_TTL_MS} order by ${idempotencyKeys.createdAt} limit ${fixedLimit(limit)})`,
+    sql`delete from ${idempotencyKeys} where rowid in (select rowid from ${idempotencyKeys} where ${idempotencyKeys.createdAt} < ${now - KEY_TTL_MS} and ${notHeldByMove(idempotencyKeys.accountId)} order by ${idempotencyKeys.createdAt} limit ${fixedLimit(limit)})`,
   );
   return result.meta.changes ?? 0;
 }

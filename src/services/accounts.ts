@@ -17,7 +17,14 @@ export type Account = typeof accounts.$inferSelect;
  * short leaves no account that points at a shard without it.
  */
 export async function createAccount(directory: Db, env: Env, name: string, shard?: string): Promise<Account> {
-  const account = { id: newId("acct"), name, createdAt: Date.now(), erasedAt: null, shard: await placeAccount(directory, env, shard) };
+  const account: Account = {
+    id: newId("acct"),
+    name,
+    createdAt: Date.now(),
+    erasedAt: null,
+    shard: await placeAccount(directory, env, shard),
+    ...{ moveTo: null, moveState: null, moveStartedAt: null, moveCopiedRows: null, moveProgress: null },
+  };
   await createDb(requireShard(env, account.shard)).insert(tenants).values({ id: account.id, createdAt: account.createdAt });
   await directory.insert(accounts).values(account);
   return account;

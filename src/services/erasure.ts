@@ -21,7 +21,7 @@ import {
   webhookStats,
   webhookSubscriptions,
 } from "../db/schema";
-import { notFound } from "../errors";
+import { conflict, notFound } from "../errors";
 
 /** Rows one cron run removes at most from each table of an erased account. */
 export const ERASE_CHUNK = 500;
@@ -35,8 +35,14 @@ const ARCHIVE_CHUNK = 100;
  * again, should the shard not have answered here).
  */
 export async function eraseAccount(directory: Db, env: Env, id: string, now = Date.now()): Promise<void> {
+  const moving = await directory.select({ state: accounts.moveState }).from(accounts).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).get();
+  if (moving?.state) throw conflict("The account is being moved to another shard; erase it once the move is done.");
   const [marked] = (await runBatch(directory, [
-    directory.update(accounts).set({ erasedAt: now }).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).returning({ shard: accounts.shard }),
+    directory
+      .update(accounts)
+      .set({ erasedAt: now })
+      .where(and(eq(accounts.id, id), isNull(accounts.erasedAt), isNull(accounts.moveState)))
+      .returning({ shard: accounts.shard }),
     directory.delete(apiUsers).where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
   ])) as [{ shard: string }[]];
   if (marked.length === 0) throw notFound();
@@ -75,7 +81,7 @@ export async function continueErasures(directory: Db, env: Env, limit = 2): Prom
       continue;
     }
     try {
-      const rows = await eraseSome(createDb(binding), id);
+      const rows = await removeAccountRows(createDb(binding), id, { pause: true });
       const objects = env.ARCHIVE ? await removeArchive(env.ARCHIVE, id) : 0;
       removed += rows + objects;
       // Nothing of it is left (a write that raced the erasure would have been refused: its users are gone).
@@ -87,14 +93,18 @@ export async function continueErasures(directory: Db, env: Env, limit = 2): Prom
   return removed;
 }
 
-/** One bounded step of erasing account `id` from its shard: how many rows it removed (0 once nothing is left). */
-async function eraseSome(db: Db, id: string): Promise<number> {
+/**
+ * One bounded step of removing account `id`'s rows from a shard: how many rows it removed (0 once
+ * nothing is left). Erasure first pauses its subscriptions (`pause`); a move's clean-up of the shard
+ * it left only deletes.
+ */
+export async function removeAccountRows(db: Db, id: string, { pause }: { pause: boolean }): Promise<number> {
   const subscriptions = sql`(select s.id from ${webhookSubscriptions} s where s.account_id = ${id})`;
   const deliveries = sql`(select d.id from ${webhookDeliveries} d where d.subscription_id in ${subscriptions} limit ${fixedLimit(ERASE_CHUNK)})`;
   // Payments go only once the delivery log is gone: a delivery's body is rebuilt from its payment.
   const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions}) limit ${fixedLimit(ERASE_CHUNK)})`;
   const results = (await runBatch(db, [
-    pauseSubscriptions(db, id).returning({ gone: sql`1` }),
+    ...(pause ? [pauseSubscriptions(db, id).returning({ gone: sql`1` })] : []),
     db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
     deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`),
     deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),

@@ -1,6 +1,7 @@
 import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { inList } from "../db/in-list";
+import { notHeldByMove } from "../db/moving";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 import { applyBodies, bodySources } from "./bodies";
@@ -11,6 +12,8 @@ import { queueDelay } from "./retry-schedule";
  * lapses without its outcome recorded means the worker died: the sweeper re-sends it then.
  */
 export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 15_000;
+/** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
+export const MOVE_HOLD_SECONDS = 5;
 /** A message that arrives this close to its attempt's due time is taken as on time. */
 export const EARLY_SLACK_MS = 1000;
 
@@ -43,6 +46,7 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
           eq(webhookDeliveries.status, "pending"),
           lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
           or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
+          notHeldByMove(webhookDeliveries.accountId),
         ),
       )
       .returning(),
@@ -56,7 +60,12 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
       .from(webhookSubscriptions)
       .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
     db
-      .select({ id: webhookDeliveries.id, status: webhookDeliveries.status, nextAttemptAt: webhookDeliveries.nextAttemptAt })
+      .select({
+        id: webhookDeliveries.id,
+        status: webhookDeliveries.status,
+        nextAttemptAt: webhookDeliveries.nextAttemptAt,
+        held: sql<number>`not ${notHeldByMove(webhookDeliveries.accountId)}`.mapWith(Boolean),
+      })
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
     // What rebuilds the claimed deliveries' bodies, in the same round trip.
@@ -73,7 +82,7 @@ export function sortClaims(
   ids: string[],
   claimed: DeliveryRow[],
   subscriptions: SubscriptionRow[],
-  states: { id: string; status: string; nextAttemptAt: number | null }[],
+  states: { id: string; status: string; nextAttemptAt: number | null; held?: boolean }[],
   now: number,
 ): Map<string, Claim> {
   const subscriptionOf = new Map(subscriptions.map((row) => [row.id, row]));
@@ -84,6 +93,7 @@ export function sortClaims(
     const delivery = taken.get(id);
     const state = stateOf.get(id);
     if (delivery) claims.set(id, { kind: "claimed", delivery, subscription: subscriptionOf.get(delivery.subscriptionId) });
+    else if (state?.status === "pending" && state.held) claims.set(id, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }); // its account is being moved
     else if (state?.status === "pending" && state.nextAttemptAt !== null && state.nextAttemptAt > now + EARLY_SLACK_MS) {
       // Early: a wait longer than the queue's maximum delay is reached in several hops.
       claims.set(id, { kind: "early", delaySeconds: queueDelay((state.nextAttemptAt - now) / 1000) });

@@ -3,6 +3,7 @@ import { fixedLimit } from "../db/fixed-limit";
 import type { Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookStats } from "../db/schema";
 import { inList } from "../db/in-list";
+import { notHeldByMove } from "../db/moving";
 import { groupBy } from "../lib/group-by";
 import type { ServiceContext } from "../context";
 import { notFound } from "../errors";
@@ -52,7 +53,7 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
     db
       .select()
       .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.status, status), isNull(webhookDeliveries.nextAttemptAt)))
+      .where(and(eq(webhookDeliveries.status, status), isNull(webhookDeliveries.nextAttemptAt), notHeldByMove(webhookDeliveries.accountId)))
       .orderBy(sql`rowid`)
       .limit(fixedLimit(RETENTION_CHUNK));
   const [succeeded, failed] = await db.batch([front("succeeded"), front("failed")]);
@@ -69,7 +70,7 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
     ]);
     removed = gone.length;
   }
-  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS)).limit(fixedLimit(RETENTION_CHUNK * 5));
+  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(and(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS), notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`))).limit(fixedLimit(RETENTION_CHUNK * 5));
   const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
   return { archived, removed, statsRemoved: statsGone.length };
 }

@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
 import { fixedLimit } from "../db/fixed-limit";
 import { inList } from "../db/in-list";
+import { notHeldByMove } from "../db/moving";
 import type { Db } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import type { ShardQueue } from "./message";
@@ -43,6 +44,7 @@ export async function sweepOutbox(
   const since = restartedAt === undefined ? undefined : Math.min(restartedAt, now);
   const lost = and(
     eq(webhookDeliveries.status, "pending"),
+    notHeldByMove(webhookDeliveries.accountId),
     lte(webhookDeliveries.nextAttemptAt, now),
     since !== undefined
       ? and(

@@ -2,7 +2,9 @@ import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:
 import { describe, expect, it } from "vitest";
 import { createPaymentsClient } from "../../packages/client/src/index";
 import document from "../../packages/client/openapi.json";
+import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
+import { continueMoves } from "../../src/services/moves";
 import { BASE, unique } from "../helpers/api";
 import { HOOK_USER, receiverUrl } from "../helpers/webhooks";
 
@@ -115,6 +117,11 @@ describe("a client generated from /openapi.json", () => {
     expect(shards.map((shard) => shard.name)).toEqual(["A", "B"]);
     expect(shards.find((shard) => shard.name === account.data!.shard)!.accounts).toBeGreaterThanOrEqual(1);
     expect((await admin.PATCH("/admin/shards/{name}/", { params: { path: { name: "B" } }, body: { open: true } })).data).toMatchObject({ name: "B", open: true });
+    const other = account.data!.shard === "A" ? "B" : "A";
+    const moving = await admin.POST("/admin/accounts/{account_id}/move/", { params: { path: { account_id: accountId } }, body: { shard: other } });
+    expect([moving.response.status, moving.data!.move?.to]).toEqual([202, other]);
+    for (let i = 0; i < 10 && (await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.move; i++) await continueMoves(createDb(env.DB), env);
+    expect((await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data).toMatchObject({ shard: other, move: null });
     expect((await admin.DELETE("/admin/accounts/{account_id}/api-users/{username}/", { params: { path: { account_id: accountId, username: processorName } } })).response.status).toBe(204);
     expect((await api.GET("/v1/counterparties/", {})).response.status).toBe(401);
     expect((await admin.DELETE("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.detail).toBe("The account is being erased.");

@@ -25,6 +25,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{account_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an account
+         * @description Its shard, and the move under way if there is one.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        /**
+         * Erase an account
+         * @description Answers 202 and the account is gone at once: its API users are deleted (their requests answer 401), and the account answers 404 here. Its data (counterparties, invoices, payments, subscriptions, the delivery log and its archive) is removed by the cron in bounded steps, then the account itself.
+         */
+        delete: operations["eraseAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{account_id}/move/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move an account to another shard
+         * @description Answers 202; the cron copies the account's rows in bounded steps while it keeps working, then cuts over: for a few seconds its writes answer 503 `Account is moving; retry shortly.` with `Retry-After` (reads never fail), then it works from the new shard, and the old one loses its rows. Every row, stamp, delivery (pending ones go on from the new shard, none sent twice) and idempotency key is kept. `move` on the account shows how far it is.
+         */
+        post: operations["moveAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{account_id}/api-users/": {
         parameters: {
             query?: never;
@@ -77,26 +121,6 @@ export interface paths {
         post?: never;
         /** Delete an API user */
         delete: operations["deleteApiUser"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/accounts/{account_id}/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        /**
-         * Erase an account
-         * @description Answers 202 and the account is gone at once: its API users are deleted (their requests answer 401), and the account answers 404 here. Its data (counterparties, invoices, payments, subscriptions, the delivery log and its archive) is removed by the cron in bounded steps, then the account itself.
-         */
-        delete: operations["eraseAccount"];
         options?: never;
         head?: never;
         patch?: never;
@@ -737,6 +761,30 @@ export interface components {
              * @example 2026-11-21T10:15:30.123Z
              */
             created: string;
+            /** @description The move to another shard under way; null when none is. */
+            move: {
+                /**
+                 * @description The shard it is moving to.
+                 * @example B
+                 */
+                to: string;
+                /**
+                 * @description `copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `cleaning` (it works from the new shard; the old one loses its rows).
+                 * @enum {string}
+                 */
+                state: "copying" | "draining" | "frozen" | "cleaning";
+                /**
+                 * @description Rows copied so far (a row changed during the copy counts again).
+                 * @example 12000
+                 */
+                copied_rows: number;
+                /**
+                 * Format: date-time
+                 * @description When the move started. ISO 8601, UTC, milliseconds.
+                 * @example 2026-11-21T10:15:30.123Z
+                 */
+                started: string;
+            } | null;
         };
         /**
          * @description Django REST framework's validation shape: each field name to its messages; `non_field_errors` for the body as a whole.
@@ -1479,6 +1527,214 @@ export interface operations {
             };
         };
     };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id (`acct_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account or user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    eraseAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id (`acct_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erasure started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example The account is being erased. */
+                        detail: string;
+                    };
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account or user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account is being moved to another shard */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    moveAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id (`acct_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The shard to move the account to.
+                     * @example A
+                     */
+                    shard: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account, its move started */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Invalid input: a shard that is not configured, is closed, or is the account's own */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account or user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account is already moving */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createApiUser: {
         parameters: {
             query?: never;
@@ -1645,59 +1901,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
-            };
-            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No such account or user */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    eraseAccount: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The account's id (`acct_…`). */
-                account_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Erasure started */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @example The account is being erased. */
-                        detail: string;
-                    };
-                };
             };
             /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
             401: {

@@ -11,6 +11,13 @@ export const accounts = sqliteTable(
     erasedAt: integer("erased_at"),
     // The shard (db/shards.ts) that holds every row of the account's own data.
     shard: text("shard").notNull(),
+    // A move to another shard under way (services/moves/): where to, how far, since when; null otherwise.
+    moveTo: text("move_to"),
+    moveState: text("move_state", { enum: ["copying", "draining", "frozen", "cleaning"] }),
+    moveStartedAt: integer("move_started_at"),
+    moveCopiedRows: integer("move_copied_rows"),
+    // The copy's position (JSON, services/moves/progress.ts).
+    moveProgress: text("move_progress"),
   },
   (t) => [index("accounts_created_idx").on(t.createdAt, t.id), index("accounts_shard_idx").on(t.shard)],
 );

@@ -11,3 +11,4 @@ export * from "./webhook-subscriptions";
 export * from "./time-counts";
 export * from "./idempotency-keys";
 export * from "./webhook-stats";
+export * from "./moves";

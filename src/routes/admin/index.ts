@@ -1,12 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createAccount, listAccounts } from "../../services/accounts";
+import { createAccount, getAccount, listAccounts } from "../../services/accounts";
+import { startMove } from "../../services/moves";
 import { listShards, setShardOpen, walkShards } from "../../services/shards";
 import { eraseAccount } from "../../services/erasure";
 import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../services/api-users";
 import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
 import { pagingParams } from "../../lib/filters";
 import { resealSubscriptions } from "../../webhooks";
-import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView, ShardInput, ShardSchema } from "./schemas";
+import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView, MoveInput, ShardInput, ShardSchema } from "./schemas";
 
 const security = [{ adminToken: [] }];
 const tags = ["admin"];
@@ -64,6 +65,40 @@ admin.openapi(
     const page = await listAccounts(c.get("directory"), pageRequest(c));
     return c.json(envelope(c, page, page.rows.map(accountView)), 200);
   },
+);
+
+admin.openapi(
+  createRoute({
+    method: "get",
+    path: "/accounts/{account_id}",
+    operationId: "getAccount",
+    summary: "Get an account",
+    description: "Its shard, and the move under way if there is one.",
+    tags,
+    security,
+    request: { params: AccountParam },
+    responses: { 200: jsonResponse(AccountSchema, "The account"), ...adminErrors([404]) },
+  }),
+  async (c) => c.json(accountView(await getAccount(c.get("directory"), c.req.valid("param").account_id)), 200),
+);
+
+admin.openapi(
+  createRoute({
+    method: "post",
+    path: "/accounts/{account_id}/move",
+    operationId: "moveAccount",
+    summary: "Move an account to another shard",
+    description:
+      "Answers 202; the cron copies the account's rows in bounded steps while it keeps working, then cuts over: for a few seconds its writes answer 503 `Account is moving; retry shortly.` with `Retry-After` (reads never fail), then it works from the new shard, and the old one loses its rows. Every row, stamp, delivery (pending ones go on from the new shard, none sent twice) and idempotency key is kept. `move` on the account shows how far it is.",
+    tags,
+    security,
+    request: { params: AccountParam, body: jsonBody(MoveInput) },
+    responses: {
+      202: jsonResponse(AccountSchema, "The account, its move started"),
+      ...errorsOf([401, 403, ...BODY_ERRORS, 404, 409], { ...ADMIN_DESCRIPTIONS, 400: "Invalid input: a shard that is not configured, is closed, or is the account's own", 409: "The account is already moving" }, { throttled: false }),
+    },
+  }),
+  async (c) => c.json(accountView(await startMove(c.get("directory"), c.env, c.req.valid("param").account_id, c.req.valid("json").shard)), 202),
 );
 
 admin.openapi(
@@ -133,7 +168,7 @@ admin.openapi(
     tags,
     security,
     request: { params: AccountParam },
-    responses: { 202: jsonResponse(z.object({ detail: z.string().openapi({ example: "The account is being erased." }) }), "Erasure started"), ...adminErrors([404]) },
+    responses: { 202: jsonResponse(z.object({ detail: z.string().openapi({ example: "The account is being erased." }) }), "Erasure started"), ...errorsOf([401, 403, 404, 409], { ...ADMIN_DESCRIPTIONS, 409: "The account is being moved to another shard" }, { throttled: false }) },
   }),
   async (c) => {
     await eraseAccount(c.get("directory"), c.env, c.req.valid("param").account_id);

@@ -17,8 +17,21 @@ export const AccountSchema = z
     name: accountName,
     shard: shardName,
     created: timestamp("When it was created."),
+    move: z
+      .object({
+        to: z.string().openapi({ description: "The shard it is moving to.", example: "B" }),
+        state: z.enum(["copying", "draining", "frozen", "cleaning"]).openapi({
+          description:
+            "`copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `cleaning` (it works from the new shard; the old one loses its rows).",
+        }),
+        copied_rows: z.int().openapi({ description: "Rows copied so far (a row changed during the copy counts again).", example: 12000 }),
+        started: timestamp("When the move started."),
+      })
+      .nullable()
+      .openapi({ description: "The move to another shard under way; null when none is." }),
   })
   .openapi("Account");
+export const MoveInput = z.object({ shard: shardName.min(1).max(100).openapi({ description: "The shard to move the account to." }) });
 
 export const ShardSchema = z
   .object({
@@ -54,7 +67,15 @@ export const ApiUserSchema = z
   })
   .openapi("ApiUserWithPassword");
 
-export const accountView = (account: Account) => ({ id: account.id, name: account.name, shard: account.shard, created: toIso(account.createdAt) });
+export const accountView = (account: Account) => ({
+  id: account.id,
+  name: account.name,
+  shard: account.shard,
+  created: toIso(account.createdAt),
+  move: account.moveState
+    ? { to: account.moveTo!, state: account.moveState, copied_rows: account.moveCopiedRows ?? 0, started: toIso(account.moveStartedAt!) }
+    : null,
+});
 
 export const apiUserView = (user: ApiUser, password: string) => ({
   username: user.username,

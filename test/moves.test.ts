@@ -1,0 +1,198 @@
+import { env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createDb } from "../src/db/client";
+import { continueMoves } from "../src/services/moves";
+import { MOVED_TABLES, moveTriggers } from "../src/services/moves/tables";
+import { sweepOutbox } from "../src/webhooks/sweeper";
+import { ADMIN, call, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
+import { tenantRows } from "./helpers/tenant-rows";
+import { receivedAt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const directory = () => createDb(env.DB);
+const move = (accountId: string, shard: unknown) => call("POST", `/admin/accounts/${accountId}/move/`, { body: { shard }, headers: ADMIN });
+const accountOf = async (accountId: string) => (await call("GET", `/admin/accounts/${accountId}/`, { headers: ADMIN })).json;
+
+/** Every row of the account on a shard, table by table, in key order: what a move must carry over unchanged. */
+async function dump(d1: D1Database, accountId: string) {
+  const out: Record<string, unknown[]> = {};
+  for (const table of MOVED_TABLES) {
+    const { results } = await d1.prepare(`select * from "${table.name}" where ${table.rows} order by ${table.key.map((k) => `"${k}"`).join(", ")}`).bind(accountId).all();
+    out[table.name] = results;
+  }
+  return out;
+}
+
+/** The handover columns the cut-over resets so the new shard's sweeper sends its pending deliveries. */
+const withoutHandover = (rows: Record<string, unknown[]>) => ({
+  ...rows,
+  webhook_deliveries: rows.webhook_deliveries!.map((row) => ({ ...(row as object), enqueued_at: null, claimed_until: null, claim_token: null })),
+});
+
+/** Writes through the API that retry a 503 of the cut-over after its Retry-After, as a client would; counts them. */
+function retrying(user: User) {
+  const refused = { count: 0 };
+  const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    for (;;) {
+      const res = await call(method, path, { body, headers: { ...user.headers, ...headers } });
+      if (res.status !== 503) return res;
+      expect(res.json).toEqual({ detail: "Account is moving; retry shortly." });
+      expect(res.headers.get("Retry-After")).toBe("2");
+      refused.count += 1;
+      await new Promise((done) => setTimeout(done, 50));
+    }
+  };
+  return { send, refused };
+}
+
+describe("moving an account to another shard", () => {
+  it("keeps every change, stamp, delivery and idempotency key while the account keeps writing through it, and leaves nothing on the old shard", async () => {
+    const { client, processor } = await makeTenant({ shard: "A" });
+    const neighbour = await makeTenant({ shard: "A" });
+    await makeCounterparty(neighbour.client, "buyer");
+    const neighbourBefore = await tenantRows(env.SHARD_A!, neighbour.account.id);
+    const { box } = await subscribeToReceiver(client, { payment_status: true, payment_events: true });
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    const writer = retrying(client);
+    const mover = retrying(processor);
+    // What the API answered for each payment: its creation, then each event in order.
+    const written = new Map<string, { created: Record<string, any>; events: Record<string, any>[] }>();
+    let changes = 0;
+    let first: { body: unknown; key: string; answer: unknown } | undefined;
+    // Keys only before the move: a keyed write that meets the cut-over keeps its key locked until
+    // its lock lapses, as after a crash (docs/operations.md).
+    let keyed = true;
+    const pay = async () => {
+      const invoice = await writer.send("POST", "/v1/invoices/", { invoice_number: `INV-${crypto.randomUUID()}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 1250 });
+      expect(invoice.status).toBe(201);
+      const body = { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" };
+      const key = `pay-${invoice.json.id}`;
+      const made = await writer.send("POST", "/v2/payments/", body, keyed ? { "Idempotency-Key": key } : {});
+      expect(made.status).toBe(201);
+      written.set(made.json.id, { created: made.json, events: [] });
+      first ??= { body, key, answer: made.json };
+      changes += 1;
+    };
+    const event = async (n: number) => {
+      const ids = [...written.keys()];
+      const id = ids[n % ids.length]!;
+      const res = await mover.send("POST", `/v2/payments/${id}/events/`, { event_code: "PU15", description: `note ${n}` });
+      expect(res.status).toBe(201);
+      written.get(id)!.events.push(res.json);
+      changes += 1;
+    };
+    for (let i = 0; i < 5; i++) await pay();
+    keyed = false;
+    await waitFor(() => receivedAt(box), (all) => all.length === 5);
+
+    const started = await move(client.accountId, "B");
+    expect(started.status).toBe(202);
+    expect(started.json).toMatchObject({ id: client.accountId, shard: "A", move: { to: "B", state: "copying", copied_rows: 0, started: expect.any(String) } });
+
+    // Writes race the copy's bounded steps (a write that meets the cut-over answers 503 and is
+    // retried, as a client would) until the move is done.
+    let steps = 0;
+    for (; (await accountOf(client.accountId)).move !== null; steps++) {
+      expect(steps).toBeLessThan(80);
+      await Promise.all([pay().then(() => event(steps)), continueMoves(directory(), env, 5)]);
+    }
+    expect(steps).toBeGreaterThan(2);
+    expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
+    expect(Object.values(await tenantRows(env.SHARD_A!, client.accountId)).every((n) => n === 0)).toBe(true);
+    const onB = await tenantRows(env.SHARD_B!, client.accountId);
+    for (const table of ["payments", "payment_events", "webhook_deliveries", "webhook_attempts", "webhook_stats", "idempotency_keys", "time_counts"]) expect(onB[table], table).toBeGreaterThan(0);
+    expect(await tenantRows(env.SHARD_A!, neighbour.account.id)).toEqual(neighbourBefore);
+
+    // Every change is there as it was answered, stamps unchanged: each payment's detail is its
+    // creation with its events added, `updated` the last event's stamp.
+    const listed = await call("GET", "/v2/payments/?page_size=1000&ordering=updated", { headers: client.headers });
+    expect(listed.json.count).toBe(written.size);
+    for (const row of listed.json.results) {
+      const { created, events } = written.get(row.id)!;
+      expect(row).toEqual({ ...created, events: [...created.events, ...events], updated: events.at(-1)?.created ?? created.updated });
+    }
+    const replay = await call("POST", "/v2/payments/", { body: first!.body, headers: { ...client.headers, "Idempotency-Key": first!.key } });
+    expect([replay.status, replay.headers.get("Idempotent-Replayed")]).toEqual([201, "true"]);
+    expect(replay.json).toEqual(first!.answer);
+
+    // Every change is delivered once: pending ones from B, after its sweep hands them over.
+    await sweepOutbox(createDb(env.SHARD_B!), { queue: env.DELIVERIES, shard: "B" });
+    const got = await waitFor(() => receivedAt(box), (all) => all.length >= changes, 60_000);
+    const ids = got.map((delivery) => delivery.headers["webhook-id"]);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBe(changes);
+  }, 180_000);
+
+  it("carries every row over unchanged: at the cut-over both shards hold the same rows, to the byte", async () => {
+    const { client, processor } = await makeTenant({ shard: "B" });
+    await subscribeToReceiver(client, { all_payment_details: true });
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    for (let i = 0; i < 3; i++) {
+      const invoice = await makeInvoice(client, buyer.id, supplier.id);
+      const made = await call("POST", "/v2/payments/", {
+        body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "wire" },
+        headers: { ...client.headers, "Idempotency-Key": `k${i}` },
+      });
+      await call("POST", `/v2/payments/${made.json.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress", instrument_number: `W-${i}` }, headers: processor.headers });
+    }
+    expect((await move(client.accountId, "A")).status).toBe(202);
+    for (let i = 0; (await accountOf(client.accountId)).move?.state !== "cleaning"; i++) {
+      expect(i).toBeLessThan(40);
+      await continueMoves(directory(), env, 5);
+    }
+    // A refuses all but deletes now; B serves the account.
+    expect(withoutHandover(await dump(env.SHARD_A!, client.accountId))).toEqual(withoutHandover(await dump(env.SHARD_B!, client.accountId)));
+    for (let i = 0; i < 5 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env);
+    expect(await accountOf(client.accountId)).toMatchObject({ shard: "A", move: null });
+    expect(Object.values(await tenantRows(env.SHARD_B!, client.accountId)).every((n) => n === 0)).toBe(true);
+  }, 60_000);
+
+  it("answers writes 503 with Retry-After while the old shard is frozen, and serves reads", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    await makeCounterparty(client, "buyer");
+    await env.SHARD_A!.prepare("insert into moves (account_id, state, started_at) values (?1, 'frozen', ?2)").bind(client.accountId, Date.now()).run();
+    try {
+      const refused = await call("POST", "/v1/counterparties/", { body: { internal_id: "x-1", type: "buyer", name: "X" }, headers: client.headers });
+      expect([refused.status, refused.json, refused.headers.get("Retry-After")]).toEqual([503, { detail: "Account is moving; retry shortly." }, "2"]);
+      expect((await call("GET", "/v1/counterparties/", { headers: client.headers })).json.count).toBe(1);
+    } finally {
+      await env.SHARD_A!.prepare("delete from moves where account_id = ?1").bind(client.accountId).run();
+    }
+    expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "x-1", type: "buyer", name: "X" }, headers: client.headers })).status).toBe(201);
+  });
+
+  it("refuses a move to an unknown, closed or the same shard with 400, a second move with 409, an unknown account with 404, and erasure while moving with 409", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    expect(await move(client.accountId, "Z")).toMatchObject({ status: 400, json: { shard: ['No shard "Z" is configured.'] } });
+    expect(await move(client.accountId, "A")).toMatchObject({ status: 400, json: { shard: ['The account is already on shard "A".'] } });
+    expect(await move(client.accountId, "")).toMatchObject({ status: 400 });
+    expect(await move("acct_nobody", "B")).toMatchObject({ status: 404, json: { detail: "Not found." } });
+    await call("PATCH", "/admin/shards/B/", { body: { open: false }, headers: ADMIN });
+    try {
+      expect(await move(client.accountId, "B")).toMatchObject({ status: 400, json: { shard: ['Shard "B" is closed to new accounts.'] } });
+    } finally {
+      await call("PATCH", "/admin/shards/B/", { body: { open: true }, headers: ADMIN });
+    }
+    expect((await move(client.accountId, "B")).status).toBe(202);
+    expect(await move(client.accountId, "B")).toMatchObject({ status: 409, json: { detail: "The account is already moving." } });
+    expect(await call("DELETE", `/admin/accounts/${client.accountId}/`, { headers: ADMIN })).toMatchObject({ status: 409 });
+    for (let i = 0; i < 20 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env);
+    expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
+    expect((await call("GET", "/v1/counterparties/", { headers: client.headers })).status).toBe(200);
+  });
+
+  it("has every move trigger the table list names on every shard, and no other", async () => {
+    const expected = MOVED_TABLES.flatMap(moveTriggers).map((text) => /CREATE TRIGGER "([^"]+)"/.exec(text)![1]).sort();
+    for (const shard of [env.SHARD_A!, env.SHARD_B!]) {
+      const { results } = await shard.prepare("select name, sql from sqlite_master where type = 'trigger' order by name").all<{ name: string; sql: string }>();
+      expect(results.map((row) => row.name)).toEqual(expected);
+      const byName = new Map(MOVED_TABLES.flatMap(moveTriggers).map((text) => [/CREATE TRIGGER "([^"]+)"/.exec(text)![1], text]));
+      for (const row of results) expect(`${row.sql};`).toBe(byName.get(row.name));
+    }
+  });
+});
