@@ -5,6 +5,10 @@
 //   npm run soak                                   10,000 events (2,000 payments x 5), with a SIGKILL
 //   npm run soak -- --payments 200 --no-kill       a short run
 //   npm run soak -- --fuzz-runs 0                  without the fuzzing that follows the drain (10,000 requests)
+//   npm run soak -- --no-move                      without moving the seeded account from shard A to B
+//
+// Accounts on two shards: the seeded one on A (moved to B once 60% of its events are sent, while
+// they go on being sent: contract 10.1), and a second one on B with its own subscription and payments.
 //
 // Settings the soak turns on (lib/local-faults.ts; honoured only with local webhook URLs allowed):
 // RETRY_TIME_SCALE=0.005 (the retry schedule's 5 min is 1.5 s, its 3 days 21.6 min: with 0.001 the
@@ -14,7 +18,9 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { ensureSeeded, shape, USERS } from "../bench/seed.mjs";
+import { ACCOUNT, ensureSeeded, SHARD, shape, USERS } from "../bench/seed.mjs";
+import { wranglerSync } from "../lib/d1.mjs";
+import { BENCH_VARS } from "../lib/service.mjs";
 import { startService } from "../bench/service.mjs";
 import { stopGroup } from "../lib/process-group.mjs";
 
@@ -27,6 +33,7 @@ const { values } = parseArgs({
     "drain-timeout": { type: "string", default: "1800" },
     port: { type: "string", default: "8797" },
     "fuzz-runs": { type: "string", default: "10000" },
+    "no-move": { type: "boolean", default: false },
   },
 });
 const PAYMENTS = Number(values.payments);
@@ -66,6 +73,25 @@ const subscribe = async (url) => {
 };
 const subscriptions = Object.fromEntries(await Promise.all([...FLAKY.map((tag) => [tag, `${receiverUrl}/flaky/${tag}`]), ["gone", `${receiverUrl}/gone/x`]].map(async ([tag, url]) => [tag, await subscribe(url)])));
 
+// The second account, on shard B: its own users, parties and subscription (to flaky receiver "d").
+const ADMIN = { authorization: `Bearer ${BENCH_VARS.ADMIN_TOKEN}`, "content-type": "application/json" };
+const OTHER_SHARD = SHARD === "A" ? "B" : "A";
+const must = async (res, what) => {
+  if (res.status >= 300) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+};
+const other = await must(await api("POST", "/admin/accounts/", { name: "Soak second shard", shard: OTHER_SHARD }, ADMIN), "second account");
+const otherUser = await must(await api("POST", `/admin/accounts/${other.id}/api-users/`, { username: "soak-second", role: "processor" }, ADMIN), "second user");
+const OTHER = { authorization: basic(otherUser), "content-type": "application/json" };
+const otherParties = await Promise.all(["buyer", "supplier"].map(async (type) => (await must(await api("POST", "/v1/counterparties/", { internal_id: `soak-${type}`, type, name: type }, OTHER), type)).id));
+const otherSubscription = await must(
+  await api("POST", "/v1/webhooks/", { event: "payment.changed", url: `${receiverUrl}/flaky/d`, content_type: "application/json", username: "soak", password: "soak-pass", all_payment_details: true }, OTHER),
+  "second subscription",
+);
+subscriptions.d = otherSubscription.id;
+const OTHER_PAYMENTS = Math.max(5, Math.floor(PAYMENTS / 10));
+const acceptedOther = []; // the second account's payments' creation event ids
+
 // The cron, every 5 s (wrangler dev fires none by itself).
 let sweeps = 0;
 const sweeper = setInterval(() => fetch(`${base}/__scheduled?cron=*+*+*+*+*`).then(() => sweeps++, () => {}), 5_000);
@@ -77,6 +103,8 @@ const jobs = [];
 for (let round = 0; round < PER_PAYMENT; round++) for (let p = 0; p < PAYMENTS; p++) jobs.push({ p, round });
 const total = jobs.length;
 const killAt = values["no-kill"] ? -1 : Math.floor(total * 0.4);
+const moveAt = values["no-move"] ? -1 : Math.floor(total * 0.6);
+let moved = null;
 let killed = null;
 let next = 0;
 const started = Date.now();
@@ -84,6 +112,7 @@ const worker = async () => {
   while (next < jobs.length) {
     const i = next++;
     if (i === killAt) await crashAndRestart();
+    if (i === moveAt) await startMove();
     const { p, round } = jobs[i];
     const body = { event_code: "PU15", description: `soak ${p}.${round}` };
     for (;;) {
@@ -99,6 +128,30 @@ const worker = async () => {
   }
 };
 
+async function startMove() {
+  const res = await api("POST", `/admin/accounts/${ACCOUNT}/move/`, { shard: OTHER_SHARD }, ADMIN);
+  log(`moving the seeded account from ${SHARD} to ${OTHER_SHARD}: ${res.status}`);
+  moved = { from: SHARD, to: OTHER_SHARD, status: res.status, started_after: accepted.length, started_at: Date.now() };
+}
+
+/** The second account's payments, one after another, while the seeded account's events go on. */
+async function otherWorker() {
+  for (let n = 0; n < OTHER_PAYMENTS; n++) {
+    const invoice = await must(await api("POST", "/v1/invoices/", { invoice_number: `SOAK-${n}`, buyer_id: otherParties[0], supplier_id: otherParties[1], amount_cents: 100 + n }, OTHER), "invoice");
+    for (;;) {
+      const res = await api("POST", "/v2/payments/", { originating_counterparty_id: otherParties[0], receiving_counterparty_id: otherParties[1], invoice_ids: [invoice.id], payment_method: "ach" }, OTHER).catch(
+        (error) => ({ status: `error: ${error.cause?.code ?? error.message}` }),
+      );
+      if (res.status === 201) {
+        acceptedOther.push(res.json.events[0].id);
+        break;
+      }
+      if (typeof res.status === "number" && res.status < 500) throw new Error(`second account's payment: ${res.status} ${JSON.stringify(res.json)}`);
+      await sleep(200);
+    }
+  }
+}
+
 async function crashAndRestart() {
   log(`SIGKILL to the service after ${accepted.length} accepted events`);
   const at = Date.now();
@@ -112,32 +165,41 @@ async function crashAndRestart() {
   log(`restarted in ${up - at} ms`);
 }
 
-await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+await Promise.all([...Array.from({ length: CONCURRENCY }, worker), otherWorker()]);
 const postedMs = Date.now() - started;
 log(`${accepted.length} events accepted in ${(postedMs / 1000).toFixed(1)} s; draining`);
 
-// Drain: until every accepted event reached each flaky subscription with a 2xx.
+// Drain: until every accepted event reached each flaky subscription with a 2xx, and the move is done.
 const expected = new Set(accepted);
+const expectedOf = (tag) => (tag === "d" ? new Set(acceptedOther) : expected);
+const TAGS = [...FLAKY, "d"];
 const missing = async () => {
-  const reports = await Promise.all(FLAKY.map(report));
-  return reports.map((r) => [...expected].filter((id) => !r.delivered[id]).length);
+  const reports = await Promise.all(TAGS.map(report));
+  return reports.map((r, i) => [...expectedOf(TAGS[i])].filter((id) => !r.delivered[id]).length);
+};
+const moveDone = async () => {
+  if (!moved) return true;
+  const account = await api("GET", `/admin/accounts/${ACCOUNT}/`, undefined, ADMIN);
+  if (account.json?.move === null && !moved.done_s) moved = { ...moved, shard_after: account.json.shard, done_s: (Date.now() - moved.started_at) / 1000 };
+  return account.json?.move === null;
 };
 const deadline = Date.now() + Number(values["drain-timeout"]) * 1000;
 // A delivery whose every retry failed (with 45% of requests failing, about 0.45^12 of them: a
 // couple in 30,000) ends `failed`, kept in the log: not lost. The soak then recovers it, as a
 // user would (POST .../recover/), and waits for it like the rest.
-const recovered = Object.fromEntries(FLAKY.map((tag) => [tag, 0]));
+const recovered = Object.fromEntries([...FLAKY, "d"].map((tag) => [tag, 0]));
 const recoverFailed = async () => {
-  for (const tag of FLAKY) {
-    const failed = await api("GET", `/v1/webhooks/${subscriptions[tag]}/deliveries/?status=failed&page_size=1`);
+  for (const tag of TAGS) {
+    const as = tag === "d" ? OTHER : CLIENT;
+    const failed = await api("GET", `/v1/webhooks/${subscriptions[tag]}/deliveries/?status=failed&page_size=1`, undefined, as);
     if (!failed.json?.count) continue;
-    const res = await api("POST", `/v1/webhooks/${subscriptions[tag]}/recover/`, { since: new Date(started - 60_000).toISOString() });
+    const res = await api("POST", `/v1/webhooks/${subscriptions[tag]}/recover/`, { since: new Date(started - 60_000).toISOString() }, as);
     recovered[tag] += res.json?.recovered ?? 0;
     log(`flaky ${tag}: ${res.json?.recovered} failed deliveries recovered`);
   }
 };
 let left = await missing();
-while (left.some((n) => n > 0) && Date.now() < deadline) {
+while ((left.some((n) => n > 0) || !(await moveDone())) && Date.now() < deadline) {
   await sleep(5_000);
   await recoverFailed();
   left = await missing();
@@ -148,11 +210,11 @@ clearInterval(sweeper);
 await sleep(3_000); // let attempts in flight be recorded
 
 // The delivery logs against what the receivers got.
-async function logged(subscriptionId) {
+async function logged(subscriptionId, as = CLIENT) {
   let url = `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1000`;
   const counts = { deliveries: 0, attempts: 0, interrupted: 0, in_progress: 0, succeeded: 0, failed: 0, pending: 0, pendingEvents: new Set() };
   while (url) {
-    const page = await api("GET", url.replace(base, ""));
+    const page = await api("GET", url.replace(base, ""), undefined, as);
     for (const delivery of page.json.results) {
       counts.deliveries++;
       counts[delivery.status]++;
@@ -166,14 +228,15 @@ async function logged(subscriptionId) {
   return counts;
 }
 const rows = [];
-for (const tag of FLAKY) {
+for (const tag of TAGS) {
   const r = await report(tag);
-  const l = await logged(subscriptions[tag]);
-  const undelivered = [...expected].filter((id) => !r.delivered[id]);
+  const l = await logged(subscriptions[tag], tag === "d" ? OTHER : CLIENT);
+  const wanted = expectedOf(tag);
+  const undelivered = [...wanted].filter((id) => !r.delivered[id]);
   // Not there yet, but pending in the log: still on its retry schedule when the drain timed out.
   const retrying = undelivered.filter((id) => l.pendingEvents.has(id)).length;
   const { pendingEvents, ...counts } = l;
-  rows.push({ subscription: `flaky ${tag}`, expected: expected.size, delivered: expected.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: counts });
+  rows.push({ subscription: tag === "d" ? `flaky d (second account, shard ${OTHER_SHARD})` : `flaky ${tag}`, expected: wanted.size, delivered: wanted.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: counts });
 }
 const gone = await api("GET", `/v1/webhooks/${subscriptions.gone}/`);
 const goneReport = await report("x");
@@ -194,6 +257,20 @@ const result = {
 
 await service.stop();
 await stopGroup(receiverProcess);
+
+// The moved account's rows left on the shard it left, counted in the database file itself.
+if (moved) {
+  const tables = ["tenants:id", "counterparties", "invoices", "payments", "webhook_subscriptions", "webhook_deliveries", "list_counts", "time_counts", "idempotency_keys"];
+  const sum = tables
+    .map((entry) => {
+      const [table, column = "account_id"] = entry.split(":");
+      return `(select count(*) from ${table} where ${column} = '${ACCOUNT}')`;
+    })
+    .join(" + ");
+  const counted = wranglerSync(["d1", "execute", `SHARD_${SHARD}`, "--local", "--persist-to", dir, "--json", "--command", `select ${sum} as n`]);
+  moved.rows_left_on_old_shard = counted.status === 0 ? JSON.parse(counted.stdout)[0].results[0].n : `unreadable: ${counted.stderr}`;
+}
+result.move = moved;
 
 // Fuzzing, at length: test/fuzz.test.ts in the Workers runtime with FUZZ_RUNS random requests
 // (every operation of the OpenAPI document, every kind of caller): never a 5xx, every error in
@@ -218,6 +295,9 @@ console.log(
   [
     `Soak: ${accepted.length} of ${total} events accepted (answers ${JSON.stringify(answers)}), ${killed ? `SIGKILL after ${killed.accepted_before} accepted, restarted in ${(killed.restart_ms / 1000).toFixed(1)} s` : "no kill"}; ` +
       `settings ${JSON.stringify(vars)}; drained ${(drainedMs / 1000).toFixed(0)} s after the first event.`,
+    moved
+      ? `Move of the seeded account ${moved.from} → ${moved.to}: started after ${moved.started_after} accepted events (${moved.status}), done in ${moved.done_s?.toFixed(0) ?? "NOT DONE"} s, on shard ${moved.shard_after ?? "?"} after it, ${moved.rows_left_on_old_shard} of its rows left on ${moved.from}.`
+      : "No move (--no-move).",
     "",
     "| Subscription | deliveries expected | delivered | lost | still retrying at the drain timeout | failed, then recovered | duplicates seen | attempts logged | requests received | attempts interrupted |",
     "|---|---|---|---|---|---|---|---|---|---|",
@@ -232,4 +312,5 @@ console.log(
   ].join("\n"),
 );
 // Lost, or not drained in time (still retrying), fails the run.
-process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0) || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);
+const moveFailed = moved !== null && (moved.shard_after !== moved.to || moved.rows_left_on_old_shard !== 0);
+process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0) || moveFailed || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);
