@@ -152,6 +152,40 @@ describe("moving an account to another shard", () => {
     expect(Object.values(await tenantRows(env.SHARD_B!, client.accountId)).every((n) => n === 0)).toBe(true);
   }, 60_000);
 
+  it("waits at the drain for an attempt in flight, and goes back to copying when the check finds the copy different, losing nothing", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    const { subscription } = await subscribeToReceiver(client);
+    await makeCounterparty(client, "buyer");
+    const now = Date.now();
+    // An attempt under way on A: its claim holds until its outcome is recorded.
+    await env.SHARD_A!.prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, claimed_until, claim_token, created_at, updated_at)
+       values ('in-flight-' || ?1, ?2, ?1, 'pmt_test', '{}', 'pending', 1, ?3, ?3, ?4, 'worker', ?3, ?3)`,
+    )
+      .bind(client.accountId, subscription.id, now, now + 60_000)
+      .run();
+    expect((await move(client.accountId, "B")).status).toBe(202);
+    for (let i = 0; i < 10 && (await accountOf(client.accountId)).move.state === "copying"; i++) await continueMoves(directory(), env, 5);
+    expect((await accountOf(client.accountId)).move.state).toBe("draining");
+    // Writes still work while it drains.
+    await makeCounterparty(client, "supplier");
+    await env.SHARD_A!.prepare("update webhook_deliveries set claimed_until = null, claim_token = null where id = 'in-flight-' || ?1").bind(client.accountId).run();
+
+    // A copy that went wrong (a row changed on B behind the move's back) fails the check: back to copying.
+    await env.SHARD_B!.prepare("update counterparties set name = 'tampered' where account_id = ?1").bind(client.accountId).run();
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    await continueMoves(directory(), env, 5);
+    expect(errors.mock.calls.some(([line]) => String(line).includes('"move_cutover_failed"'))).toBe(true);
+    expect(await accountOf(client.accountId)).toMatchObject({ shard: "A", move: { state: "copying" } });
+    expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "after-check", type: "buyer", name: "Later" }, headers: client.headers })).status).toBe(201);
+    // The copy from the start puts it right, and the move completes.
+    for (let i = 0; i < 20 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env, 5);
+    expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
+    const names = (await call("GET", "/v1/counterparties/?page_size=100", { headers: client.headers })).json.results.map((row: { name: string }) => row.name);
+    expect(names).toHaveLength(3);
+    expect(names).not.toContain("tampered");
+  });
+
   it("answers writes 503 with Retry-After while the old shard is frozen, and serves reads", async () => {
     const { client } = await makeTenant({ shard: "A" });
     await makeCounterparty(client, "buyer");
