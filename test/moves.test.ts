@@ -152,6 +152,27 @@ describe("moving an account to another shard", () => {
     expect(Object.values(await tenantRows(env.SHARD_B!, client.accountId)).every((n) => n === 0)).toBe(true);
   }, 60_000);
 
+  it("is stepped by one cron run at a time: runs that overlap leave it to the one holding its lease", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    for (let i = 0; i < 30; i++) await makeCounterparty(client, i % 2 ? "buyer" : "supplier");
+    const before = await tenantRows(env.SHARD_A!, client.accountId);
+    expect((await move(client.accountId, "B")).status).toBe(202);
+    // A step held elsewhere (its lease not lapsed): this run leaves the move alone.
+    await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1").bind(client.accountId, Date.now() + 60_000).run();
+    await continueMoves(directory(), env, 5);
+    expect((await env.SHARD_A!.prepare("select count(*) as n from moves where account_id = ?1").bind(client.accountId).first<{ n: number }>())!.n).toBe(0);
+    expect((await accountOf(client.accountId)).move).toMatchObject({ state: "copying", copied_rows: 0 });
+    await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1").bind(client.accountId, Date.now() - 1).run();
+    for (let i = 0; (await accountOf(client.accountId)).move !== null; i++) {
+      expect(i).toBeLessThan(40);
+      await Promise.all([continueMoves(directory(), env, 5), continueMoves(directory(), env, 5), continueMoves(directory(), env, 5)]);
+    }
+    expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
+    expect(await tenantRows(env.SHARD_B!, client.accountId)).toEqual(before);
+    expect(Object.values(await tenantRows(env.SHARD_A!, client.accountId)).every((n) => n === 0)).toBe(true);
+    expect((await call("GET", "/v1/counterparties/?page_size=100", { headers: client.headers })).json.count).toBe(30);
+  });
+
   it("waits at the drain for an attempt in flight, and goes back to copying when the check finds the copy different, losing nothing", async () => {
     const { client } = await makeTenant({ shard: "A" });
     const { subscription } = await subscribeToReceiver(client);

@@ -23,7 +23,7 @@ export async function createAccount(directory: Db, env: Env, name: string, shard
     createdAt: Date.now(),
     erasedAt: null,
     shard: await placeAccount(directory, env, shard),
-    ...{ moveTo: null, moveState: null, moveStartedAt: null, moveCopiedRows: null, moveProgress: null },
+    ...{ moveTo: null, moveState: null, moveStartedAt: null, moveCopiedRows: null, moveProgress: null, moveLeaseUntil: null },
   };
   await createDb(requireShard(env, account.shard)).insert(tenants).values({ id: account.id, createdAt: account.createdAt });
   await directory.insert(accounts).values(account);

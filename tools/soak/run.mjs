@@ -269,6 +269,8 @@ if (moved) {
     .join(" + ");
   const counted = wranglerSync(["d1", "execute", `SHARD_${SHARD}`, "--local", "--persist-to", dir, "--json", "--command", `select ${sum} as n`]);
   moved.rows_left_on_old_shard = counted.status === 0 ? JSON.parse(counted.stdout)[0].results[0].n : `unreadable: ${counted.stderr}`;
+  const arrived = wranglerSync(["d1", "execute", `SHARD_${OTHER_SHARD}`, "--local", "--persist-to", dir, "--json", "--command", `select count(*) as n from payments where account_id = '${ACCOUNT}'`]);
+  moved.payments_on_new_shard = arrived.status === 0 ? JSON.parse(arrived.stdout)[0].results[0].n : `unreadable: ${arrived.stderr}`;
 }
 result.move = moved;
 
@@ -296,7 +298,7 @@ console.log(
     `Soak: ${accepted.length} of ${total} events accepted (answers ${JSON.stringify(answers)}), ${killed ? `SIGKILL after ${killed.accepted_before} accepted, restarted in ${(killed.restart_ms / 1000).toFixed(1)} s` : "no kill"}; ` +
       `settings ${JSON.stringify(vars)}; drained ${(drainedMs / 1000).toFixed(0)} s after the first event.`,
     moved
-      ? `Move of the seeded account ${moved.from} → ${moved.to}: started after ${moved.started_after} accepted events (${moved.status}), done in ${moved.done_s?.toFixed(0) ?? "NOT DONE"} s, on shard ${moved.shard_after ?? "?"} after it, ${moved.rows_left_on_old_shard} of its rows left on ${moved.from}.`
+      ? `Move of the seeded account ${moved.from} → ${moved.to}: started after ${moved.started_after} accepted events (${moved.status}), done in ${moved.done_s?.toFixed(0) ?? "NOT DONE"} s, on shard ${moved.shard_after ?? "?"} after it with ${moved.payments_on_new_shard} of its ${s.payments} payments there, ${moved.rows_left_on_old_shard} of its rows left on ${moved.from}.`
       : "No move (--no-move).",
     "",
     "| Subscription | deliveries expected | delivered | lost | still retrying at the drain timeout | failed, then recovered | duplicates seen | attempts logged | requests received | attempts interrupted |",
@@ -312,5 +314,5 @@ console.log(
   ].join("\n"),
 );
 // Lost, or not drained in time (still retrying), fails the run.
-const moveFailed = moved !== null && (moved.shard_after !== moved.to || moved.rows_left_on_old_shard !== 0);
+const moveFailed = moved !== null && (moved.shard_after !== moved.to || moved.rows_left_on_old_shard !== 0 || moved.payments_on_new_shard !== s.payments);
 process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0) || moveFailed || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);

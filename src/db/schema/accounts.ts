@@ -16,8 +16,10 @@ export const accounts = sqliteTable(
     moveState: text("move_state", { enum: ["copying", "draining", "frozen", "cleaning"] }),
     moveStartedAt: integer("move_started_at"),
     moveCopiedRows: integer("move_copied_rows"),
-    // The copy's position (JSON, services/moves/progress.ts).
+    // Where the copy stands (JSON, services/moves/).
     moveProgress: text("move_progress"),
+    // Until when one cron step holds the move: steps never overlap, whatever runs them.
+    moveLeaseUntil: integer("move_lease_until"),
   },
   (t) => [index("accounts_created_idx").on(t.createdAt, t.id), index("accounts_shard_idx").on(t.shard)],
 );

@@ -19,7 +19,7 @@
  * A check that fails at the freeze puts the account back to copying; nothing is ever lost, since
  * the source keeps every row until the directory points at the copy.
  */
-import { and, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { createDb } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
@@ -67,14 +67,35 @@ export async function startMove(directory: Db, env: Env, id: string, to: string,
   return moving;
 }
 
-/** One bounded step of every move under way (at most two accounts a run); a failing one is a log line. */
+/** How long past its budget a step's lease holds: the cut-over's last statements after the budget, with room to spare. */
+const LEASE_MARGIN_MS = 60_000;
+
+/**
+ * One bounded step of every move under way (at most two accounts a run); a failing one is a log
+ * line. Each step first takes the move's lease in the directory, reading the account as it is
+ * then: two cron runs (or isolates) never step one move at once, so no step acts on a stale view.
+ */
 export async function continueMoves(directory: Db, env: Env, budgetMs = 20_000): Promise<void> {
-  const moving = await directory.select().from(accounts).where(isNotNull(accounts.moveState)).limit(fixedLimit(2));
-  for (const account of moving) {
+  const free = (now: number) => or(isNull(accounts.moveLeaseUntil), lt(accounts.moveLeaseUntil, now));
+  const moving = await directory
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(and(isNotNull(accounts.moveState), free(Date.now())))
+    .limit(fixedLimit(2));
+  for (const { id } of moving) {
+    const now = Date.now();
+    const [account] = await directory
+      .update(accounts)
+      .set({ moveLeaseUntil: now + budgetMs + LEASE_MARGIN_MS })
+      .where(and(eq(accounts.id, id), isNotNull(accounts.moveState), free(now)))
+      .returning();
+    if (!account) continue; // another step holds it
     try {
-      await stepMove(directory, env, account, Date.now() + budgetMs);
+      await stepMove(directory, env, account, now + budgetMs);
     } catch (error) {
       console.error(JSON.stringify({ type: "move_error", account_id: account.id, from: account.shard, to: account.moveTo, error: String(error) }));
+    } finally {
+      await directory.update(accounts).set({ moveLeaseUntil: null }).where(eq(accounts.id, id));
     }
   }
 }
@@ -87,6 +108,11 @@ async function stepMove(directory: Db, env: Env, account: Account, deadline: num
     const arrived = shardBinding(env, account.shard);
     if (!binding || !arrived) console.error(JSON.stringify({ type: "shard_not_configured", moving: account.id, shard: binding ? account.shard : left }));
     else await leave(directory, binding, arrived, account.id);
+    return;
+  }
+  if (account.moveTo === account.shard) {
+    // Never copy a shard onto itself (a state no step writes: the switch sets `cleaning` with the shard).
+    console.error(JSON.stringify({ type: "move_error", account_id: account.id, error: `a move to its own shard "${account.shard}" in state ${account.moveState}` }));
     return;
   }
   const from = shardBinding(env, account.shard);
@@ -174,10 +200,12 @@ async function cutOver(directory: Db, from: D1Database, to: D1Database, account:
   }
   // The switch: from here on requests reach the new shard. (Cut short before it, the next step
   // drains and freezes again; after it, the clean-up goes on.)
-  await directory
+  const [switched] = await directory
     .update(accounts)
     .set({ shard: account.moveTo!, moveState: "cleaning", moveProgress: JSON.stringify({ left: account.shard }) })
-    .where(eq(accounts.id, account.id));
+    .where(and(eq(accounts.id, account.id), eq(accounts.shard, account.shard), eq(accounts.moveState, "frozen")))
+    .returning({ id: accounts.id });
+  if (!switched) throw new Error("the directory's account changed under the cut-over");
   await handOff(from, to, account.id);
   return true;
 }

@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `move_lease_until` integer;
