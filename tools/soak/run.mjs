@@ -136,19 +136,19 @@ async function startMove() {
 
 /** The second account's payments, one after another, while the seeded account's events go on. */
 async function otherWorker() {
-  for (let n = 0; n < OTHER_PAYMENTS; n++) {
-    const invoice = await must(await api("POST", "/v1/invoices/", { invoice_number: `SOAK-${n}`, buyer_id: otherParties[0], supplier_id: otherParties[1], amount_cents: 100 + n }, OTHER), "invoice");
+  // Keyed writes, retried through the kill and the service's restart as a client would.
+  const persist = async (path, body, key) => {
     for (;;) {
-      const res = await api("POST", "/v2/payments/", { originating_counterparty_id: otherParties[0], receiving_counterparty_id: otherParties[1], invoice_ids: [invoice.id], payment_method: "ach" }, OTHER).catch(
-        (error) => ({ status: `error: ${error.cause?.code ?? error.message}` }),
-      );
-      if (res.status === 201) {
-        acceptedOther.push(res.json.events[0].id);
-        break;
-      }
-      if (typeof res.status === "number" && res.status < 500) throw new Error(`second account's payment: ${res.status} ${JSON.stringify(res.json)}`);
+      const res = await api("POST", path, body, { ...OTHER, "idempotency-key": key }).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
+      if (res.status === 201) return res.json;
+      if (typeof res.status === "number" && res.status < 500 && res.status !== 409) throw new Error(`second account: ${path}: ${res.status} ${JSON.stringify(res.json)}`);
       await sleep(200);
     }
+  };
+  for (let n = 0; n < OTHER_PAYMENTS; n++) {
+    const invoice = await persist("/v1/invoices/", { invoice_number: `SOAK-${n}`, buyer_id: otherParties[0], supplier_id: otherParties[1], amount_cents: 100 + n }, `invoice-${n}`);
+    const payment = await persist("/v2/payments/", { originating_counterparty_id: otherParties[0], receiving_counterparty_id: otherParties[1], invoice_ids: [invoice.id], payment_method: "ach" }, `payment-${n}`);
+    acceptedOther.push(payment.events[0].id);
   }
 }
 
