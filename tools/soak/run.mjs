@@ -199,7 +199,11 @@ const recoverFailed = async () => {
   }
 };
 let left = await missing();
-while ((left.some((n) => n > 0) || !(await moveDone())) && Date.now() < deadline) {
+const settled = async () => {
+  const moveOver = await moveDone(); // asked every round, so its time is when it ended
+  return moveOver && left.every((n) => n === 0);
+};
+while (!(await settled()) && Date.now() < deadline) {
   await sleep(5_000);
   await recoverFailed();
   left = await missing();
