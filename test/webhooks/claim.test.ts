@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EARLY_SLACK_MS, sortClaims, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/claim";
+import { EARLY_SLACK_MS, MOVE_HOLD_SECONDS, sortClaims, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/claim";
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const delivery = (id: string, subscriptionId = "sub") => ({ id, subscriptionId }) as DeliveryRow;
@@ -7,7 +7,7 @@ const subscription = { id: "sub" } as SubscriptionRow;
 
 describe("sortClaims", () => {
   // [case, claimed by the statement, the row's state after it, expected claim]
-  const cases: [string, boolean, { status: string; nextAttemptAt: number | null } | null, unknown][] = [
+  const cases: [string, boolean, { status: string; nextAttemptAt: number | null; held?: boolean } | null, unknown][] = [
     ["claimed, with its subscription", true, { status: "pending", nextAttemptAt: NOW }, { kind: "claimed", subscription }],
     ["succeeded already: never sent twice", false, { status: "succeeded", nextAttemptAt: null }, { kind: "done" }],
     ["failed: dropped", false, { status: "failed", nextAttemptAt: null }, { kind: "done" }],
@@ -16,6 +16,8 @@ describe("sortClaims", () => {
     ["due within the slack, held elsewhere", false, { status: "pending", nextAttemptAt: NOW + EARLY_SLACK_MS }, { kind: "done" }],
     ["early by a minute: comes back then", false, { status: "pending", nextAttemptAt: NOW + 60_000 }, { kind: "early", delaySeconds: 60 }],
     ["early by 30 hours: the queue's longest delay, then again", false, { status: "pending", nextAttemptAt: NOW + 30 * 3600_000 }, { kind: "early", delaySeconds: 12 * 3600 }],
+    ["due, its account at a move's cut-over: comes back shortly", false, { status: "pending", nextAttemptAt: NOW, held: true }, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }],
+    ["ended, its account moving: done", false, { status: "succeeded", nextAttemptAt: null, held: true }, { kind: "done" }],
   ];
   it.each(cases)("%s", (_name, claimed, state, expected) => {
     const claims = sortClaims(["d1"], claimed ? [delivery("d1")] : [], [subscription], state ? [{ id: "d1", ...state }] : [], NOW);
