@@ -9,7 +9,8 @@ export type MoveState = (typeof MOVE_STATES)[number];
  * `draining` log each change in move_log; `frozen` refuses every change; `leaving` refuses all but
  * deletes. On the shard it is moving to, `arriving` marks the copy: until the cut-over, no claim,
  * sweep or retention there touches its rows. Past `copying` an account's deliveries are not
- * claimed (db/moving.ts). An empty table costs a write nothing.
+ * claimed (db/moving.ts). With the table empty the triggers write nothing (D1 counts one more row
+ * read per row written: their check of it).
  */
 export const moves = sqliteTable("moves", {
   accountId: text("account_id").primaryKey(),
