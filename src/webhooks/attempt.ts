@@ -5,6 +5,11 @@ import { signatureHeaders, type SigningSecrets } from "./signing";
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 const EXCERPT_CHARS = 500;
+/**
+ * How much of a receiver's answer is read: enough for the excerpt and the secrets it must not
+ * show, then the rest is cancelled, so an answer of any size costs the isolate this much.
+ */
+export const ANSWER_READ_BYTES = 4096;
 export const USER_AGENT = "payments-webhooks/0.1.0";
 
 export interface AttemptRequest {
@@ -58,7 +63,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       redirect: "manual",
       signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
     });
-    const text = await response.text().catch(() => "");
+    const text = await answerStart(response.body);
     return {
       startedAt,
       durationMs: elapsed(started, startedAt),
@@ -82,6 +87,27 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       headers: sent,
     };
   }
+}
+
+/** The first ANSWER_READ_BYTES of an answer as text; the rest is never read. Never throws. */
+export async function answerStart(body: ReadableStream<Uint8Array> | null, limit = ANSWER_READ_BYTES): Promise<string> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const bytes = new Uint8Array(limit);
+  let size = 0;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const taken = value.subarray(0, limit - size);
+      bytes.set(taken, size);
+      size += taken.byteLength;
+    }
+  } catch {
+    // An answer cut off or timed out mid-body keeps what arrived.
+  }
+  reader.cancel().catch(() => {});
+  return new TextDecoder().decode(bytes.subarray(0, size));
 }
 
 /** What a receiver's answer or a network error must not carry into the delivery log. */

@@ -8,7 +8,7 @@ import { CLAIM_MS } from "../../src/webhooks/claim";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { createDb } from "../../src/db/client";
 import type { DeliveryMessage } from "../../src/webhooks";
-import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { HOOK_USER, receivedAt, receiverUrl, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 // The consumer's tests keep their tenants on one shard (not the first), and name it in every
 // message as the service does; a batch that spans shards has its own test.
@@ -106,6 +106,25 @@ describe("the delivery consumer", () => {
     expect(Math.abs(Number(got!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(60);
     expect(got!.headers["user-agent"]).toMatch(/^payments-webhooks\//);
     expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
+  });
+
+  it("reads only the start of an answer that never ends, records the attempt, and hangs up", async () => {
+    const tag = crypto.randomUUID();
+    const { client } = await makeTenant({ shard: SHARD });
+    const { subscription } = await subscribeToReceiver(client, { url: `${receiverUrl()}/endless/${tag}` });
+    const id = await extraDelivery(client.accountId, subscription.id);
+    const result = await consume(id);
+    expect(result.explicitAcks).toEqual([`msg-${id}`]);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1 });
+    const [attempt] = await attemptRows(id);
+    expect(attempt).toMatchObject({ number: 1, response_status: 200, error: null, response_excerpt: "x".repeat(500) });
+    // The receiver saw the connection closed after a few socket buffers, not the gigabytes it offered.
+    const report = await waitFor(
+      () => fetch(`${receiverUrl()}/_endless/${tag}`).then((r) => r.json() as Promise<{ requests: number; bytes_sent: number; open: number }>),
+      (r) => r.open === 0,
+    );
+    expect(report.requests).toBe(1);
+    expect(report.bytes_sent).toBeLessThan(32 * 1024 * 1024);
   });
 
   it("retries a 500 with the first scheduled delay (5 s, jittered)", async () => {

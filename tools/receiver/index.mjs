@@ -1,12 +1,14 @@
 // The one webhook receiver of the tools and tests, on 127.0.0.1, with a mode per path:
 //   /ok/, /hang/, /_arrivals/         load mode (the benchmark): load.mjs
 //   /flaky/, /gone/, /_report/        fault mode (the soak): faults.mjs
+//   /endless/, /_endless/             an answer that never ends (the tests): endless.mjs
 //   anything else                     verifying mode (npm run receiver, the tests): verify.mjs
 //
 //   WEBHOOK_SECRET=whsec_… WEBHOOK_USERNAME=hook-user WEBHOOK_PASSWORD=hook-pass npm run receiver
 //   node tools/receiver/index.mjs --port-line    (a free port, quiet; prints {"port": N} first)
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
+import { ENDLESS_PATHS, endlessMode } from "./endless.mjs";
 import { FAULT_PATHS, faultMode } from "./faults.mjs";
 import { LOAD_PATHS, loadMode } from "./load.mjs";
 import { verifyMode } from "./verify.mjs";
@@ -24,6 +26,7 @@ export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, q
   const modes = [
     [LOAD_PATHS, loadMode({ hold })],
     [FAULT_PATHS, faultMode({ hold })],
+    [ENDLESS_PATHS, endlessMode({ hold })],
   ];
   const server = createServer((req, res) => {
     const chunks = [];
