@@ -1,9 +1,11 @@
-import { and, eq, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { jsonColumn, jsonRows } from "../db/json-rows";
 import type { Db } from "../db/client";
 import { inList } from "../db/in-list";
 import { notHeldByMove } from "../db/moving";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
+import type { ClaimPlan } from "./admission";
 import { applyBodies, bodySources } from "./bodies";
 import { queueDelay } from "./retry-schedule";
 
@@ -24,31 +26,61 @@ export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 export type Claim =
   | { kind: "claimed"; delivery: DeliveryRow; subscription: SubscriptionRow | undefined }
   | { kind: "early"; delaySeconds: number }
+  | { kind: "put_off"; delaySeconds: number }
   | { kind: "done" };
 
+/** A subscription as the admission rule sees it: its row and its attempts in flight now. */
+export type AdmissionRow = SubscriptionRow & { inFlight: number };
+
 /**
- * Claims every delivery of a batch that is pending, due and not held by another copy of its
- * message, and reads their subscriptions and what rebuilds their bodies, in one round trip. A claimed delivery whose
- * subscription is active gets its attempt counted and logged as started here, before anything is
- * sent: if the worker dies mid-attempt, the log still shows the attempt (never answered), and the
- * next attempt has the next number. Returns each id's claim.
+ * What the admission rule needs of a batch, in one round trip: each delivery's subscription and
+ * age, and those subscriptions with their attempts in flight (claims not yet lapsed).
  */
-export async function claimDeliveries(db: Db, ids: string[], now: number): Promise<Map<string, Claim>> {
+export async function readAdmission(db: Db, ids: string[], now: number): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number }[]; subscriptions: AdmissionRow[] }> {
+  const [rows, subscriptions] = await db.batch([
+    db
+      .select({ id: webhookDeliveries.id, subscriptionId: webhookDeliveries.subscriptionId, createdAt: webhookDeliveries.createdAt })
+      .from(webhookDeliveries)
+      .where(inList(webhookDeliveries.id, ids)),
+    db
+      .select({ ...getTableColumns(webhookSubscriptions), inFlight: inFlightOf(sql`${webhookSubscriptions.id}`, now) })
+      .from(webhookSubscriptions)
+      .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
+  ]);
+  return { rows, subscriptions };
+}
+
+/** A subscription's attempts in flight at `now`: its deliveries under a claim that has not lapsed. */
+export function inFlightOf(subscriptionId: SQL, now: number): SQL<number> {
+  return sql<number>`(select count(*) from ${webhookDeliveries} c where c.subscription_id = ${subscriptionId} and c.claimed_until > ${now})`.mapWith(Number);
+}
+
+/**
+ * Claims the plan's deliveries that are pending, due and not held by another copy of their
+ * message, each only while its subscription's attempts in flight plus its rank stay within the
+ * cap the admission rule chose (another consumer may have taken slots since the rule read them);
+ * puts off the plan's others, unclaimed, to their time; and reads what rebuilds the claimed
+ * bodies, in one round trip. A claimed delivery whose subscription is active gets its attempt
+ * counted and logged as started here, before anything is sent: if the worker dies mid-attempt,
+ * the log still shows the attempt (never answered), and the next attempt has the next number.
+ * Returns each id's claim.
+ */
+export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, subscriptions: SubscriptionRow[], now: number): Promise<Map<string, Claim>> {
   const token = crypto.randomUUID();
   const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
-  const [claimed, , subscriptions, states, sources] = await db.batch([
+  const v = jsonColumn;
+  const waiting = and(
+    eq(webhookDeliveries.status, "pending"),
+    lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
+    or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
+    notHeldByMove(webhookDeliveries.accountId),
+  );
+  const [claimed, , putOff, states, sources] = await db.batch([
     db
       .update(webhookDeliveries)
       .set({ claimedUntil: now + CLAIM_MS, claimToken: token, attempts: sql`${webhookDeliveries.attempts} + ${active}` })
-      .where(
-        and(
-          inList(webhookDeliveries.id, ids),
-          eq(webhookDeliveries.status, "pending"),
-          lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
-          or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
-          notHeldByMove(webhookDeliveries.accountId),
-        ),
-      )
+      .from(jsonRows(JSON.stringify(plan.claim), "id", "cap", "rank"))
+      .where(and(eq(webhookDeliveries.id, v("id")), waiting, sql`${inFlightOf(sql`${webhookDeliveries.subscriptionId}`, now)} + ${v("rank")} <= ${v("cap")}`))
       .returning(),
     db.insert(webhookAttempts).select(
       sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0, null from ${webhookDeliveries} d
@@ -56,9 +88,11 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
             and exists (select 1 from ${webhookSubscriptions} s where s.id = d.subscription_id and s.is_active = 1)`,
     ),
     db
-      .select()
-      .from(webhookSubscriptions)
-      .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: v("at"), enqueuedAt: now })
+      .from(jsonRows(JSON.stringify(plan.putOff.length > 0 ? plan.putOff : [{ id: "", at: 0 }]), "id", "at"))
+      .where(and(eq(webhookDeliveries.id, v("id")), waiting))
+      .returning({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt }),
     db
       .select({
         id: webhookDeliveries.id,
@@ -74,7 +108,7 @@ export async function claimDeliveries(db: Db, ids: string[], now: number): Promi
       sql`(select d.event_id from ${webhookDeliveries} d where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.flags is not null)`,
     ),
   ]);
-  return sortClaims(ids, applyBodies(claimed, sources), subscriptions, states, now);
+  return sortClaims(ids, applyBodies(claimed, sources), subscriptions, states, now, putOff);
 }
 
 /** Each id's claim, from what the claim statement took and the rows' states after it. Pure. */
@@ -84,15 +118,19 @@ export function sortClaims(
   subscriptions: SubscriptionRow[],
   states: { id: string; status: string; nextAttemptAt: number | null; held?: boolean }[],
   now: number,
+  putOff: { id: string; nextAttemptAt: number | null }[] = [],
 ): Map<string, Claim> {
   const subscriptionOf = new Map(subscriptions.map((row) => [row.id, row]));
   const taken = new Map(claimed.map((row) => [row.id, row]));
   const stateOf = new Map(states.map((row) => [row.id, row]));
+  const putOffUntil = new Map(putOff.map((row) => [row.id, row.nextAttemptAt ?? now]));
   const claims = new Map<string, Claim>();
   for (const id of ids) {
     const delivery = taken.get(id);
     const state = stateOf.get(id);
+    const until = putOffUntil.get(id);
     if (delivery) claims.set(id, { kind: "claimed", delivery, subscription: subscriptionOf.get(delivery.subscriptionId) });
+    else if (until !== undefined) claims.set(id, { kind: "put_off", delaySeconds: queueDelay(Math.max(0, until - now) / 1000) });
     else if (state?.status === "pending" && state.held) claims.set(id, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }); // its account is being moved
     else if (state?.status === "pending" && state.nextAttemptAt !== null && state.nextAttemptAt > now + EARLY_SLACK_MS) {
       // Early: a wait longer than the queue's maximum delay is reached in several hops.

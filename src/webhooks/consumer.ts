@@ -1,27 +1,30 @@
 /**
  * The delivery queue's consumer, in four stages over a whole batch:
- *   claim   (claim.ts)    one round trip claims every due delivery and reads their subscriptions;
+ *   admit   (admission.ts) one round trip reads the batch's subscriptions and their attempts in
+ *                         flight; the admission rule says how many of each may be claimed now;
+ *   claim   (claim.ts)    one round trip claims those, puts the others off unclaimed, and reads
+ *                         what rebuilds their bodies;
  *   attempt (attempt.ts)  each claimed delivery is signed and POSTed, all at once;
  *   outcome (outcome.ts)  a pure decision per attempt: succeeded, retry in n seconds, or failed;
  *   record  (record.ts)   one batch records the attempts that ended together, and retries are
  *                         handed to the queue with their delays.
  * The row is the truth: a message is acked once its delivery is claimed, and the attempt goes on
  * in the background (waitUntil; the queue does not wait for it, see wrangler.toml's
- * compatibility flag), so a receiver that hangs holds only its own attempts (in-flight.ts), never
+ * compatibility flag), so a receiver that hangs holds only its own attempts (admission.ts), never
  * the batch behind it. If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../db/client";
 import { shardBinding } from "../db/shards";
 import { groupBy } from "../lib/group-by";
-import { webhookAttempts, webhookDeliveries } from "../db/schema";
+import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
 import { retryTimeScale } from "../lib/local-faults";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { UNREADABLE } from "./subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
-import { claimDeliveries, type DeliveryRow, type SubscriptionRow } from "./claim";
-import * as inFlight from "./in-flight";
+import { planClaims, type Asking, type ClaimPlan } from "./admission";
+import { claimDeliveries, readAdmission, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
 import type { DeliveryMessage, ShardQueue } from "./message";
 import { openSecrets } from "./opened-secrets";
 import { handOver } from "./outbox";
@@ -45,7 +48,6 @@ type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   await Promise.all([...byShard].map(([shard, messages]) => consumeShard(shard, messages, env, ctx)));
-  await inFlight.room();
 }
 
 async function consumeShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, ctx: ExecutionContext): Promise<void> {
@@ -64,7 +66,7 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
   const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let claims;
   try {
-    claims = await claimDeliveries(db, ids, now);
+    claims = await admitAndClaim(db, ids, env, now);
   } catch (error) {
     console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
     for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
@@ -73,13 +75,16 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
 
   const started: Started[] = [];
   const ended: string[] = [];
+  const putOff: { id: string; delaySeconds: number }[] = [];
   for (const message of messages) {
-    const claim = claims.get(message.body?.delivery_id);
-    claims.delete(message.body?.delivery_id); // a second copy in the batch finds it taken
+    const id = message.body?.delivery_id;
+    const claim = claims.get(id);
+    claims.delete(id); // a second copy in the batch finds it taken
     if (claim?.kind === "early") {
       message.retry({ delaySeconds: claim.delaySeconds });
       continue;
     }
+    if (claim?.kind === "put_off") putOff.push({ id, delaySeconds: claim.delaySeconds });
     if (claim?.kind === "claimed") {
       const { delivery, subscription } = claim;
       if (!subscription || !subscription.isActive) ended.push(delivery.id);
@@ -87,6 +92,9 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
     }
     message.ack();
   }
+  // A put-off delivery's row says when it is due; a new message brings it back then (a retried
+  // message would count toward the queue's retries and could end in the dead-letter queue).
+  await handOver(db, queue, putOff);
   const work = Promise.all([deliverAll(db, queue, env, started), endDeliveries(db, ended, now)]).catch((error) =>
     console.error(JSON.stringify({ type: "delivery_error", shard, error: String(error) })),
   );
@@ -94,36 +102,50 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
 }
 
 /**
- * Attempts every claimed delivery as its subscription's in-flight limit allows, recording those
- * that end close together in one batch; a slow subscription's deliveries are put off instead.
+ * The admission rule, then the claim: the batch's subscriptions and their attempts in flight are
+ * read, each subscription's oldest due deliveries are claimed up to what the rule admits, and the
+ * others are put off, unclaimed. A deleted or paused subscription's deliveries are claimed to be
+ * ended; those of a subscription whose secrets no key can open (ENCRYPTION_KEY missing) are put
+ * off a minute, unclaimed and unattempted, until the key is deployed.
  */
+async function admitAndClaim(db: Db, ids: string[], env: Env, now: number): Promise<Map<string, Claim>> {
+  const { rows, subscriptions } = await readAdmission(db, ids, now);
+  const byId = new Map(subscriptions.map((row) => [row.id, row]));
+  const notConfigured = new Set<string>();
+  await Promise.all(
+    subscriptions
+      .filter((row) => row.isActive)
+      .map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
+  );
+  const plan: ClaimPlan = { claim: [], putOff: [] };
+  const asking: Asking[] = [];
+  const oldestFirst = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  for (const [subscriptionId, list] of groupBy(oldestFirst, (row) => row.subscriptionId)) {
+    const subscription = byId.get(subscriptionId);
+    const listIds = list.map((row) => row.id);
+    if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
+    else if (notConfigured.has(subscriptionId)) {
+      console.error(JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }));
+      plan.putOff.push(...listIds.map((id) => ({ id, at: now + NOT_CONFIGURED_RETRY_SECONDS * 1000 })));
+    } else {
+      const { inFlight, heldUntil, recentTimeouts: timeouts, recentAnswers: answers, recentSince: since } = subscription;
+      asking.push({ state: { inFlight, heldUntil, timeouts, answers, since }, ids: listIds });
+    }
+  }
+  const ruled = planClaims(asking, now, Math.random);
+  return claimDeliveries(db, ids, { claim: [...plan.claim, ...ruled.claim], putOff: [...plan.putOff, ...ruled.putOff] }, subscriptions, now);
+}
+
+/** Attempts every claimed delivery at once, recording those that end close together in one batch. */
 async function deliverAll(db: Db, queue: ShardQueue, env: Env, started: Started[]): Promise<void> {
-  const logFailure = (ids: string[], error: unknown) =>
+  const records = gather<Attempted>(
+    (items) => recordAttempts(db, queue, items),
     // Left claimed: the claim lapses and the sweeper sends them again.
-    console.error(JSON.stringify({ type: "delivery_error", delivery_ids: ids, error: String(error) }));
-  const records = gather<Attempted>((items) => recordAttempts(db, queue, items), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
-  const deferrals = gather<Deferral>((items) => putOff(db, queue, items, Date.now()), (items, error) => logFailure(items.map((item) => item.delivery.id), error));
+    (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
+  );
   await Promise.all(
     started.map(async ({ delivery, subscription }) => {
-      const slot = inFlight.take(subscription.id);
-      if (!slot) {
-        deferrals.add({ delivery, delaySeconds: inFlight.deferral(subscription.id) });
-        return;
-      }
-      let result: AttemptResult;
-      try {
-        result = await attempt(delivery, subscription, env);
-      } catch (error) {
-        // No usable ENCRYPTION_KEY at all (logged as a config_error): nothing was sent, so the
-        // claim and its counted attempt are given back, and the delivery comes back in a minute,
-        // its retry schedule untouched, until the key is deployed.
-        inFlight.release(slot);
-        console.error(JSON.stringify({ type: "delivery_put_off", delivery_id: delivery.id, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: String(error) }));
-        deferrals.add({ delivery, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS });
-        return;
-      }
-      inFlight.release(slot, Date.now(), result.responseStatus !== null ? "answered" : result.timedOut ? "timed_out" : "other");
-      if (result.responseStatus !== null) inFlight.answered(result.durationMs);
+      const result = await attempt(delivery, subscription, env);
       const outcome = decideOutcome({
         attempts: delivery.attempts - 1, // the claim counted this one
         scheduleStartedAt: delivery.scheduleStartedAt,
@@ -136,19 +158,17 @@ async function deliverAll(db: Db, queue: ShardQueue, env: Env, started: Started[
         random: Math.random,
         scale: retryTimeScale(env),
       });
-      // A hanging subscription's retry waits its turn behind its limit, as its put-off deliveries
-      // do, rather than come back in the wave of its timeouts only to be put off again.
-      const retryInSeconds = outcome.retryInSeconds === null ? null : Math.max(inFlight.retryTurn(subscription.id), outcome.retryInSeconds);
-      records.add({ delivery, result, outcome: { ...outcome, retryInSeconds } });
+      records.add({ delivery, result, outcome });
     }),
   );
-  await Promise.all([records.done(), deferrals.done()]);
+  await records.done();
 }
 
 /** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */
 async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env: Env): Promise<AttemptResult> {
   const now = Date.now();
-  const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now);
+  // The key was checked before the claim; one that went away since fails this attempt, nothing sent.
+  const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now).catch(() => null);
   const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
   const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
   if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, timedOut: false, error: refusal, excerpt: null, retryAfter: null, headers: null };
@@ -167,30 +187,6 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
 /** Deliveries whose subscription is gone or paused end without an attempt. */
 async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> {
   await runBatch(db, ids.map((id) => endStatement(db, id, now)));
-}
-
-/** A delivery given back unattempted, to come back in `delaySeconds`. */
-type Deferral = { delivery: DeliveryRow; delaySeconds: number };
-
-/**
- * Deliveries given back unattempted (a slow subscription's, or all of them while no key opens the
- * secrets) come back later, unclaimed, with the attempt their claim counted taken back (nothing
- * was sent).
- */
-async function putOff(db: Db, queue: ShardQueue, items: Deferral[], now: number): Promise<void> {
-  await runBatch(
-    db,
-    items.flatMap(({ delivery, delaySeconds }) => [
-      db
-        .delete(webhookAttempts)
-        .where(and(eq(webhookAttempts.deliveryId, delivery.id), eq(webhookAttempts.number, delivery.attempts), eq(webhookAttempts.ended, 0))),
-      db
-        .update(webhookDeliveries)
-        .set({ nextAttemptAt: now + delaySeconds * 1000, enqueuedAt: now, claimedUntil: null, claimToken: null, attempts: delivery.attempts - 1 })
-        .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.claimToken, delivery.claimToken!))),
-    ]),
-  );
-  await handOver(db, queue, items.map(({ delivery, delaySeconds }) => ({ id: delivery.id, delaySeconds })));
 }
 
 /** Ends a delivery without an attempt (its subscription is gone or inactive, or it was dead-lettered). */

@@ -10,11 +10,42 @@ import { queueDelay } from "./retry-schedule";
 import { statsRows, statsStatements } from "./stats";
 import { jsonColumn, jsonRows } from "../db/json-rows";
 import { storedHeaders } from "./sent-headers";
+import { HEALTH_WINDOW_MS, holdAfter } from "./admission";
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
 function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
   const starts = attempted.filter(({ delivery, outcome }) => delivery.subscriptionId === subscriptionId && outcome.status === "succeeded").map(({ result }) => result.startedAt);
   return starts.length > 0 ? Math.max(...starts) : null;
+}
+
+/** How a subscription's attempts among `attempted` ended: timed out, or answered (any status). */
+function endingsOf(attempted: Attempted[], subscriptionId: string): { timeouts: number; answers: number } {
+  const own = attempted.filter(({ delivery }) => delivery.subscriptionId === subscriptionId);
+  return { timeouts: own.filter(({ result }) => result.timedOut).length, answers: own.filter(({ result }) => result.responseStatus !== null).length };
+}
+
+type Windows = { id: string; timeouts: number; answers: number; since: number | null }[];
+
+/**
+ * Holds back each subscription that the admission rule says is hanging now that these attempts
+ * ended (holdAfter); a hold only ever moves later, so concurrent recorders agree.
+ */
+async function holdHanging(db: Db, windows: Windows[], attempted: Attempted[], now: number): Promise<void> {
+  const holds = windows.flat().flatMap((health) => {
+    const until = holdAfter(health, endingsOf(attempted, health.id).timeouts > 0, now);
+    return until === null ? [] : [{ id: health.id, until }];
+  });
+  if (holds.length === 0) return;
+  await runBatch(
+    db,
+    holds.map(({ id, until }) =>
+      db
+        .update(webhookSubscriptions)
+        .set({ heldUntil: sql`max(coalesce(${webhookSubscriptions.heldUntil}, 0), ${until})` })
+        .where(eq(webhookSubscriptions.id, id)),
+    ),
+  );
+  console.log(JSON.stringify({ type: "subscription_held", subscriptions: holds.map(({ id, until }) => ({ id, held_until: new Date(until).toISOString() })) }));
 }
 
 export interface Attempted {
@@ -32,6 +63,7 @@ export interface Attempted {
  */
 export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attempted[]): Promise<void> {
   if (attempted.length === 0) return;
+  const recordedAt = Date.now();
   const latest = new Map<string, Attempted>();
   for (const item of [...attempted].sort((a, b) => a.result.startedAt + a.result.durationMs - (b.result.startedAt + b.result.durationMs))) {
     latest.set(item.delivery.subscriptionId, item);
@@ -94,15 +126,22 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       .returning({ id: webhookDeliveries.id }),
     ...[...latest.values()].map(({ delivery, result, outcome }) => {
       const lastSuccess = lastSuccessOf(attempted, delivery.subscriptionId);
+      const ended = endingsOf(attempted, delivery.subscriptionId);
+      // The admission rule's window: a new one starts once the last is HEALTH_WINDOW_MS old.
+      const stale = sql`(${webhookSubscriptions.recentSince} is null or ${webhookSubscriptions.recentSince} <= ${recordedAt - HEALTH_WINDOW_MS})`;
       return db
         .update(webhookSubscriptions)
         .set({
+          recentTimeouts: sql`case when ${stale} then ${ended.timeouts} else ${webhookSubscriptions.recentTimeouts} + ${ended.timeouts} end`,
+          recentAnswers: sql`case when ${stale} then ${ended.answers} else ${webhookSubscriptions.recentAnswers} + ${ended.answers} end`,
+          recentSince: sql`case when ${stale} then ${recordedAt} else ${webhookSubscriptions.recentSince} end`,
           failingSince: outcome.failingSince,
           lastAttemptAt: sql`max(coalesce(${webhookSubscriptions.lastAttemptAt}, 0), ${result.startedAt})`,
           ...(lastSuccess !== null ? { lastSuccessAt: sql`max(coalesce(${webhookSubscriptions.lastSuccessAt}, 0), ${lastSuccess})` } : {}),
           ...(outcome.deactivate ? { isActive: false, updatedAt: result.startedAt + result.durationMs } : {}),
         })
-        .where(eq(webhookSubscriptions.id, delivery.subscriptionId));
+        .where(eq(webhookSubscriptions.id, delivery.subscriptionId))
+        .returning({ id: webhookSubscriptions.id, timeouts: webhookSubscriptions.recentTimeouts, answers: webhookSubscriptions.recentAnswers, since: webhookSubscriptions.recentSince });
     }),
     // The subscriptions' health buckets (stats.ts).
     ...statsStatements(
@@ -110,8 +149,9 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       statsRows(attempted.map(({ delivery, result, outcome }) => ({ subscriptionId: delivery.subscriptionId, startedAt: result.startedAt, durationMs: result.durationMs, status: outcome.status }))),
     ),
   ];
-  const [, applied] = (await runBatch(db, statements)) as [unknown, { id: string }[]];
-  const held = new Set(applied.map((row) => row.id));
+  const results = (await runBatch(db, statements)) as unknown[];
+  const held = new Set((results[1] as { id: string }[]).map((row) => row.id));
+  await holdHanging(db, results.slice(2, 2 + latest.size) as Windows[], attempted, recordedAt);
   for (const { delivery, result, outcome } of attempted) {
     console.log(
       JSON.stringify({

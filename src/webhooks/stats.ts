@@ -9,6 +9,7 @@ import { webhookStats, webhookSubscriptions } from "../db/schema";
 import { inAccount } from "../db/scope";
 import { notFound } from "../errors";
 import type { ServiceContext } from "../context";
+import { inFlightOf } from "./claim";
 
 export const BUCKET_MS = 5 * 60 * 1000;
 
@@ -100,11 +101,19 @@ const tsKey = (name: string) => name.replace(/_([a-z])/g, (_, ch: string) => ch.
 
 /** The subscription's health over `window` (1h, 24h or 7d) up to now: its buckets in the window, and its row. */
 export async function subscriptionStats({ db, accountId }: ServiceContext, subscriptionId: string, window: StatsWindow) {
-  const from = Date.now() - WINDOWS[window];
+  const now = Date.now();
+  const from = now - WINDOWS[window];
   const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId));
   const [found, rows] = await db.batch([
     db
-      .select({ isActive: webhookSubscriptions.isActive, failingSince: webhookSubscriptions.failingSince, lastAttemptAt: webhookSubscriptions.lastAttemptAt, lastSuccessAt: webhookSubscriptions.lastSuccessAt })
+      .select({
+        isActive: webhookSubscriptions.isActive,
+        failingSince: webhookSubscriptions.failingSince,
+        lastAttemptAt: webhookSubscriptions.lastAttemptAt,
+        lastSuccessAt: webhookSubscriptions.lastSuccessAt,
+        heldUntil: webhookSubscriptions.heldUntil,
+        inFlight: inFlightOf(sql`${webhookSubscriptions.id}`, now),
+      })
       .from(webhookSubscriptions)
       .where(scoped),
     db
@@ -121,7 +130,9 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
   ]);
   const subscription = found[0];
   if (!subscription) throw notFound();
-  return { window, ...summarise(rows), series: series(rows, window, from), ...subscription };
+  const { heldUntil, ...rest } = subscription;
+  // The admission rule's state (admission.ts): held back until a moment still to come, or not.
+  return { window, ...summarise(rows), series: series(rows, window, from), ...rest, heldUntil: heldUntil !== null && heldUntil > now ? heldUntil : null };
 }
 
 /** The step of a window's series: 5 minutes for 1h, an hour for 24h, 6 hours for 7d. */

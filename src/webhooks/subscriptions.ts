@@ -120,6 +120,10 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     failingSince: null,
     lastAttemptAt: null,
     lastSuccessAt: null,
+    heldUntil: null,
+    recentTimeouts: 0,
+    recentAnswers: 0,
+    recentSince: null,
     createdAt: now,
     updatedAt: now,
   };

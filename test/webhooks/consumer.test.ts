@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/consumer";
-import { HANGING_LIMIT, PER_SUBSCRIPTION, release, take } from "../../src/webhooks/in-flight";
+import { HOLD_MIN_TIMEOUTS, HOLD_MS, IN_FLIGHT_CAP, PROBE_CAP } from "../../src/webhooks/admission";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
 import { CLAIM_MS } from "../../src/webhooks/claim";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
@@ -78,6 +78,12 @@ async function extraDelivery(accountId: string, subscriptionId: string): Promise
     .bind(id, subscriptionId, accountId, now, now, now, now)
     .run();
   return id;
+}
+
+/** Makes `ids` one ms apart in age, oldest first, as deliveries made one after another are. */
+async function oneAfterAnother(ids: string[]): Promise<void> {
+  const start = Date.now() - ids.length;
+  await db.batch(ids.map((id, i) => db.prepare("update webhook_deliveries set created_at = ? where id = ?").bind(start + i, id)));
 }
 
 const deliveryRow = (id: string) => db.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
@@ -165,36 +171,66 @@ describe("the delivery consumer", () => {
     expect((await attemptRows(id))[0]).toMatchObject({ response_status: null, error: "Timed out after 15 s" });
   });
 
-  // The consumer tells the in-flight slots how an attempt ended: a timeout counts toward the
-  // subscription's hanging limit (HANGING_LIMIT attempts in flight), a refused connection does not.
+  // The admission rule counts how attempts end: timeouts against answers. A refused connection is neither.
   it.each([
-    ["a timeout", false, new DOMException("The operation timed out.", "TimeoutError")],
-    ["a refused connection", true, new TypeError("Network connection lost.")],
-  ] as const)("after %s, more than HANGING_LIMIT attempts may be in flight: %s", async (_name, more, thrown) => {
-    const { id, subscription } = await pendingDelivery();
+    ["timeouts", true, new DOMException("The operation timed out.", "TimeoutError")],
+    ["refused connections", false, new TypeError("Network connection lost.")],
+  ] as const)("after %s, the subscription is held back: %s", async (_name, held, thrown) => {
+    const { id, subscription, client } = await pendingDelivery();
+    const ids = [id];
+    for (let i = 1; i < HOLD_MIN_TIMEOUTS; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
     vi.spyOn(globalThis, "fetch").mockRejectedValue(thrown);
-    await consume(id);
+    const before = Date.now();
+    await consumeAll(ids);
     vi.restoreAllMocks();
-    const held = Array.from({ length: HANGING_LIMIT }, () => take(subscription.id));
-    const slot = take(subscription.id);
-    for (const one of [...held, slot]) if (one) release(one);
-    expect(slot !== null).toBe(more);
+    const stats = (await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers })).json;
+    expect(stats.in_flight).toBe(0);
+    if (!held) return expect(stats.held_until).toBeNull();
+    expect(Date.parse(stats.held_until) - before).toBeGreaterThanOrEqual(HOLD_MS - 1000);
+    expect(Date.parse(stats.held_until) - Date.now()).toBeLessThanOrEqual(HOLD_MS);
   });
 
-  it("retries a hanging subscription's timeouts a limit's worth at a time, the first on their schedule", async () => {
-    const { id: first, subscription, client } = await pendingDelivery();
-    const ids = [first];
-    for (let i = 0; i < HANGING_LIMIT; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
-    vi.spyOn(globalThis, "fetch").mockRejectedValue(new DOMException("The operation timed out.", "TimeoutError"));
-    const { requeued } = (await consumeAll(ids)) as { requeued: { id: string; delaySeconds: number }[] };
-    vi.restoreAllMocks();
-    const delays = requeued.map((one) => one.delaySeconds).sort((a, b) => a - b);
-    // The retry schedule's first delay is 5 s (+-10%); past HANGING_LIMIT, a retry waits a timeout.
-    expect(delays.slice(0, HANGING_LIMIT).every((delay) => delay >= 4 && delay <= 6)).toBe(true);
-    expect(delays[HANGING_LIMIT]).toBeGreaterThanOrEqual(15);
-    const late = requeued.find((one) => one.delaySeconds >= 15)!;
-    const row = (await deliveryRow(late.id))!;
-    expect(Math.abs(row.next_attempt_at - row.updated_at - late.delaySeconds * 1000)).toBeLessThanOrEqual(1);
+  it("puts off a held subscription's deliveries unclaimed until its hold ends, oldest first, a probe's worth a round; another's go on", async () => {
+    const { subscription, client } = await pendingDelivery();
+    const heldUntil = Date.now() + HOLD_MS;
+    await db.prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?").bind(heldUntil, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id).run();
+    const ids: string[] = [];
+    for (let i = 0; i < PROBE_CAP + 2; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
+    await oneAfterAnother(ids);
+    const other = await pendingDelivery([200]);
+    const { requeued, explicitAcks } = await consumeAll([...ids, other.id]);
+    expect(explicitAcks).toHaveLength(ids.length + 1);
+    expect((await deliveryRow(other.id))!.status).toBe("succeeded");
+    expect(requeued.map((one) => one.id).sort()).toEqual([...ids].sort());
+    for (const id of ids) {
+      const row = (await deliveryRow(id))!;
+      expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null });
+      expect(row.next_attempt_at).toBeGreaterThanOrEqual(heldUntil);
+      expect(await attemptRows(id)).toEqual([]);
+    }
+    // The oldest PROBE_CAP come back in the first round after the hold, the others a round later.
+    const due = await Promise.all(ids.map(async (id) => (await deliveryRow(id))!.next_attempt_at as number));
+    expect(due.slice(0, PROBE_CAP).every((at) => at < heldUntil + HOLD_MS + 1)).toBe(true);
+    expect(due.slice(PROBE_CAP).every((at) => at >= heldUntil + HOLD_MS)).toBe(true);
+  });
+
+  it("admits a hanging subscription PROBE_CAP attempts at once once its hold has ended, and an answer lifts the limit", async () => {
+    const { subscription, client } = await pendingDelivery();
+    const hanging = () =>
+      db.prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?").bind(Date.now() - 1, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id).run();
+    await hanging();
+    const ids: string[] = [];
+    for (let i = 0; i < PROBE_CAP + 1; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
+    await oneAfterAnother(ids);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+    const { requeued } = await consumeAll(ids);
+    expect(requeued.map((one) => one.id)).toEqual([ids.at(-1)]);
+    const statuses = await Promise.all(ids.map(async (id) => (await deliveryRow(id))!.status));
+    expect(statuses.filter((status) => status === "succeeded")).toHaveLength(PROBE_CAP);
+    // PROBE_CAP answers now outnumber its timeouts: the next batch is admitted whole.
+    const more: string[] = [];
+    for (let i = 0; i < PROBE_CAP + 1; i++) more.push(await extraDelivery(client.accountId, subscription.id));
+    expect((await consumeAll(more)).requeued).toEqual([]);
   });
 
   it("honours Retry-After on a 429", async () => {
@@ -304,38 +340,45 @@ describe("the delivery consumer", () => {
     ]);
   });
 
-  it("puts off the deliveries of a subscription whose receiver is slow, unclaimed and due later", async () => {
+  it("holds the in-flight cap across two consumer invocations with separate memory: the second puts off, unclaimed, what the first has no room for", async () => {
     const { client, subscription } = await pendingDelivery();
     const answers: ((response: Response) => void)[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
     const { queue, sent } = recordingQueue();
-    const run = async (ids: string[]) => {
+    const run = async (consumer: typeof worker, ids: string[]) => {
       const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })));
       const ctx = createExecutionContext();
-      await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
+      await consumer.queue!(batch, { ...env, DELIVERIES: queue }, ctx);
       return ctx;
     };
-    // As many attempts as a subscription may have at once, none answered for over a second...
-    const first = await run(await Promise.all(Array.from({ length: PER_SUBSCRIPTION }, () => extraDelivery(client.accountId, subscription.id))));
-    await waitFor(async () => answers.length, (n) => n === PER_SUBSCRIPTION);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    // ...so the next two are not attempted but put off.
+    // The first invocation starts as many attempts as a subscription may have at once, none answered...
+    const first = await run(worker, await Promise.all(Array.from({ length: IN_FLIGHT_CAP }, () => extraDelivery(client.accountId, subscription.id))));
+    await waitFor(async () => answers.length, (n) => n === IN_FLIGHT_CAP);
+    expect((await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers })).json.in_flight).toBe(IN_FLIGHT_CAP);
+    // ...and a second, in a fresh copy of every module (nothing shared but D1), attempts none of the next two.
+    vi.resetModules();
+    const fresh = (await import("../../src/index")).default;
+    expect(fresh).not.toBe(worker);
     const later = await Promise.all([1, 2].map(() => extraDelivery(client.accountId, subscription.id)));
     const before = Date.now();
-    const second = await run(later);
-    await waitOnExecutionContext(second);
-    expect(answers).toHaveLength(PER_SUBSCRIPTION);
+    await waitOnExecutionContext(await run(fresh, later));
+    expect(answers).toHaveLength(IN_FLIGHT_CAP);
     expect(sent.map((item) => item.id)).toEqual(later);
     for (const item of sent) {
-      expect(item.delaySeconds).toBeGreaterThanOrEqual(15);
       const row = (await deliveryRow(item.id))!;
       expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null });
-      expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + 15_000);
+      expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + 2000);
+      expect(item.delaySeconds).toBeGreaterThanOrEqual(2);
     }
     for (const answer of answers) answer(new Response("ok"));
     await waitOnExecutionContext(first);
     const ended = await db.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status").bind(subscription.id).all();
-    expect(ended.results).toEqual([{ status: "pending", n: 3 }, { status: "succeeded", n: PER_SUBSCRIPTION }]);
+    expect(ended.results).toEqual([{ status: "pending", n: 3 }, { status: "succeeded", n: IN_FLIGHT_CAP }]);
+    // Room again: the put-off deliveries go out when due.
+    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id in (?, ?)").bind(Date.now(), ...later).run();
+    vi.mocked(globalThis.fetch).mockImplementation(async () => new Response("ok"));
+    expect((await consumeAll(later)).requeued).toEqual([]);
+    expect((await Promise.all(later.map(deliveryRow))).map((row) => row!.status)).toEqual(["succeeded", "succeeded"]);
   });
 
   it("records a whole batch's attempts, and an attempt whose subscription was deleted meanwhile is dropped with it", async () => {
@@ -393,7 +436,7 @@ describe("the delivery consumer", () => {
   it.each([
     ["missing", ""],
     ["malformed", "not-a-key"],
-  ])("gives a claimed delivery back untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed", async (_, key) => {
+  ])("puts a delivery off unclaimed and untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed", async (_, key) => {
     const { id, box } = await pendingDelivery([200]);
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     const before = Date.now();

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { WEBHOOK_CONTENT_TYPES, webhookSubscriptions } from "./webhook-subscriptions";
 
@@ -50,6 +51,8 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_status_idx").on(t.subscriptionId, t.status, t.createdAt, t.id),
     index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
     index("webhook_deliveries_payment_idx").on(t.subscriptionId, t.paymentId, t.createdAt, t.id),
+    // A subscription's attempts in flight (the admission rule counts them): only claimed rows.
+    index("webhook_deliveries_claimed_idx").on(t.subscriptionId, t.claimedUntil).where(sql`claimed_until is not null`),
   ],
 );
 

@@ -33,6 +33,12 @@ export const webhookSubscriptions = sqliteTable(
     // The subscription's latest attempt and latest successful one, kept as attempts are recorded.
     lastAttemptAt: integer("last_attempt_at"),
     lastSuccessAt: integer("last_success_at"),
+    // The admission rule's state (webhooks/admission.ts), shared by every consumer: nothing of the
+    // subscription is claimed before held_until; its attempts' timeouts and answers since recent_since.
+    heldUntil: integer("held_until"),
+    recentTimeouts: integer("recent_timeouts").notNull().default(0),
+    recentAnswers: integer("recent_answers").notNull().default(0),
+    recentSince: integer("recent_since"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -54,6 +54,8 @@ const Stats = z
     last_success_at: time("When the latest successful attempt started; null if none."),
     failing_since: time("Since when every attempt has failed; null while healthy."),
     is_active: z.boolean().openapi({ example: true }),
+    in_flight: z.int().openapi({ description: "Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).", example: 3 }),
+    held_until: time("While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back."),
   })
   .openapi("WebhookStats");
 
@@ -117,7 +119,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const stats = await subscriptionStats(serviceContext(c), c.req.valid("param").id, c.req.valid("query").window);
-      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, series, ...counts } = stats;
+      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, heldUntil, inFlight, series, ...counts } = stats;
       return c.json(
         {
           ...counts,
@@ -126,6 +128,8 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
           last_success_at: iso(lastSuccessAt),
           failing_since: iso(failingSince),
           is_active: isActive,
+          in_flight: inFlight,
+          held_until: iso(heldUntil),
         },
         200,
       );

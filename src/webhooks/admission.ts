@@ -1,0 +1,111 @@
+/**
+ * The admission rule: how many of a subscription's due deliveries may be claimed now, decided
+ * before any is claimed, from state every consumer invocation and isolate sees in D1:
+ *   - in flight: the subscription's deliveries claimed and not yet ended (a claim that lapsed,
+ *     its worker dead, no longer counts); never more than IN_FLIGHT_CAP;
+ *   - held_until: set on the subscription when its recent timeouts outnumber its recent answers;
+ *     nothing of it is claimed before then;
+ *   - past held_until, while its timeouts still outnumber its answers, PROBE_CAP attempts at once:
+ *     an answer lifts the limit, another timeout holds it again.
+ * A delivery not admitted is put off unclaimed: it keeps its row, its place and its attempts, and
+ * comes back when the rule says. Pure: the consumer reads the state, asks here, and its claim
+ * statement checks the cap again against the live count, so two invocations never overfill it.
+ */
+import { ATTEMPT_TIMEOUT_MS } from "./attempt";
+
+export const IN_FLIGHT_CAP = 100;
+export const PROBE_CAP = 10;
+/** How long a hanging subscription is held back: one attempt timeout. */
+export const HOLD_MS = ATTEMPT_TIMEOUT_MS;
+/** Timeouts and answers count toward holding for this long (a fixed window on the subscription). */
+export const HEALTH_WINDOW_MS = 60_000;
+/** Fewer timeouts than this never hold: one hang of a busy receiver is not a hanging receiver. */
+export const HOLD_MIN_TIMEOUTS = 3;
+/** A subscription at its cap but answering: its further deliveries come back this much later. */
+export const BUSY_DELAY_MS = 2_000;
+
+/** A subscription's recent endings, as kept on its row (a window that started `since`). */
+export interface Health {
+  timeouts: number;
+  answers: number;
+  since: number | null;
+}
+
+export interface AdmissionState extends Health {
+  inFlight: number;
+  heldUntil: number | null;
+}
+
+export interface Admission {
+  /** How many attempts may be in flight at once now; 0 while held. */
+  cap: number;
+  /** How many of the deliveries asked for may be claimed now. */
+  admitted: number;
+  /** When the others come back (the first of them; see putOffAt). */
+  comeBackAt: number;
+}
+
+/** The window's counts as they stand at `now`: a window older than HEALTH_WINDOW_MS counts nothing. */
+export function healthAt(health: Health, now: number): Health {
+  return health.since !== null && now - health.since < HEALTH_WINDOW_MS ? health : { timeouts: 0, answers: 0, since: null };
+}
+
+/** Whether a subscription's recent attempts time out more than they are answered. */
+export function hanging(health: Health, now: number): boolean {
+  const { timeouts, answers } = healthAt(health, now);
+  return timeouts >= HOLD_MIN_TIMEOUTS && timeouts > answers;
+}
+
+/** How many of `wanted` due deliveries of a subscription may be claimed now, and when the rest come back. */
+export function admit(state: AdmissionState, wanted: number, now: number): Admission {
+  if (state.heldUntil !== null && state.heldUntil > now) return { cap: 0, admitted: 0, comeBackAt: state.heldUntil };
+  const probing = hanging(state, now);
+  const cap = probing ? PROBE_CAP : IN_FLIGHT_CAP;
+  const admitted = Math.max(0, Math.min(wanted, cap - state.inFlight));
+  return { cap, admitted, comeBackAt: now + (probing ? HOLD_MS : BUSY_DELAY_MS) };
+}
+
+/**
+ * When the k-th (0-based) delivery put off by one decision comes back: a cap's worth a round of
+ * HOLD_MS from comeBackAt on, each at a random moment of its round, so a hanging receiver's
+ * backlog returns a few at a time instead of as one wave (at most LAST_ROUND rounds out).
+ */
+export const LAST_ROUND = 60;
+export function putOffAt(admission: Admission, k: number, random: () => number): number {
+  const perRound = Math.max(PROBE_CAP, admission.cap);
+  const round = Math.min(LAST_ROUND, Math.floor(k / perRound));
+  return Math.round(admission.comeBackAt + round * HOLD_MS + random() * (admission.cap === IN_FLIGHT_CAP ? 1000 : HOLD_MS));
+}
+
+/**
+ * The subscription's held_until after attempts ended, from its window as they left it: held for
+ * HOLD_MS from now when one of them timed out and timeouts outnumber answers; else unchanged (null).
+ */
+export function holdAfter(health: Health, timedOut: boolean, now: number): number | null {
+  return timedOut && hanging(health, now) ? now + HOLD_MS : null;
+}
+
+/** Which deliveries to claim (each with its subscription's cap and its rank under it) and which to put off until when. */
+export interface ClaimPlan {
+  claim: { id: string; cap: number; rank: number }[];
+  putOff: { id: string; at: number }[];
+}
+
+/** One subscription's due deliveries in a batch, oldest first, with its state. */
+export interface Asking {
+  state: AdmissionState;
+  ids: string[];
+}
+
+/** The rule over a batch: each subscription's oldest deliveries up to what it admits are claimed, the rest put off. */
+export function planClaims(asking: Asking[], now: number, random: () => number): ClaimPlan {
+  const plan: ClaimPlan = { claim: [], putOff: [] };
+  for (const { state, ids } of asking) {
+    const admission = admit(state, ids.length, now);
+    ids.forEach((id, k) => {
+      if (k < admission.admitted) plan.claim.push({ id, cap: admission.cap, rank: k + 1 });
+      else plan.putOff.push({ id, at: putOffAt(admission, k - admission.admitted, random) });
+    });
+  }
+  return plan;
+}

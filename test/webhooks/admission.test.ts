@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import {
+  admit,
+  BUSY_DELAY_MS,
+  HEALTH_WINDOW_MS,
+  holdAfter,
+  HOLD_MIN_TIMEOUTS,
+  HOLD_MS,
+  IN_FLIGHT_CAP,
+  planClaims,
+  PROBE_CAP,
+  putOffAt,
+  type AdmissionState,
+} from "../../src/webhooks/admission";
+
+const NOW = Date.UTC(2026, 10, 25, 12);
+const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({ inFlight: 0, heldUntil: null, timeouts: 0, answers: 0, since: NOW - 1000, ...fields });
+
+describe("admit", () => {
+  // [case, state, deliveries asking, expected admission]
+  const cases: [string, AdmissionState, number, { cap: number; admitted: number; comeBackAt: number }][] = [
+    ["idle: all it asks", state(), 5, { cap: IN_FLIGHT_CAP, admitted: 5, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["busy: up to the cap", state({ inFlight: IN_FLIGHT_CAP - 3 }), 5, { cap: IN_FLIGHT_CAP, admitted: 3, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["at the cap: none", state({ inFlight: IN_FLIGHT_CAP }), 5, { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["over the cap (claims that lapse count no more): none", state({ inFlight: IN_FLIGHT_CAP + 7 }), 1, { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["held: none until the hold ends", state({ heldUntil: NOW + 5000, timeouts: 9 }), 5, { cap: 0, admitted: 0, comeBackAt: NOW + 5000 }],
+    ["hold ended, still hanging: probes only", state({ heldUntil: NOW, timeouts: 9, answers: 2 }), 50, { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS }],
+    ["hanging, probes in flight: the rest of the probes", state({ timeouts: 9, inFlight: PROBE_CAP - 4 }), 50, { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS }],
+    ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, comeBackAt: NOW + BUSY_DELAY_MS }],
+    ["nothing asked: nothing admitted", state(), 0, { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW + BUSY_DELAY_MS }],
+  ];
+  it.each(cases)("%s", (_name, given, wanted, expected) => {
+    expect(admit(given, wanted, NOW)).toEqual(expected);
+  });
+});
+
+describe("holdAfter", () => {
+  // [case, window after the attempts, did one of them time out, expected held_until]
+  const cases: [string, { timeouts: number; answers: number; since: number | null }, boolean, number | null][] = [
+    ["timeouts outnumber answers, one just now: held a timeout long", { timeouts: HOLD_MIN_TIMEOUTS, answers: 0, since: NOW }, true, NOW + HOLD_MS],
+    ["timeouts outnumber answers, but these were answered: unchanged", { timeouts: HOLD_MIN_TIMEOUTS, answers: 1, since: NOW }, false, null],
+    ["as many answers as timeouts: not held", { timeouts: 5, answers: 5, since: NOW }, true, null],
+    ["fewer timeouts than the least that holds", { timeouts: HOLD_MIN_TIMEOUTS - 1, answers: 0, since: NOW }, true, null],
+  ];
+  it.each(cases)("%s", (_name, health, timedOut, expected) => {
+    expect(holdAfter(health, timedOut, NOW)).toBe(expected);
+  });
+});
+
+describe("putOffAt", () => {
+  const held = admit(state({ heldUntil: NOW + 5000, timeouts: 9 }), 100, NOW);
+  it.each([
+    ["the first of a held subscription's: within the round after its hold", 0, 0.5, NOW + 5000 + HOLD_MS / 2],
+    ["the last of the first round's probes", PROBE_CAP - 1, 0, NOW + 5000],
+    ["the next: a round later", PROBE_CAP, 0, NOW + 5000 + HOLD_MS],
+    ["far down a backlog: never past the last round", 10_000, 0, NOW + 5000 + 60 * HOLD_MS],
+  ])("%s", (_name, k, random, expected) => {
+    expect(putOffAt(held, k, () => random)).toBe(expected);
+  });
+
+  it("spreads a busy subscription's over a second after its turn", () => {
+    const busy = admit(state({ inFlight: IN_FLIGHT_CAP }), 5, NOW);
+    expect(putOffAt(busy, 0, () => 0.999)).toBe(NOW + BUSY_DELAY_MS + 999);
+  });
+});
+
+describe("planClaims", () => {
+  it("claims each subscription's oldest up to what it admits, with their ranks, and puts off the rest", () => {
+    const plan = planClaims(
+      [
+        { state: state({ inFlight: IN_FLIGHT_CAP - 2 }), ids: ["a1", "a2", "a3"] },
+        { state: state({ heldUntil: NOW + 1000, timeouts: 9 }), ids: ["b1"] },
+        { state: state(), ids: ["c1"] },
+      ],
+      NOW,
+      () => 0,
+    );
+    expect(plan.claim).toEqual([
+      { id: "a1", cap: IN_FLIGHT_CAP, rank: 1 },
+      { id: "a2", cap: IN_FLIGHT_CAP, rank: 2 },
+      { id: "c1", cap: IN_FLIGHT_CAP, rank: 1 },
+    ]);
+    expect(plan.putOff).toEqual([
+      { id: "a3", at: NOW + BUSY_DELAY_MS },
+      { id: "b1", at: NOW + 1000 },
+    ]);
+  });
+});
