@@ -29,8 +29,8 @@ export type Claim =
   | { kind: "put_off"; delaySeconds: number }
   | { kind: "done" };
 
-/** A subscription as the admission rule sees it: its row and its attempts in flight now. */
-export type AdmissionRow = SubscriptionRow & { inFlight: number };
+/** A subscription as the admission rule sees it: its row, its attempts in flight now and when the oldest of them started. */
+export type AdmissionRow = SubscriptionRow & { inFlight: number; oldestStart: number | null };
 
 /**
  * What the admission rule needs of a batch, in one round trip: each delivery's subscription and
@@ -43,7 +43,11 @@ export async function readAdmission(db: Db, ids: string[], now: number): Promise
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
     db
-      .select({ ...getTableColumns(webhookSubscriptions), inFlight: inFlightOf(sql`${webhookSubscriptions.id}`, now) })
+      .select({
+        ...getTableColumns(webhookSubscriptions),
+        inFlight: inFlightOf(sql`${webhookSubscriptions.id}`, now),
+        oldestStart: sql<number | null>`(select min(c.claimed_until) from ${webhookDeliveries} c where c.subscription_id = ${webhookSubscriptions.id} and c.claimed_until > ${now}) - ${CLAIM_MS}`,
+      })
       .from(webhookSubscriptions)
       .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
   ]);

@@ -128,8 +128,8 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number): Prom
       console.error(JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }));
       plan.putOff.push(...listIds.map((id) => ({ id, at: now + NOT_CONFIGURED_RETRY_SECONDS * 1000 })));
     } else {
-      const { inFlight, heldUntil, recentTimeouts: timeouts, recentAnswers: answers, recentSince: since } = subscription;
-      asking.push({ state: { inFlight, heldUntil, timeouts, answers, since }, ids: listIds });
+      const { inFlight, oldestStart, heldUntil, recentTimeouts: timeouts, recentAnswers: answers, recentSince: since } = subscription;
+      asking.push({ state: { inFlight, oldestStart, heldUntil, timeouts, answers, since }, ids: listIds });
     }
   }
   const ruled = planClaims(asking, now, Math.random);

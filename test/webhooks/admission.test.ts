@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/attempt";
 import {
   admit,
   BUSY_DELAY_MS,
@@ -10,26 +11,34 @@ import {
   planClaims,
   PROBE_CAP,
   putOffAt,
+  SLOW_MS,
   type AdmissionState,
 } from "../../src/webhooks/admission";
 
 const NOW = Date.UTC(2026, 10, 25, 12);
-const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({ inFlight: 0, heldUntil: null, timeouts: 0, answers: 0, since: NOW - 1000, ...fields });
+const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({ inFlight: 0, oldestStart: null, heldUntil: null, timeouts: 0, answers: 0, since: NOW - 1000, ...fields });
 
 describe("admit", () => {
   // [case, state, deliveries asking, expected admission]
-  const cases: [string, AdmissionState, number, { cap: number; admitted: number; comeBackAt: number }][] = [
-    ["idle: all it asks", state(), 5, { cap: IN_FLIGHT_CAP, admitted: 5, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["busy: up to the cap", state({ inFlight: IN_FLIGHT_CAP - 3 }), 5, { cap: IN_FLIGHT_CAP, admitted: 3, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["at the cap: none", state({ inFlight: IN_FLIGHT_CAP }), 5, { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["over the cap (claims that lapse count no more): none", state({ inFlight: IN_FLIGHT_CAP + 7 }), 1, { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["held: none until the hold ends", state({ heldUntil: NOW + 5000, timeouts: 9 }), 5, { cap: 0, admitted: 0, comeBackAt: NOW + 5000 }],
-    ["hold ended, still hanging: probes only", state({ heldUntil: NOW, timeouts: 9, answers: 2 }), 50, { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS }],
-    ["hanging, probes in flight: the rest of the probes", state({ timeouts: 9, inFlight: PROBE_CAP - 4 }), 50, { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS }],
-    ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, comeBackAt: NOW + BUSY_DELAY_MS }],
-    ["nothing asked: nothing admitted", state(), 0, { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW + BUSY_DELAY_MS }],
+  const busy = { comeBackAt: NOW + BUSY_DELAY_MS, spreadMs: 1000 };
+  const cases: [string, AdmissionState, number, { cap: number; admitted: number; comeBackAt: number; spreadMs: number }][] = [
+    ["idle: all it asks", state(), 5, { cap: IN_FLIGHT_CAP, admitted: 5, ...busy }],
+    ["busy: up to the cap", state({ inFlight: IN_FLIGHT_CAP - 3, oldestStart: NOW - 100 }), 5, { cap: IN_FLIGHT_CAP, admitted: 3, ...busy }],
+    ["at the cap, answering quickly: none, back shortly", state({ inFlight: IN_FLIGHT_CAP, oldestStart: NOW - SLOW_MS }), 5, { cap: IN_FLIGHT_CAP, admitted: 0, ...busy }],
+    [
+      "at the cap, its oldest attempt waiting past SLOW_MS: none, back when that attempt has surely ended",
+      state({ inFlight: IN_FLIGHT_CAP, oldestStart: NOW - SLOW_MS - 1 }),
+      5,
+      { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW - SLOW_MS - 1 + ATTEMPT_TIMEOUT_MS, spreadMs: HOLD_MS },
+    ],
+    ["over the cap (claims that lapse count no more): none", state({ inFlight: IN_FLIGHT_CAP + 7, oldestStart: NOW }), 1, { cap: IN_FLIGHT_CAP, admitted: 0, ...busy }],
+    ["held: none until the hold ends", state({ heldUntil: NOW + 5000, timeouts: 9 }), 5, { cap: 0, admitted: 0, comeBackAt: NOW + 5000, spreadMs: HOLD_MS }],
+    ["hold ended, still hanging: probes only", state({ heldUntil: NOW, timeouts: 9, answers: 2 }), 50, { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS }],
+    ["hanging, probes in flight: the rest of the probes", state({ timeouts: 9, inFlight: PROBE_CAP - 4 }), 50, { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS }],
+    ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, ...busy }],
+    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, ...busy }],
+    ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, ...busy }],
+    ["nothing asked: nothing admitted", state(), 0, { cap: IN_FLIGHT_CAP, admitted: 0, ...busy }],
   ];
   it.each(cases)("%s", (_name, given, wanted, expected) => {
     expect(admit(given, wanted, NOW)).toEqual(expected);
@@ -61,7 +70,7 @@ describe("putOffAt", () => {
   });
 
   it("spreads a busy subscription's over a second after its turn", () => {
-    const busy = admit(state({ inFlight: IN_FLIGHT_CAP }), 5, NOW);
+    const busy = admit(state({ inFlight: IN_FLIGHT_CAP, oldestStart: NOW }), 5, NOW);
     expect(putOffAt(busy, 0, () => 0.999)).toBe(NOW + BUSY_DELAY_MS + 999);
   });
 });
@@ -70,7 +79,7 @@ describe("planClaims", () => {
   it("claims each subscription's oldest up to what it admits, with their ranks, and puts off the rest", () => {
     const plan = planClaims(
       [
-        { state: state({ inFlight: IN_FLIGHT_CAP - 2 }), ids: ["a1", "a2", "a3"] },
+        { state: state({ inFlight: IN_FLIGHT_CAP - 2, oldestStart: NOW }), ids: ["a1", "a2", "a3"] },
         { state: state({ heldUntil: NOW + 1000, timeouts: 9 }), ids: ["b1"] },
         { state: state(), ids: ["c1"] },
       ],

@@ -201,7 +201,7 @@ describe("the delivery consumer", () => {
     const { requeued, explicitAcks } = await consumeAll([...ids, other.id]);
     expect(explicitAcks).toHaveLength(ids.length + 1);
     expect((await deliveryRow(other.id))!.status).toBe("succeeded");
-    expect(requeued.map((one) => one.id).sort()).toEqual([...ids].sort());
+    expect(requeued.map((one: { id: string }) => one.id).sort()).toEqual([...ids].sort());
     for (const id of ids) {
       const row = (await deliveryRow(id))!;
       expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null });
@@ -224,7 +224,7 @@ describe("the delivery consumer", () => {
     await oneAfterAnother(ids);
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
     const { requeued } = await consumeAll(ids);
-    expect(requeued.map((one) => one.id)).toEqual([ids.at(-1)]);
+    expect(requeued.map((one: { id: string }) => one.id)).toEqual([ids.at(-1)]);
     const statuses = await Promise.all(ids.map(async (id) => (await deliveryRow(id))!.status));
     expect(statuses.filter((status) => status === "succeeded")).toHaveLength(PROBE_CAP);
     // PROBE_CAP answers now outnumber its timeouts: the next batch is admitted whole.
