@@ -45,14 +45,21 @@ export async function readAdmission(db: Db, ids: string[], now: number): Promise
     db
       .select({
         ...getTableColumns(webhookSubscriptions),
-        inFlight: inFlightOf(sql`${webhookSubscriptions.id}`, now),
-        oldestStart: sql<number | null>`(select min(c.claimed_until) from ${webhookDeliveries} c where c.subscription_id = ${webhookSubscriptions.id} and c.claimed_until > ${now}) - ${CLAIM_MS}`,
+        inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
+        oldestStart: sql<number | null>`(select min(c.claimed_until) from ${webhookDeliveries} c where c.subscription_id = ${SUBSCRIPTION_ROW} and c.claimed_until > ${now}) - ${CLAIM_MS}`,
       })
       .from(webhookSubscriptions)
       .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
   ]);
   return { rows, subscriptions };
 }
+
+/**
+ * The subscription id of the row a statement reads or changes, named with its table: drizzle
+ * leaves a column unqualified, and inside a subquery over the deliveries (`c`) that would be c's.
+ */
+export const SUBSCRIPTION_ROW = sql.raw(`"webhook_subscriptions"."id"`);
+const DELIVERY_ROW_SUBSCRIPTION = sql.raw(`"webhook_deliveries"."subscription_id"`);
 
 /** A subscription's attempts in flight at `now`: its deliveries under a claim that has not lapsed. */
 export function inFlightOf(subscriptionId: SQL, now: number): SQL<number> {
@@ -84,7 +91,7 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
       .update(webhookDeliveries)
       .set({ claimedUntil: now + CLAIM_MS, claimToken: token, attempts: sql`${webhookDeliveries.attempts} + ${active}` })
       .from(jsonRows(JSON.stringify(plan.claim), "id", "cap", "rank"))
-      .where(and(eq(webhookDeliveries.id, v("id")), waiting, sql`${inFlightOf(sql`${webhookDeliveries.subscriptionId}`, now)} + ${v("rank")} <= ${v("cap")}`))
+      .where(and(eq(webhookDeliveries.id, v("id")), waiting, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${v("rank")} <= ${v("cap")}`))
       .returning(),
     db.insert(webhookAttempts).select(
       sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0, null from ${webhookDeliveries} d

@@ -9,7 +9,7 @@ import { webhookStats, webhookSubscriptions } from "../db/schema";
 import { inAccount } from "../db/scope";
 import { notFound } from "../errors";
 import type { ServiceContext } from "../context";
-import { inFlightOf } from "./claim";
+import { inFlightOf, SUBSCRIPTION_ROW } from "./claim";
 
 export const BUCKET_MS = 5 * 60 * 1000;
 
@@ -112,7 +112,7 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
         lastAttemptAt: webhookSubscriptions.lastAttemptAt,
         lastSuccessAt: webhookSubscriptions.lastSuccessAt,
         heldUntil: webhookSubscriptions.heldUntil,
-        inFlight: inFlightOf(sql`${webhookSubscriptions.id}`, now),
+        inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
       })
       .from(webhookSubscriptions)
       .where(scoped),

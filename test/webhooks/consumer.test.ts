@@ -342,6 +342,8 @@ describe("the delivery consumer", () => {
 
   it("holds the in-flight cap across two consumer invocations with separate memory: the second puts off, unclaimed, what the first has no room for", async () => {
     const { client, subscription } = await pendingDelivery();
+    // Another subscription's delivery, in the second batch, is not held back by this one's cap.
+    const other = await pendingDelivery();
     const answers: ((response: Response) => void)[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
     const { queue, sent } = recordingQueue();
@@ -361,8 +363,11 @@ describe("the delivery consumer", () => {
     expect(fresh).not.toBe(worker);
     const later = await Promise.all([1, 2].map(() => extraDelivery(client.accountId, subscription.id)));
     const before = Date.now();
-    await waitOnExecutionContext(await run(fresh, later));
-    expect(answers).toHaveLength(IN_FLIGHT_CAP);
+    const second = await run(fresh, [...later, other.id]);
+    await waitFor(async () => answers.length, (n) => n === IN_FLIGHT_CAP + 1);
+    answers.pop()!(new Response("ok"));
+    await waitOnExecutionContext(second);
+    expect((await deliveryRow(other.id))!).toMatchObject({ status: "succeeded", attempts: 1 });
     expect(sent.map((item) => item.id)).toEqual(later);
     for (const item of sent) {
       const row = (await deliveryRow(item.id))!;
