@@ -113,7 +113,7 @@ describe("moving an account to another shard", () => {
     expect(listed.json.count).toBe(written.size);
     for (const row of listed.json.results) {
       const { created, events } = written.get(row.id)!;
-      expect(row).toEqual({ ...created, events: [...created.events, ...events], updated: events.at(-1)?.created ?? created.updated });
+      expect(row).toEqual({ ...created, events: [...created.events, ...events], version: created.version + events.length, updated: events.at(-1)?.created ?? created.updated });
     }
     const replay = await call("POST", "/v2/payments/", { body: first!.body, headers: { ...client.headers, "Idempotency-Key": first!.key } });
     expect([replay.status, replay.headers.get("Idempotent-Replayed")]).toEqual([201, "true"]);

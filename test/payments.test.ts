@@ -36,6 +36,7 @@ describe("creating a payment", () => {
       instrument_number: null,
       events: [{ id: expect.stringMatching(/^pev_[A-Za-z0-9_-]{16,}$/), event_code: "PU00", status: "pending", description: "Payment created", created: res.json.created }],
       refund_reason: null,
+      version: 1,
       created: expect.stringMatching(/\.\d{3}Z$/),
       updated: res.json.created,
     });

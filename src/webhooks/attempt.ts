@@ -1,6 +1,7 @@
 import type { WebhookContentType } from "../db/schema";
 import { basicAuthorization } from "../lib/crypto";
 import { redacted, secretForms } from "./redact";
+import { orderHeaders } from "./sent-headers";
 import { signatureHeaders, type SigningSecrets } from "./signing";
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -18,6 +19,9 @@ export interface AttemptRequest {
   contentType: WebhookContentType;
   deliveryId: string;
   subscriptionId: string;
+  /** The subscription's sequence number and the payment's version; null on a test delivery. */
+  sequence: number | null;
+  paymentVersion: number | null;
   username: string;
   password: string;
   secrets: SigningSecrets;
@@ -52,6 +56,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       "hook-subscription": request.subscriptionId,
       "hook-delivery": request.deliveryId,
       "hook-event": "payment.changed",
+      ...orderHeaders(request),
       "user-agent": USER_AGENT,
       ...(await signatureHeaders(request.secrets, request.deliveryId, timestamp, request.body)),
     };

@@ -178,6 +178,8 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
     contentType: delivery.contentType,
     deliveryId: delivery.id,
     subscriptionId: subscription.id,
+    sequence: delivery.sequence,
+    paymentVersion: delivery.paymentVersion,
     username: revealed.username,
     password: revealed.password,
     secrets: { current: revealed.secretText, previous: revealed.previousSecretText },

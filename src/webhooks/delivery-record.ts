@@ -20,6 +20,8 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
     id: delivery.id,
     payment_id: delivery.paymentId,
     event_id: delivery.eventId,
+    sequence: delivery.sequence,
+    payment_version: delivery.paymentVersion,
     status: delivery.status,
     attempts: attempts.map((attempt) => ({
       number: attempt.number,

@@ -36,15 +36,22 @@ export interface OutboxChange {
   paymentId: string;
   /** The event the change adds: its body is the payment as that event left it (bodies.ts). */
   eventId: string;
+  /** The payment's version after the change. */
+  version: number;
   /** Holds in the batch exactly when the change applied. */
   guard: SQL;
+  /** The change's stamp (the payment's `updated`), as SQL read in the batch: the deliveries' `created`. */
+  stamp: SQL;
 }
 
 /**
  * The outbox statements of one payment change: a delivery row per subscriber, inserted only when
  * the change applied, in one statement over a JSON list of them. A row keeps the subscriber's flags
  * and content type as they are now, not the body: with the event and the payment's stored detail
- * they rebuild the same bytes on every attempt (bodies.ts).
+ * they rebuild the same bytes on every attempt (bodies.ts). Each row takes its subscription's next
+ * sequence number in the batch itself: D1 runs batches one at a time and every change of an
+ * account is stamped above the last (write-fence.ts), so the subscription's latest delivery by
+ * `created` holds its highest number, and the numbers follow commit order without gaps.
  */
 export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
   const rows = subscribers.map((subscriber) => ({
@@ -65,6 +72,9 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     flags: v("flags"),
     contentType: v("contentType"),
     now,
+    createdAt: change.stamp,
+    sequence: nextSequence(v("subscriptionId")),
+    paymentVersion: change.version,
   });
   // Each row also needs its subscription still there and active when the batch runs: one
   // deleted or paused since the write read it gets no delivery, rather than failing the change.
@@ -75,11 +85,27 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
   };
 }
 
+/** A subscription's next sequence number, as SQL: one more than its latest delivery's, or than the last one retention removed. */
+function nextSequence(subscriptionId: SQL): SQL<number> {
+  const d = webhookDeliveries;
+  return sql<number>`coalesce(
+    (select l.sequence from ${d} l where l.subscription_id = ${subscriptionId} and l.sequence is not null order by l.created_at desc, l.id desc limit 1),
+    (select s.last_removed_sequence from ${webhookSubscriptions} s where s.id = ${subscriptionId}),
+    0) + 1`;
+}
+
 /**
  * A new delivery's row, due now. It is taken as handed over at the commit: handOver clears that
  * if the send fails, and the sweeper re-sends a row whose message never ran either way.
  */
-export function newDelivery<Body extends string | SQL, Ref extends string | SQL = string, Type extends WebhookContentType | SQL = WebhookContentType, Flags extends number | null | SQL = number | null>(fields: {
+export function newDelivery<
+  Body extends string | SQL,
+  Ref extends string | SQL = string,
+  Type extends WebhookContentType | SQL = WebhookContentType,
+  Flags extends number | null | SQL = number | null,
+  At extends number | SQL = number,
+  Seq extends SQL<number> | null = null,
+>(fields: {
   /** A new UUID unless given (the outbox gives each row's own, from its JSON list). */
   id?: Ref;
   subscriptionId: Ref;
@@ -91,12 +117,18 @@ export function newDelivery<Body extends string | SQL, Ref extends string | SQL 
   flags: Flags;
   contentType: Type;
   now: number;
+  /** Its `created`: now unless given (a change's deliveries take the change's stamp). */
+  createdAt?: At;
+  sequence?: Seq;
+  paymentVersion?: number | null;
   test?: boolean;
 }) {
-  const { id, now, test = false, ...rest } = fields;
+  const { id, now, test = false, createdAt, sequence, paymentVersion = null, ...rest } = fields;
   return {
     id: id ?? crypto.randomUUID(),
     ...rest,
+    sequence: sequence ?? null,
+    paymentVersion,
     status: "pending" as const,
     attempts: 0,
     nextAttemptAt: now,
@@ -106,7 +138,7 @@ export function newDelivery<Body extends string | SQL, Ref extends string | SQL 
     claimedUntil: null,
     claimToken: null,
     test,
-    createdAt: now,
+    createdAt: createdAt ?? now,
     updatedAt: now,
   };
 }

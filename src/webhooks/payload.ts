@@ -17,6 +17,7 @@ export interface PaymentSnapshot {
   events: unknown[];
   refund_reason: string | null;
   instrument_number: string | null;
+  version: number;
 }
 
 const FLAG_BITS: [keyof ExpansionFlags, number][] = [
@@ -59,7 +60,7 @@ export interface EventState {
 export function snapshotAt(detail: StoredDetail, event: EventState): StoredDetail {
   const events = detail.events.slice(0, event.seq);
   const last = events.at(-1)!;
-  return { ...detail, status: last.status, instrument_number: event.instrumentNumber, events, refund_reason: event.refundReason, updated: last.created };
+  return { ...detail, status: last.status, instrument_number: event.instrumentNumber, events, refund_reason: event.refundReason, version: event.seq, updated: last.created };
 }
 
 /** The delivery body of section 7 for one subscription's flags. */

@@ -1,13 +1,14 @@
 import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
 import { fixedLimit } from "../db/fixed-limit";
 import type { Db } from "../db/client";
-import { webhookAttempts, webhookDeliveries, webhookStats } from "../db/schema";
+import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions } from "../db/schema";
 import { inList } from "../db/in-list";
 import { notHeldByMove } from "../db/moving";
 import { groupBy } from "../lib/group-by";
 import type { ServiceContext } from "../context";
 import { notFound } from "../errors";
 import { requireSubscription, withAttempts, type Delivery } from "./deliveries";
+import { SUBSCRIPTION_ROW } from "./claim";
 import { deliveryView } from "./delivery-record";
 
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -64,7 +65,15 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
   if (rows.length > 0) {
     const ids = rows.map((row) => row.id);
     const stillOld = and(inList(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, [...ENDED]), lt(webhookDeliveries.updatedAt, cutoff));
-    const [, gone] = await db.batch([
+    const d = webhookDeliveries;
+    const [, , gone] = await db.batch([
+      // The subscriptions' sequences go on past what is removed (outbox.ts), even when nothing of them is kept.
+      db
+        .update(webhookSubscriptions)
+        .set({
+          lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, coalesce((select max(${d.sequence}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0))`,
+        })
+        .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
       db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
       db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
     ]);

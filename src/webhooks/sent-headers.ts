@@ -3,6 +3,14 @@ import { MASKED_AUTHORIZATION, USER_AGENT } from "./attempt";
 /** The headers an attempt sent that nothing else can rebuild: its signatures. */
 const SIGNATURES = ["hook-hmac", "hook-hmac-next", "webhook-signature"] as const;
 
+/** The headers that place a delivery in its subscription's sequence and its payment's versions; none on a test delivery. Pure. */
+export function orderHeaders(delivery: { sequence: number | null; paymentVersion: number | null }): Record<string, string> {
+  return {
+    ...(delivery.sequence !== null ? { "hook-sequence": String(delivery.sequence) } : {}),
+    ...(delivery.paymentVersion !== null ? { "hook-payment-version": String(delivery.paymentVersion) } : {}),
+  };
+}
+
 /** What the delivery log stores of an attempt's headers: the signatures only (JSON). Pure. */
 export function storedHeaders(sent: Record<string, string> | null): string | null {
   if (sent === null) return null;
@@ -15,7 +23,7 @@ export function storedHeaders(sent: Record<string, string> | null): string | nul
  * header (before only the signatures were kept) is shown as stored. Pure.
  */
 export function sentHeaders(
-  delivery: { id: string; subscriptionId: string; contentType: string },
+  delivery: { id: string; subscriptionId: string; contentType: string; sequence: number | null; paymentVersion: number | null },
   attempt: { startedAt: number; headers: string | null },
 ): Record<string, string> | null {
   if (attempt.headers === null) return null;
@@ -27,6 +35,7 @@ export function sentHeaders(
     "hook-subscription": delivery.subscriptionId,
     "hook-delivery": delivery.id,
     "hook-event": "payment.changed",
+    ...orderHeaders(delivery),
     "user-agent": USER_AGENT,
     "hook-hmac": stored["hook-hmac"]!,
     ...(stored["hook-hmac-next"] !== undefined ? { "hook-hmac-next": stored["hook-hmac-next"] } : {}),

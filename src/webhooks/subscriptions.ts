@@ -121,6 +121,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     lastAttemptAt: null,
     lastSuccessAt: null,
     heldUntil: null,
+    lastRemovedSequence: 0,
     recentTimeouts: 0,
     recentAnswers: 0,
     recentSince: null,

@@ -23,6 +23,7 @@ export function examplePayment(now: number) {
     instrument_number: null,
     events: [{ id: "pev_test", event_code: "PU00", status: "pending", description: "Payment created", created: at }],
     refund_reason: null,
+    version: 1,
     created: at,
     updated: at,
   };

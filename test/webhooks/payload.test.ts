@@ -17,6 +17,7 @@ const payment: PaymentView = {
   instrument_number: "TRACE-9",
   events: [{ id: "pev_1", event_code: "PU00", status: "pending", description: "Payment created", created: "2026-11-21T10:00:00.000Z" }],
   refund_reason: null,
+  version: 1,
   created: "2026-11-21T10:00:00.000Z",
   updated: "2026-11-21T10:05:00.000Z",
 };

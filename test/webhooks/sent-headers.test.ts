@@ -1,14 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { sentHeaders, storedHeaders } from "../../src/webhooks/sent-headers";
 
-const delivery = { id: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60", subscriptionId: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f", contentType: "application/x-www-form-urlencoded" };
+type Delivery = { id: string; subscriptionId: string; contentType: string; sequence: number | null; paymentVersion: number | null };
+const test: Delivery = { id: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60", subscriptionId: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f", contentType: "application/x-www-form-urlencoded", sequence: null, paymentVersion: null };
+const change: Delivery = { ...test, sequence: 7, paymentVersion: 3 };
+const delivery = test;
 const startedAt = Date.UTC(2026, 10, 25, 9, 0, 30, 999);
-const sent = (rotating: boolean) => ({
+const sent = (rotating: boolean, of: Delivery = test) => ({
   authorization: "Basic ********",
-  "content-type": delivery.contentType,
-  "hook-subscription": delivery.subscriptionId,
-  "hook-delivery": delivery.id,
+  "content-type": of.contentType,
+  "hook-subscription": of.subscriptionId,
+  "hook-delivery": of.id,
   "hook-event": "payment.changed",
+  ...(of.sequence !== null ? { "hook-sequence": String(of.sequence), "hook-payment-version": String(of.paymentVersion) } : {}),
   "user-agent": "payments-webhooks/0.1.0",
   "hook-hmac": "old-hmac=",
   ...(rotating ? { "hook-hmac-next": "new-hmac=" } : {}),
@@ -19,13 +23,15 @@ const sent = (rotating: boolean) => ({
 
 describe("an attempt's headers in the delivery log", () => {
   it.each([
-    ["one secret", false],
-    ["during a rotation", true],
-  ])("stores only the signatures and shows every header as sent (%s)", (_, rotating) => {
-    const stored = storedHeaders(sent(rotating));
+    ["a test delivery, one secret", false, test],
+    ["a test delivery, during a rotation", true, test],
+    ["a change's delivery, with its sequence and payment version", false, change],
+    ["a change's delivery, during a rotation", true, change],
+  ])("stores only the signatures and shows every header as sent (%s)", (_, rotating, of) => {
+    const stored = storedHeaders(sent(rotating, of));
     expect(Object.keys(JSON.parse(stored!))).toEqual(rotating ? ["hook-hmac", "hook-hmac-next", "webhook-signature"] : ["hook-hmac", "webhook-signature"]);
-    const shown = sentHeaders(delivery, { startedAt, headers: stored });
-    expect(Object.entries(shown!)).toEqual(Object.entries(sent(rotating)));
+    const shown = sentHeaders(of, { startedAt, headers: stored });
+    expect(Object.entries(shown!)).toEqual(Object.entries(sent(rotating, of)));
   });
 
   it("shows a row stored with every header as it was stored, and nothing for an attempt that sent none", () => {

@@ -12,8 +12,8 @@ import { parseArgs } from "node:util";
 import { migrateAll, wranglerSync } from "../lib/d1.mjs";
 import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
-// 6: a directory and shards (the account's rows on shard A).
-export const SEED_VERSION = 6;
+// 6: a directory and shards (the account's rows on shard A). 7: the payment detail carries `version`.
+export const SEED_VERSION = 7;
 export const ACCOUNT = "acct_benchAccount0000000001";
 /** The shard the bench account lives on. */
 export const SHARD = "A";

@@ -16,6 +16,7 @@ UPDATE payments SET detail = json_object(
       'created', strftime('%Y-%m-%dT%H:%M:%S', e.created_at / 1000, 'unixepoch') || '.' || printf('%03d', e.created_at % 1000) || 'Z') ORDER BY e.seq)
     FROM payment_events e WHERE e.payment_id = payments.id)),
   'refund_reason', refund_reason,
+  'version', version,
   'created', strftime('%Y-%m-%dT%H:%M:%S', created_at / 1000, 'unixepoch') || '.' || printf('%03d', created_at % 1000) || 'Z',
   'updated', strftime('%Y-%m-%dT%H:%M:%S', updated_at / 1000, 'unixepoch') || '.' || printf('%03d', updated_at % 1000) || 'Z'
 ) WHERE detail IS NULL;

@@ -727,6 +727,11 @@ export interface components {
              */
             refund_reason: string | null;
             /**
+             * @description 1 at creation, one more with every event (so it counts `events`). Deliveries carry it in `hook-payment-version`: a receiver that has seen version n of a payment can drop anything older.
+             * @example 1
+             */
+            version: number;
+            /**
              * Format: date-time
              * @description When it was created. ISO 8601, UTC, milliseconds.
              * @example 2026-11-21T10:15:30.123Z
@@ -1185,6 +1190,16 @@ export interface components {
              */
             event_id: string | null;
             /**
+             * @description Its place in the subscription's sequence (1, 2, 3, … in commit order, without gaps; header `hook-sequence`): a receiver that sees n+2 before n+1 knows n+1 is late or lost. Null for a test delivery.
+             * @example 42
+             */
+            sequence: number | null;
+            /**
+             * @description The payment's `version` its body shows (header `hook-payment-version`): a receiver that has seen a higher one can drop this. Null for a test delivery.
+             * @example 3
+             */
+            payment_version: number | null;
+            /**
              * @description `pending` until a 2xx (`succeeded`) or until retries run out, a 410, or the subscription goes away (`failed`).
              * @example succeeded
              * @enum {string}
@@ -1346,6 +1361,16 @@ export interface components {
             failing_since: string | null;
             /** @example true */
             is_active: boolean;
+            /**
+             * @description Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).
+             * @example 3
+             */
+            in_flight: number;
+            /**
+             * @description While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            held_until: string | null;
         };
         PaymentList: {
             /**

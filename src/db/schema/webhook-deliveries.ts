@@ -41,6 +41,11 @@ export const webhookDeliveries = sqliteTable(
     // Which claim holds it: an attempt's outcome is recorded on the row only under its own claim,
     // so a redelivery asked for mid-attempt is not swallowed by that attempt's success.
     claimToken: text("claim_token"),
+    // The subscription's sequence number (1, 2, 3, … in commit order, without gaps: outbox.ts);
+    // null for a test delivery.
+    sequence: integer("sequence"),
+    // The payment's version the body shows (its events so far); null for a test delivery.
+    paymentVersion: integer("payment_version"),
     // A test delivery (POST /v1/webhooks/{id}/test/): sent like any other, marked in the log.
     test: integer("test", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),

@@ -36,6 +36,9 @@ export const webhookSubscriptions = sqliteTable(
     // The admission rule's state (webhooks/admission.ts), shared by every consumer: nothing of the
     // subscription is claimed before held_until; its attempts' timeouts and answers since recent_since.
     heldUntil: integer("held_until"),
+    // The highest sequence number among its deliveries removed so far (retention): the next
+    // delivery's number goes on from its latest kept delivery, or from this when none is kept.
+    lastRemovedSequence: integer("last_removed_sequence").notNull().default(0),
     recentTimeouts: integer("recent_timeouts").notNull().default(0),
     recentAnswers: integer("recent_answers").notNull().default(0),
     recentSince: integer("recent_since"),

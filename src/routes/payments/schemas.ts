@@ -83,6 +83,10 @@ export const PaymentSchema = z
     instrument_number: z.string().nullable().openapi({ description: "Check number, ACH trace or card last 4; null until known.", example: null }),
     events: z.array(PaymentEventSchema).openapi({ description: "Every event, oldest first." }),
     refund_reason: z.string().nullable().openapi({ description: "Why it was refunded; null unless refunded.", example: null }),
+    version: z.int().openapi({
+      description: "1 at creation, one more with every event (so it counts `events`). Deliveries carry it in `hook-payment-version`: a receiver that has seen version n of a payment can drop anything older.",
+      example: 1,
+    }),
     created: timestamp("When it was created."),
     updated: timestamp("When it last changed; strictly increasing within an account."),
   })

@@ -112,6 +112,14 @@ export const DeliverySchema = z
     id: z.uuid().openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
     payment_id: z.string().openapi({ description: "The payment whose change made it.", example: "pmt_demoPaymentPending0001" }),
     event_id: z.string().nullable().openapi({ description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).", example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4" }),
+    sequence: z.int().nullable().openapi({
+      description: "Its place in the subscription's sequence (1, 2, 3, … in commit order, without gaps; header `hook-sequence`): a receiver that sees n+2 before n+1 knows n+1 is late or lost. Null for a test delivery.",
+      example: 42,
+    }),
+    payment_version: z.int().nullable().openapi({
+      description: "The payment's `version` its body shows (header `hook-payment-version`): a receiver that has seen a higher one can drop this. Null for a test delivery.",
+      example: 3,
+    }),
     status: z.enum(DELIVERY_STATUSES).openapi({
       description: "`pending` until a 2xx (`succeeded`) or until retries run out, a 410, or the subscription goes away (`failed`).",
       example: "succeeded",

@@ -35,6 +35,8 @@ export function paymentView(payment: PaymentRow, invoiceRows: PaymentInvoiceRow[
     instrument_number: payment.instrumentNumber,
     events: [...events].sort((a, b) => a.seq - b.seq).map(eventView),
     refund_reason: payment.refundReason,
+    // 1 at creation, one more with every event: a receiver that has seen version n drops anything older.
+    version: payment.version,
     created: toIso(payment.createdAt),
     updated: toIso(payment.updatedAt),
   };
@@ -54,6 +56,7 @@ export function detailAfter(shown: PaymentView, next: PaymentRow, event: EventRo
     instrument_number: next.instrumentNumber,
     events: [...shown.events, eventView(event)],
     refund_reason: next.refundReason,
+    version: next.version,
     updated: toIso(next.updatedAt),
   };
 }

@@ -79,7 +79,7 @@ export async function commitPaymentChange(
     change.previous
       ? detailAfter(change.shown, { ...next, updatedAt: ms }, { ...event, createdAt: ms })
       : paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
-  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, guard: applied }, subscribers, now);
+  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, version: next.version, guard: applied, stamp }, subscribers, now);
 
   const write = previous
     ? db
