@@ -10,6 +10,7 @@ type Kind =
   | "not_found"
   | "method_not_allowed"
   | "conflict"
+  | "gone"
   | "unprocessable"
   | "payload_too_large"
   | "unsupported_media_type"
@@ -25,6 +26,7 @@ const STATUS: Record<Kind, ContentfulStatusCode> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  gone: 410,
   unprocessable: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -26,9 +26,13 @@ async function dump(d1: D1Database, accountId: string) {
   return out;
 }
 
-/** The handover columns the cut-over resets so the new shard's sweeper sends its pending deliveries. */
+/**
+ * The columns the cut-over sets anew: the handover columns, so the new shard's sweeper sends its
+ * pending deliveries, and the feed's epoch, so cursors of the old shard expire (its own test below).
+ */
 const withoutHandover = (rows: Record<string, unknown[]>) => ({
   ...rows,
+  tenants: rows.tenants!.map((row) => ({ ...(row as object), epoch: null })),
   webhook_deliveries: rows.webhook_deliveries!.map((row) => ({ ...(row as object), enqueued_at: null, claimed_until: null, claim_token: null })),
 });
 

@@ -35,7 +35,7 @@ function blankMessage(schema: Schema): string {
   const resolved = resolve(schema);
   if (resolved.enum) return '"" is not a valid choice.';
   const [type] = types(schema).filter((t) => t !== "null");
-  return { string: "This field may not be blank.", boolean: "Must be a valid boolean.", integer: "A valid integer is required.", number: "A valid number is required.", array: "Expected a list of items." }[type!]!;
+  return { string: "This field may not be blank.", boolean: "Must be a valid boolean.", integer: "A valid integer is required.", number: "A valid number is required.", array: "Expected a list of items.", object: "Invalid data. Expected a dictionary, but got str." }[type!]!;
 }
 
 const cases = Object.entries(document.paths).flatMap(([template, operations]) =>

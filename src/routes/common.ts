@@ -61,7 +61,7 @@ export const FieldErrorsSchema = z
     example: { amount_cents: ["Ensure this value is greater than or equal to 1."], currency: ["This field is required."] },
   });
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429 | 500 | 503;
 
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: "Invalid input: a field error for each bad field or filter",
@@ -69,6 +69,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   403: "The caller may not do this",
   404: "Not found, or another account's",
   409: "Conflicts with the current state",
+  410: "Gone",
   413: "The body is larger than 1 MiB",
   415: "The body is not JSON",
   429: "Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds",

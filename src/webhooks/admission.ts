@@ -2,7 +2,8 @@
  * The admission rule: how many of a subscription's due deliveries may be claimed now, decided
  * before any is claimed, from state every consumer invocation and isolate sees in D1:
  *   - in flight: the subscription's deliveries claimed and not yet ended (a claim that lapsed,
- *     its worker dead, no longer counts); never more than IN_FLIGHT_CAP;
+ *     its worker dead, no longer counts); never more than BURST_CAP, and never more than
+ *     IN_FLIGHT_CAP once its oldest has waited past SLOW_MS (a slow receiver);
  *   - held_until: set on the subscription when its recent timeouts outnumber its recent answers;
  *     nothing of it is claimed before then;
  *   - past held_until, while its timeouts still outnumber its answers, PROBE_CAP attempts at once:
@@ -13,7 +14,15 @@
  */
 import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 
+/** Attempts in flight at once while its oldest has waited past SLOW_MS: a slow receiver's cap. */
 export const IN_FLIGHT_CAP = 100;
+/**
+ * Attempts in flight at once while every one is younger than SLOW_MS: a receiver that answers
+ * keeps the pace of a backlog (measured: with 100 here too, a drain of 15,000 deliveries ran at
+ * 335 a second, each wave of put-off deliveries coming back to find the cap full again; the
+ * queue's batches already bound how many start together).
+ */
+export const BURST_CAP = 1000;
 export const PROBE_CAP = 10;
 /** How long a hanging subscription is held back: one attempt timeout. */
 export const HOLD_MS = ATTEMPT_TIMEOUT_MS;
@@ -72,10 +81,10 @@ export function hanging(health: Health, now: number): boolean {
 export function admit(state: AdmissionState, wanted: number, now: number): Admission {
   if (state.heldUntil !== null && state.heldUntil > now) return { cap: 0, admitted: 0, comeBackAt: state.heldUntil, spreadMs: HOLD_MS };
   const probing = hanging(state, now);
-  const cap = probing ? PROBE_CAP : IN_FLIGHT_CAP;
+  const slow = state.oldestStart !== null && now - state.oldestStart > SLOW_MS;
+  const cap = probing ? PROBE_CAP : slow ? IN_FLIGHT_CAP : BURST_CAP;
   const admitted = Math.max(0, Math.min(wanted, cap - state.inFlight));
   if (probing) return { cap, admitted, comeBackAt: now + HOLD_MS, spreadMs: HOLD_MS };
-  const slow = state.oldestStart !== null && now - state.oldestStart > SLOW_MS;
   if (slow) return { cap, admitted, comeBackAt: Math.max(now, state.oldestStart! + ATTEMPT_TIMEOUT_MS), spreadMs: HOLD_MS };
   return { cap, admitted, comeBackAt: now + BUSY_DELAY_MS, spreadMs: 1000 };
 }

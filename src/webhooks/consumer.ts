@@ -26,6 +26,7 @@ import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
 import { claimDeliveries, readAdmission, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
 import type { DeliveryMessage, ShardQueue } from "./message";
+import { HELD } from "./holds";
 import { openSecrets } from "./opened-secrets";
 import { handOver } from "./outbox";
 import { gather } from "./gather";
@@ -75,6 +76,7 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
 
   const started: Started[] = [];
   const ended: string[] = [];
+  const held: DeliveryRow[] = [];
   const putOff: { id: string; delaySeconds: number }[] = [];
   for (const message of messages) {
     const id = message.body?.delivery_id;
@@ -87,7 +89,8 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
     if (claim?.kind === "put_off") putOff.push({ id, delaySeconds: claim.delaySeconds });
     if (claim?.kind === "claimed") {
       const { delivery, subscription } = claim;
-      if (!subscription || !subscription.isActive) ended.push(delivery.id);
+      if (!subscription) ended.push(delivery.id);
+      else if (!subscription.isActive) held.push(delivery);
       else started.push({ delivery, subscription });
     }
     message.ack();
@@ -95,7 +98,7 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
   // A put-off delivery's row says when it is due; a new message brings it back then (a retried
   // message would count toward the queue's retries and could end in the dead-letter queue).
   await handOver(db, queue, putOff);
-  const work = Promise.all([deliverAll(db, queue, env, started), endDeliveries(db, ended, now)]).catch((error) =>
+  const work = Promise.all([deliverAll(db, queue, env, started), endDeliveries(db, ended, now), holdDeliveries(db, held, now)]).catch((error) =>
     console.error(JSON.stringify({ type: "delivery_error", shard, error: String(error) })),
   );
   ctx.waitUntil(work);
@@ -186,9 +189,22 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
   });
 }
 
-/** Deliveries whose subscription is gone or paused end without an attempt. */
+/** Deliveries whose subscription is gone end without an attempt. */
 async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> {
   await runBatch(db, ids.map((id) => endStatement(db, id, now)));
+}
+
+/** Deliveries of a paused or deactivated subscription are held, unattempted, under the claim that found them. */
+async function holdDeliveries(db: Db, rows: DeliveryRow[], now: number): Promise<void> {
+  await runBatch(
+    db,
+    rows.map((row) =>
+      db
+        .update(webhookDeliveries)
+        .set({ ...HELD, updatedAt: now })
+        .where(and(eq(webhookDeliveries.id, row.id), eq(webhookDeliveries.claimToken, row.claimToken!))),
+    ),
+  );
 }
 
 /** Ends a delivery without an attempt (its subscription is gone or inactive, or it was dead-lettered). */

@@ -6,10 +6,12 @@ import { inList } from "../db/in-list";
 import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBits, type ExpansionFlags } from "./payload";
+import { matches, matchesSql, parseFilters, type FilteredPayment } from "./filters";
 
 /**
- * The account's active subscriptions at this moment, as much of each as its delivery body needs:
- * read in the payment write's load batch (every write reads them: not the sealed secrets).
+ * The account's subscriptions at this moment, as much of each as its delivery body needs: read in
+ * the payment write's load batch (every write reads them: not the sealed secrets). A paused one
+ * gets its deliveries too, held (holds.ts).
  */
 export function subscribersQuery(db: Db, accountId: string) {
   const s = webhookSubscriptions;
@@ -23,12 +25,14 @@ export function subscribersQuery(db: Db, accountId: string) {
       refundReason: s.refundReason,
       instrumentNumber: s.instrumentNumber,
       allPaymentDetails: s.allPaymentDetails,
+      isActive: s.isActive,
+      filters: s.filters,
     })
     .from(s)
-    .where(and(eq(s.accountId, accountId), eq(s.isActive, true)));
+    .where(eq(s.accountId, accountId));
 }
 
-export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookContentType };
+export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookContentType; isActive: boolean; filters: string | null };
 
 /** A payment change as the outbox needs it. */
 export interface OutboxChange {
@@ -38,6 +42,8 @@ export interface OutboxChange {
   eventId: string;
   /** The payment's version after the change. */
   version: number;
+  /** The payment as the change leaves it, as far as filters look (filters.ts). */
+  payment: FilteredPayment;
   /** Holds in the batch exactly when the change applied. */
   guard: SQL;
   /** The change's stamp (the payment's `updated`), as SQL read in the batch: the deliveries' `created`. */
@@ -59,6 +65,9 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     subscriptionId: subscriber.id,
     contentType: subscriber.contentType,
     flags: flagBits(subscriber),
+    // Handed to the queue after the commit: the subscription was active, and its filters passed
+    // the payment, when the write read it (the batch decides again, on the filters as they are then).
+    sent: subscriber.isActive && matches(parseFilters(subscriber.filters), change.payment) ? 1 : 0,
   }));
   // Each delivery's columns, as SQL over the JSON row `v` it comes from.
   const v = (name: keyof (typeof rows)[number]) => jsonColumn(name);
@@ -76,12 +85,30 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     sequence: nextSequence(v("subscriptionId")),
     paymentVersion: change.version,
   });
-  // Each row also needs its subscription still there and active when the batch runs: one
-  // deleted or paused since the write read it gets no delivery, rather than failing the change.
-  const guard = sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")} and s.is_active = 1)`;
+  // Pending if its subscription is active when the batch runs, else held; handed over only if the
+  // write will send it (a row that turned pending meanwhile is the sweeper's: never handed over).
+  const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")}), 0) = 1`;
+  const row = {
+    ...template,
+    status: sql`case when ${active} then 'pending' else 'held' end`,
+    nextAttemptAt: sql`case when ${active} then ${now} end`,
+    enqueuedAt: sql`case when ${active} and ${v("sent")} = 1 then ${now} end`,
+  };
+  // Each row also needs its subscription still there when the batch runs, and its filters (as they
+  // are then) to pass the payment: one deleted or filtered out since the write read it gets no
+  // delivery and no sequence number, rather than failing the change.
+  const p = change.payment;
+  const payment = {
+    status: sql`${p.status}`,
+    originating_counterparty_id: sql`${p.originating_counterparty_id}`,
+    receiving_counterparty_id: sql`${p.receiving_counterparty_id}`,
+    payment_method: sql`${p.payment_method}`,
+    amount_cents: sql`${p.amount_cents}`,
+  };
+  const guard = sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")} and ${matchesSql(sql`s.filters`, payment)})`;
   return {
-    statements: rows.length === 0 ? [] : [guardedInsert(db, webhookDeliveries, template, guard, jsonRows(JSON.stringify(rows), "id", "subscriptionId", "contentType", "flags"))],
-    deliveryIds: rows.map((row) => row.id),
+    statements: rows.length === 0 ? [] : [guardedInsert(db, webhookDeliveries, row, guard, jsonRows(JSON.stringify(rows), "id", "subscriptionId", "contentType", "flags", "sent"))],
+    deliveryIds: rows.filter((one) => one.sent === 1).map((one) => one.id),
   };
 }
 

@@ -11,6 +11,7 @@ import { statsRows, statsStatements } from "./stats";
 import { jsonColumn, jsonRows } from "../db/json-rows";
 import { storedHeaders } from "./sent-headers";
 import { HEALTH_WINDOW_MS, holdAfter } from "./admission";
+import { holdPending } from "./holds";
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
 function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
@@ -94,6 +95,8 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   );
   // The attempts' values, read as a table `v` (jsonRows) in the two updates below.
   const v = jsonColumn;
+  // A retry of a subscription paused or deactivated meanwhile is held instead (holds.ts).
+  const pausedRetry = sql`(${v("status")} = 'pending' and coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = "webhook_deliveries"."subscription_id"), 0) = 0)`;
   const statements: BatchStatement[] = [
     // Each attempt's outcome, on the row the claim wrote when it started.
     db
@@ -112,18 +115,18 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     db
       .update(webhookDeliveries)
       .set({
-        status: v("status"),
+        status: sql`case when ${pausedRetry} then 'held' else ${v("status")} end`,
         scheduleStartedAt: v("scheduleStartedAt"),
         scheduleFirstAttempt: v("scheduleFirstAttempt"),
-        nextAttemptAt: v("nextAttemptAt"),
-        enqueuedAt: v("enqueuedAt"),
+        nextAttemptAt: sql`case when ${pausedRetry} then null else ${v("nextAttemptAt")} end`,
+        enqueuedAt: sql`case when ${pausedRetry} then null else ${v("enqueuedAt")} end`,
         claimedUntil: null,
         claimToken: null,
         updatedAt: v("updatedAt"),
       })
       .from(jsonRows(values, "id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
       .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.claimToken, v("claimToken"))))
-      .returning({ id: webhookDeliveries.id }),
+      .returning({ id: webhookDeliveries.id, status: webhookDeliveries.status }),
     ...[...latest.values()].map(({ delivery, result, outcome }) => {
       const lastSuccess = lastSuccessOf(attempted, delivery.subscriptionId);
       const ended = endingsOf(attempted, delivery.subscriptionId);
@@ -149,8 +152,11 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       statsRows(attempted.map(({ delivery, result, outcome }) => ({ subscriptionId: delivery.subscriptionId, startedAt: result.startedAt, durationMs: result.durationMs, status: outcome.status }))),
     ),
   ];
+  // A subscription deactivated by these attempts holds its other pending deliveries at once.
+  for (const { delivery, outcome } of latest.values()) if (outcome.deactivate) statements.push(holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt));
   const results = (await runBatch(db, statements)) as unknown[];
-  const held = new Set((results[1] as { id: string }[]).map((row) => row.id));
+  // Still this attempt's to retry: recorded under its claim (a redelivery asked for meanwhile has its own message) and not held.
+  const held = new Set((results[1] as { id: string; status: string }[]).filter((row) => row.status === "pending").map((row) => row.id));
   await holdHanging(db, results.slice(2, 2 + latest.size) as Windows[], attempted, recordedAt);
   for (const { delivery, result, outcome } of attempted) {
     console.log(

@@ -17,7 +17,8 @@ export const STATS_KEEP_DAYS = 90;
 /** Deliveries one cron run removes at most, per status: the run stays short however much is due. */
 export const RETENTION_CHUNK = 200;
 const DAY_MS = 86_400_000;
-const ENDED = ["succeeded", "failed"] as const;
+/** What retention removes: deliveries that ended, and those held (contract 11.2), past RETENTION_DAYS since they last changed. */
+const ENDED = ["succeeded", "failed", "held"] as const;
 
 /** RETENTION_DAYS as days: a whole number of at least 1, or the default. Pure. */
 export function retentionDays(text: string | undefined): number {
@@ -57,8 +58,8 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
       .where(and(eq(webhookDeliveries.status, status), isNull(webhookDeliveries.nextAttemptAt), notHeldByMove(webhookDeliveries.accountId)))
       .orderBy(sql`rowid`)
       .limit(fixedLimit(RETENTION_CHUNK));
-  const [succeeded, failed] = await db.batch([front("succeeded"), front("failed")]);
-  const rows = [...succeeded, ...failed].filter((row) => row.updatedAt < cutoff);
+  const fronts = await db.batch([front("succeeded"), front("failed"), front("held")]);
+  const rows = fronts.flat().filter((row) => row.updatedAt < cutoff);
   const deliveries = await withAttempts(db, rows);
   const archived = archive ? await archiveAll(archive, deliveries) : 0;
   let removed = 0;

@@ -10,6 +10,7 @@ import { inAccount } from "../db/scope";
 import { notFound } from "../errors";
 import type { ServiceContext } from "../context";
 import { inFlightOf, SUBSCRIPTION_ROW } from "./claim";
+import { heldCount } from "./holds";
 
 export const BUCKET_MS = 5 * 60 * 1000;
 
@@ -113,6 +114,7 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
         lastSuccessAt: webhookSubscriptions.lastSuccessAt,
         heldUntil: webhookSubscriptions.heldUntil,
         inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
+        held: heldCount(SUBSCRIPTION_ROW),
       })
       .from(webhookSubscriptions)
       .where(scoped),

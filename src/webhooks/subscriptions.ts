@@ -10,6 +10,8 @@ import type { PageRequest } from "../lib/pagination";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { newSigningSecret } from "./signing";
 import { sealSecrets } from "./sealing";
+import { holdPending, releaseHeld, sendReleased } from "./holds";
+import { storedFilters, type Filters } from "./filters";
 import type { Caller } from "../lib/caller";
 import type { Keys, ServiceContext } from "../context";
 import { countWhere, listTable } from "../db/list-page";
@@ -31,6 +33,7 @@ export interface SubscriptionInput {
   all_payment_details: boolean;
   is_active?: boolean;
   description?: string | null;
+  filters?: Filters | null;
 }
 
 export type { Keys } from "../context";
@@ -92,6 +95,7 @@ function flagColumns(input: Partial<SubscriptionInput>) {
   if (input.content_type !== undefined) out.contentType = input.content_type;
   if (input.event !== undefined) out.event = input.event;
   if (input.description !== undefined) out.description = input.description;
+  if (input.filters !== undefined) out.filters = storedFilters(input.filters);
   return out;
 }
 
@@ -117,11 +121,14 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     instrumentNumber: input.instrument_number,
     allPaymentDetails: input.all_payment_details,
     isActive: input.is_active ?? true,
+    filters: storedFilters(input.filters),
     failingSince: null,
     lastAttemptAt: null,
     lastSuccessAt: null,
     heldUntil: null,
     lastRemovedSequence: 0,
+    feedAcked: null,
+    feedAckedSequence: null,
     recentTimeouts: 0,
     recentAnswers: 0,
     recentSince: null,
@@ -187,12 +194,19 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const secrets = { ...current, username: input.username ?? current.username, password: input.password ?? current.password };
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealSecrets(db, keys.encryptionKey, secrets)), updatedAt: Date.now() };
   if (input.is_active === true) changes.failingSince = null;
-  const [row] = await db
-    .update(webhookSubscriptions)
-    .set(changes)
-    .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
-    .returning();
+  const now = changes.updatedAt!;
+  // Paused, its pending deliveries are held; resumed, its held ones go out (holds.ts), in the same batch.
+  const [[row], released] = (await runBatch(db, [
+    db
+      .update(webhookSubscriptions)
+      .set(changes)
+      .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
+      .returning(),
+    ...(input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : []),
+    ...(input.is_active === true ? [releaseHeld(db, caller.accountId, id, now)] : []),
+  ])) as [SubscriptionRow[], { id: string; sequence: number | null; createdAt: number }[] | undefined];
   if (!row) throw notFound();
+  if (input.is_active === true && released) await sendReleased(ctx, released);
   return reveal(row, keys.encryptionKey);
 }
 

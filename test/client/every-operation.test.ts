@@ -106,7 +106,12 @@ describe("a client generated from /openapi.json", () => {
     expect((await api.POST("/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver/", { params: { path: delivery } })).response.status).toBe(202);
     const recovered = await api.POST("/v1/webhooks/{id}/recover/", { params: { path }, body: { since: new Date(Date.now() - 3_600_000).toISOString() } });
     expect(recovered.data!.recovered).toBe(0);
-    expect((await api.GET("/v1/webhooks/{id}/stats/", { params: { path } })).response.status).toBe(200);
+    expect((await api.GET("/v1/webhooks/{id}/stats/", { params: { path } })).data!.held).toBe(0);
+    expect((await api.POST("/v1/webhooks/{id}/filters/test/", { params: { path }, body: { payment_id: paymentId } })).data).toEqual({ matches: true });
+    const feed = await api.GET("/v1/webhooks/{id}/feed/", { params: { path, query: { limit: "1" } } });
+    expect(feed.data!.results.map((item) => item.sequence)).toEqual([1]);
+    expect((await api.POST("/v1/webhooks/{id}/feed/ack/", { params: { path }, body: { cursor: feed.data!.next } })).data).toEqual({ cursor: feed.data!.next });
+    expect((await api.POST("/v1/webhooks/{id}/held/discard/", { params: { path } })).response.status).toBe(409);
     // Nothing has been archived yet (retention removes deliveries RETENTION_DAYS after they end).
     const archive = await api.GET("/v1/webhooks/{id}/archive/{day}/", { params: { path: { id: hookId, day: new Date().toISOString().slice(0, 10) } }, parseAs: "stream" });
     expect(archive.response.status).toBe(404);

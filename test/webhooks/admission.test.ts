@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/attempt";
 import {
   admit,
+  BURST_CAP,
   BUSY_DELAY_MS,
   HEALTH_WINDOW_MS,
   holdAfter,
@@ -21,24 +22,31 @@ const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({ inFli
 describe("admit", () => {
   // [case, state, deliveries asking, expected admission]
   const busy = { comeBackAt: NOW + BUSY_DELAY_MS, spreadMs: 1000 };
+  const slowSince = NOW - SLOW_MS - 1;
   const cases: [string, AdmissionState, number, { cap: number; admitted: number; comeBackAt: number; spreadMs: number }][] = [
-    ["idle: all it asks", state(), 5, { cap: IN_FLIGHT_CAP, admitted: 5, ...busy }],
-    ["busy: up to the cap", state({ inFlight: IN_FLIGHT_CAP - 3, oldestStart: NOW - 100 }), 5, { cap: IN_FLIGHT_CAP, admitted: 3, ...busy }],
-    ["at the cap, answering quickly: none, back shortly", state({ inFlight: IN_FLIGHT_CAP, oldestStart: NOW - SLOW_MS }), 5, { cap: IN_FLIGHT_CAP, admitted: 0, ...busy }],
+    ["idle: all it asks", state(), 5, { cap: BURST_CAP, admitted: 5, ...busy }],
+    ["busy, every attempt young: up to the burst cap", state({ inFlight: BURST_CAP - 3, oldestStart: NOW - 100 }), 5, { cap: BURST_CAP, admitted: 3, ...busy }],
+    ["at the burst cap, answering quickly: none, back shortly", state({ inFlight: BURST_CAP, oldestStart: NOW - SLOW_MS }), 5, { cap: BURST_CAP, admitted: 0, ...busy }],
     [
-      "at the cap, its oldest attempt waiting past SLOW_MS: none, back when that attempt has surely ended",
-      state({ inFlight: IN_FLIGHT_CAP, oldestStart: NOW - SLOW_MS - 1 }),
+      "its oldest attempt waiting past SLOW_MS, under the slow cap: up to it",
+      state({ inFlight: IN_FLIGHT_CAP - 2, oldestStart: slowSince }),
       5,
-      { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: NOW - SLOW_MS - 1 + ATTEMPT_TIMEOUT_MS, spreadMs: HOLD_MS },
+      { cap: IN_FLIGHT_CAP, admitted: 2, comeBackAt: slowSince + ATTEMPT_TIMEOUT_MS, spreadMs: HOLD_MS },
     ],
-    ["over the cap (claims that lapse count no more): none", state({ inFlight: IN_FLIGHT_CAP + 7, oldestStart: NOW }), 1, { cap: IN_FLIGHT_CAP, admitted: 0, ...busy }],
+    [
+      "at the slow cap: none, back when its oldest attempt has surely ended",
+      state({ inFlight: IN_FLIGHT_CAP, oldestStart: slowSince }),
+      5,
+      { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: slowSince + ATTEMPT_TIMEOUT_MS, spreadMs: HOLD_MS },
+    ],
+    ["over a cap (claims that lapse count no more): none", state({ inFlight: BURST_CAP + 7, oldestStart: NOW }), 1, { cap: BURST_CAP, admitted: 0, ...busy }],
     ["held: none until the hold ends", state({ heldUntil: NOW + 5000, timeouts: 9 }), 5, { cap: 0, admitted: 0, comeBackAt: NOW + 5000, spreadMs: HOLD_MS }],
     ["hold ended, still hanging: probes only", state({ heldUntil: NOW, timeouts: 9, answers: 2 }), 50, { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS }],
     ["hanging, probes in flight: the rest of the probes", state({ timeouts: 9, inFlight: PROBE_CAP - 4 }), 50, { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS }],
-    ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, ...busy }],
-    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, ...busy }],
-    ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: IN_FLIGHT_CAP, admitted: 50, ...busy }],
-    ["nothing asked: nothing admitted", state(), 0, { cap: IN_FLIGHT_CAP, admitted: 0, ...busy }],
+    ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
+    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
+    ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
+    ["nothing asked: nothing admitted", state(), 0, { cap: BURST_CAP, admitted: 0, ...busy }],
   ];
   it.each(cases)("%s", (_name, given, wanted, expected) => {
     expect(admit(given, wanted, NOW)).toEqual(expected);
@@ -70,7 +78,7 @@ describe("putOffAt", () => {
   });
 
   it("spreads a busy subscription's over a second after its turn", () => {
-    const busy = admit(state({ inFlight: IN_FLIGHT_CAP, oldestStart: NOW }), 5, NOW);
+    const busy = admit(state({ inFlight: BURST_CAP, oldestStart: NOW }), 5, NOW);
     expect(putOffAt(busy, 0, () => 0.999)).toBe(NOW + BUSY_DELAY_MS + 999);
   });
 });
@@ -79,7 +87,7 @@ describe("planClaims", () => {
   it("claims each subscription's oldest up to what it admits, with their ranks, and puts off the rest", () => {
     const plan = planClaims(
       [
-        { state: state({ inFlight: IN_FLIGHT_CAP - 2, oldestStart: NOW }), ids: ["a1", "a2", "a3"] },
+        { state: state({ inFlight: BURST_CAP - 2, oldestStart: NOW }), ids: ["a1", "a2", "a3"] },
         { state: state({ heldUntil: NOW + 1000, timeouts: 9 }), ids: ["b1"] },
         { state: state(), ids: ["c1"] },
       ],
@@ -87,9 +95,9 @@ describe("planClaims", () => {
       () => 0,
     );
     expect(plan.claim).toEqual([
-      { id: "a1", cap: IN_FLIGHT_CAP, rank: 1 },
-      { id: "a2", cap: IN_FLIGHT_CAP, rank: 2 },
-      { id: "c1", cap: IN_FLIGHT_CAP, rank: 1 },
+      { id: "a1", cap: BURST_CAP, rank: 1 },
+      { id: "a2", cap: BURST_CAP, rank: 2 },
+      { id: "c1", cap: BURST_CAP, rank: 1 },
     ]);
     expect(plan.putOff).toEqual([
       { id: "a3", at: NOW + BUSY_DELAY_MS },

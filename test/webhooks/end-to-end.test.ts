@@ -175,7 +175,7 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(Object.fromEntries(new URLSearchParams(later.body))).toEqual({ object_type: "payment", object_id: payment.id, event: "payment.changed", payment_status: "in-progress" });
   }, 30_000);
 
-  it("drops pending deliveries when the subscription is deleted, and skips inactive subscriptions", async () => {
+  it("drops pending deliveries when the subscription is deleted, and holds an inactive subscription's", async () => {
     const { client } = await makeTenant();
     const failing = await subscribeToReceiver(client, {}, Array(10).fill(500));
     const paused = await subscribeToReceiver(client, { is_active: false });
@@ -184,7 +184,9 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const db = await shardD1(client.accountId);
     const count = (id: string) => db.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(id).first<{ n: number }>();
     expect((await count(failing.subscription.id))!.n).toBe(1);
-    expect((await count(paused.subscription.id))!.n).toBe(0);
+    expect((await count(paused.subscription.id))!.n).toBe(1);
+    expect((await call("GET", `/v1/webhooks/${paused.subscription.id}/deliveries/`, { headers: client.headers })).json.results.map((row: { status: string }) => row.status)).toEqual(["held"]);
+    expect(await receivedAt(paused.box)).toEqual([]);
     expect((await call("DELETE", `/v1/webhooks/${failing.subscription.id}/`, { headers: client.headers })).status).toBe(204);
     expect((await count(failing.subscription.id))!.n).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 6_500));

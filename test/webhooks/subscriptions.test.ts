@@ -30,6 +30,7 @@ describe("webhook subscriptions", () => {
       instrument_number: false,
       all_payment_details: false,
       is_active: true,
+      filters: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       secrets_readable: true,
       subscription: `${BASE}/v1/webhooks/${res.json.id}/`,

@@ -48,7 +48,7 @@ export function demoDirectorySql(vars, shard) {
 /** The shard's part: the account's own data. */
 export function demoShardSql() {
   const sql = [
-    row("tenants", [DEMO_ACCOUNT, T0]),
+    row("tenants", [DEMO_ACCOUNT, T0, null]),
     row("counterparties", [BUYER, DEMO_ACCOUNT, "BUY-001", "buyer", "Acme Retail", minutes(1), minutes(1)]),
     row("counterparties", [NORTHWIND, DEMO_ACCOUNT, "SUP-001", "supplier", "Northwind Paper", minutes(2), minutes(2)]),
     row("counterparties", [GLOBEX, DEMO_ACCOUNT, "SUP-002", "supplier", "Globex Logistics", minutes(3), minutes(3)]),

@@ -430,6 +430,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/held/discard/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Drop a paused subscription's held deliveries
+         * @description A paused or deactivated subscription keeps a `held` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead. Its sequence goes on past them.
+         */
+        post: operations["discardHeldWebhookDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/stats/": {
         parameters: {
             query?: never;
@@ -444,6 +464,66 @@ export interface paths {
         get: operations["getWebhookStats"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/filters/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Would this payment's next change be delivered?
+         * @description Whether the subscription's `filters` pass the payment as it is now: `{"matches": true}` when its next change would make a delivery. Changes nothing.
+         */
+        post: operations["testWebhookFilters"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/feed/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's deliveries in sequence order after a cursor
+         * @description Every delivery of the subscription with a sequence number (test deliveries have none), oldest first, after the cursor, each with the exact body. With `wait`, an empty answer waits up to that many seconds for the next one. A paused subscription plus the feed is a pull-only subscription: nothing is pushed, and the feed has everything.
+         */
+        get: operations["readWebhookFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/feed/ack/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a position in the feed
+         * @description The service keeps this cursor for the subscription; `GET …/feed/?after=acked` reads on from it. It only moves forward: an older cursor leaves it where it is (the answer says where).
+         */
+        post: operations["ackWebhookFeed"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1101,6 +1181,7 @@ export interface components {
              * @example true
              */
             is_active: boolean;
+            filters: components["schemas"]["WebhookFilters"];
             /**
              * @description The signing secret, Standard Webhooks form (`whsec_` + base64 of 32 random bytes). After a rotation, deliveries are signed with the old and the new one for 24 hours.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
@@ -1130,6 +1211,25 @@ export interface components {
              */
             updated_at: string;
         };
+        /**
+         * @description Which changes make a delivery: only those after which the payment matches. Lists are OR within (`status: ["settled", "failed"]`), keys AND across; the amount bounds are inclusive. Decided in the change's own D1 batch: a change filtered out makes no delivery and takes no sequence number. null (the default): every change.
+         * @example {
+         *       "status": [
+         *         "settled",
+         *         "failed",
+         *         "refunded"
+         *       ],
+         *       "amount_cents__gte": 100000
+         *     }
+         */
+        WebhookFilters: {
+            status?: ("pending" | "in-progress" | "settled" | "canceled" | "failed" | "refunded")[];
+            originating_counterparty_id?: string[];
+            receiving_counterparty_id?: string[];
+            payment_method?: ("ach" | "check" | "card" | "wire")[];
+            amount_cents__gte?: number;
+            amount_cents__lte?: number;
+        } | null;
         WebhookSubscriptionList: {
             /**
              * @description How many rows match the filters, over every page.
@@ -1204,7 +1304,7 @@ export interface components {
              * @example succeeded
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed";
+            status: "pending" | "succeeded" | "failed" | "held";
             /** @description Every attempt, oldest first. */
             attempts: {
                 /**
@@ -1287,6 +1387,10 @@ export interface components {
              */
             recovered: number;
         };
+        Discarded: {
+            /** @example 12 */
+            discarded: number;
+        };
         WebhookStats: {
             /**
              * @example 24h
@@ -1362,6 +1466,11 @@ export interface components {
             /** @example true */
             is_active: boolean;
             /**
+             * @description Deliveries it holds now (made while it was paused or deactivated; nothing is attempted until it is resumed).
+             * @example 0
+             */
+            held: number;
+            /**
              * @description Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).
              * @example 3
              */
@@ -1371,6 +1480,40 @@ export interface components {
              * @example 2026-11-22T10:00:00.000Z
              */
             held_until: string | null;
+        };
+        FilterTestResult: {
+            /** @example true */
+            matches: boolean;
+        };
+        WebhookFeed: {
+            results: {
+                /** @example 42 */
+                sequence: number;
+                /**
+                 * Format: uuid
+                 * @example 5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60
+                 */
+                delivery_id: string;
+                /** @example pmt_demoPaymentSettled0001 */
+                payment_id: string;
+                /**
+                 * @description pending, succeeded, failed or held.
+                 * @example succeeded
+                 */
+                status: string;
+                /** @example 2026-11-25T10:15:30.123Z */
+                created: string;
+                /**
+                 * @description Exactly the bytes that were (or will be) sent.
+                 * @example {"object_type":"payment","object_id":"pmt_demoPaymentSettled0001","event":"payment.changed"}
+                 */
+                body: string;
+            }[];
+            /**
+             * @description The cursor to read on from (the same position when nothing was new).
+             * @example eyJzIjoi…
+             */
+            next: string;
         };
         PaymentList: {
             /**
@@ -2862,6 +3005,7 @@ export interface operations {
                      * @example true
                      */
                     is_active?: boolean;
+                    filters?: components["schemas"]["WebhookFilters"];
                 };
             };
         };
@@ -3097,6 +3241,7 @@ export interface operations {
                      * @example true
                      */
                     is_active?: boolean;
+                    filters?: components["schemas"]["WebhookFilters"];
                 };
             };
         };
@@ -3321,6 +3466,7 @@ export interface operations {
                      * @example true
                      */
                     is_active?: boolean;
+                    filters?: components["schemas"]["WebhookFilters"];
                 };
             };
         };
@@ -3494,7 +3640,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only deliveries in these statuses. Repeatable; values are OR-ed. */
-                status?: ("pending" | "succeeded" | "failed")[];
+                status?: ("pending" | "succeeded" | "failed" | "held")[];
                 /** @description Comma-separated values, the same as repeating `status`. */
                 status__in?: string;
                 /** @description Only the deliveries of this payment's changes. */
@@ -3930,6 +4076,88 @@ export interface operations {
             };
         };
     };
+    discardHeldWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were dropped */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discarded"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The subscription is active: it holds nothing; or `A request with this Idempotency-Key is in progress.` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Idempotency-Key was used with a different request.` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getWebhookStats: {
         parameters: {
             query?: {
@@ -3974,6 +4202,343 @@ export interface operations {
             };
             /** @description Not found, or another account's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhookFilters: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A payment of your account.
+                     * @example pmt_demoPaymentSettled0001
+                     */
+                    payment_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Whether it matches */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FilterTestResult"];
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `A request with this Idempotency-Key is in progress.` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Idempotency-Key was used with a different request.` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readWebhookFeed: {
+        parameters: {
+            query?: {
+                /** @description A cursor from an earlier page's `next` (opaque), or `acked` for the position kept by POST …/feed/ack/. None: from the oldest delivery kept. */
+                after?: string;
+                /** @description How many deliveries at most (1 to 1000, default 100). */
+                limit?: string;
+                /** @description Seconds to wait for the next delivery when there is none yet (0 to 20, default 0): a long poll. */
+                wait?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page and the cursor to go on from */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookFeed"];
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor expired (another epoch: the account moved or the database was restored; or before deliveries retention removed): resynchronise by polling /v2/payments/ */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ackWebhookFeed: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description A `next` from the feed.
+                     * @example eyJzIjoi…
+                     */
+                    cursor: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The position kept */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description A `next` from the feed.
+                         * @example eyJzIjoi…
+                         */
+                        cursor: string;
+                    };
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `A request with this Idempotency-Key is in progress.` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor expired (another epoch: the account moved or the database was restored; or before deliveries retention removed): resynchronise by polling /v2/payments/ */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Idempotency-Key was used with a different request.` */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { WEBHOOK_CONTENT_TYPES, webhookSubscriptions } from "./webhook-subscriptions";
 
-export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "held"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /** The outbox: one row per subscription and payment change, written in the change's own batch. */

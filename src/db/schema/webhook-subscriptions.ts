@@ -28,6 +28,8 @@ export const webhookSubscriptions = sqliteTable(
     instrumentNumber: integer("instrument_number", { mode: "boolean" }).notNull(),
     allPaymentDetails: integer("all_payment_details", { mode: "boolean" }).notNull(),
     isActive: integer("is_active", { mode: "boolean" }).notNull(),
+    // Which changes make a delivery (webhooks/filters.ts), as JSON; null: every change.
+    filters: text("filters"),
     // Start of the current run of failed attempts with no success; null while healthy.
     failingSince: integer("failing_since"),
     // The subscription's latest attempt and latest successful one, kept as attempts are recorded.
@@ -39,6 +41,9 @@ export const webhookSubscriptions = sqliteTable(
     // The highest sequence number among its deliveries removed so far (retention): the next
     // delivery's number goes on from its latest kept delivery, or from this when none is kept.
     lastRemovedSequence: integer("last_removed_sequence").notNull().default(0),
+    // The feed's position kept for it (POST …/feed/ack/): the cursor, and its sequence number.
+    feedAcked: text("feed_acked"),
+    feedAckedSequence: integer("feed_acked_sequence"),
     recentTimeouts: integer("recent_timeouts").notNull().default(0),
     recentAnswers: integer("recent_answers").notNull().default(0),
     recentSince: integer("recent_since"),

@@ -15,6 +15,8 @@ import {
 import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, serviceContext } from "../common";
 import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
 import { registerArchiveRoutes } from "./archive";
+import { registerFilterRoutes } from "./filters";
+import { registerFeedRoutes } from "./feed";
 import { registerRecoveryRoutes } from "./recovery";
 import { DeliveryQuery, DeliverySchema, deliveryView, SubscriptionInput, SubscriptionPatch, SubscriptionSchema, subscriptionView } from "./schemas";
 
@@ -193,4 +195,6 @@ webhooksRouter.openapi(
 );
 
 registerRecoveryRoutes(webhooksRouter);
+registerFilterRoutes(webhooksRouter);
+registerFeedRoutes(webhooksRouter);
 registerArchiveRoutes(webhooksRouter);

@@ -3,7 +3,7 @@ import type { SQL } from "drizzle-orm";
 import type { AppEnv } from "../../env";
 import { parseInstant } from "../../lib/time";
 import { latestPayment } from "../../services/payments";
-import { MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
+import { discardHeld, MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
 import { BODY_ERRORS, jsonBody, jsonResponse, keyedAnswer, serviceContext } from "../common";
 import { DeliverySchema, deliveryView } from "./schemas";
 import { Params, security, tags, webhookErrors } from "./shared";
@@ -54,6 +54,7 @@ const Stats = z
     last_success_at: time("When the latest successful attempt started; null if none."),
     failing_since: time("Since when every attempt has failed; null while healthy."),
     is_active: z.boolean().openapi({ example: true }),
+    held: z.int().openapi({ description: "Deliveries it holds now (made while it was paused or deactivated; nothing is attempted until it is resumed).", example: 0 }),
     in_flight: z.int().openapi({ description: "Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).", example: 3 }),
     held_until: time("While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back."),
   })
@@ -106,6 +107,28 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
 
   router.openapi(
     createRoute({
+      method: "post",
+      path: "/{id}/held/discard",
+      operationId: "discardHeldWebhookDeliveries",
+      summary: "Drop a paused subscription's held deliveries",
+      description:
+        "A paused or deactivated subscription keeps a `held` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead. Its sequence goes on past them.",
+      tags,
+      security,
+      request: { params: Params },
+      responses: {
+        202: jsonResponse(z.object({ discarded: z.int().openapi({ example: 12 }) }).openapi("Discarded"), "How many were dropped"),
+        ...webhookErrors([401, 404, 409], { 409: "The subscription is active: it holds nothing" }),
+      },
+    }),
+    async (c) => {
+      const result = await discardHeld(serviceContext(c), c.req.valid("param").id, keyedAnswer(c, 202, (body: SQL) => body));
+      return c.json(result, 202);
+    },
+  );
+
+  router.openapi(
+    createRoute({
       method: "get",
       path: "/{id}/stats",
       operationId: "getWebhookStats",
@@ -119,7 +142,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const stats = await subscriptionStats(serviceContext(c), c.req.valid("param").id, c.req.valid("query").window);
-      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, heldUntil, inFlight, series, ...counts } = stats;
+      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, heldUntil, inFlight, held, series, ...counts } = stats;
       return c.json(
         {
           ...counts,
@@ -128,6 +151,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
           last_success_at: iso(lastSuccessAt),
           failing_since: iso(failingSince),
           is_active: isActive,
+          held,
           in_flight: inFlight,
           held_until: iso(heldUntil),
         },

@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { DELIVERY_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
+import { DELIVERY_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
 import { choiceFilter, createdFilters, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
+import { notAnObject } from "../../lib/messages";
 import { timestamp } from "../common";
-import type { Subscription } from "../../webhooks";
+import { parseFilters, type Subscription } from "../../webhooks";
 
 export { deliveryView } from "../../webhooks";
 
@@ -48,11 +49,45 @@ const FLAGS = Object.keys(FLAG_DESCRIPTIONS) as (keyof typeof FLAG_DESCRIPTIONS)
 const flag = (name: keyof typeof FLAG_DESCRIPTIONS) => z.boolean().openapi({ description: FLAG_DESCRIPTIONS[name], example: name === "payment_status" });
 const flagsWithDefaults = Object.fromEntries(FLAGS.map((name) => [name, flag(name).default(false)])) as Record<(typeof FLAGS)[number], z.ZodDefault<z.ZodBoolean>>;
 const optionalFlags = Object.fromEntries(FLAGS.map((name) => [name, flag(name).optional()])) as Record<(typeof FLAGS)[number], z.ZodOptional<z.ZodBoolean>>;
+const idList = (what: string) =>
+  z
+    .array(z.string().min(1).max(64, { error: `${what}: an id has at most 64 characters.` }), { error: `${what}: expected a list of ids.` })
+    .min(1, { error: `${what}: this list may not be empty.` })
+    .max(100, { error: `${what}: at most 100 values.` });
+const choiceList = (name: string, choices: readonly [string, ...string[]]) =>
+  z
+    .array(z.enum(choices, { error: (issue) => `${name}: "${String(issue.input)}" is not a valid choice.` }), { error: `${name}: expected a list of choices.` })
+    .min(1, { error: `${name}: this list may not be empty.` });
+const amountBound = (name: string) => z.int({ error: `${name}: a valid integer is required.` }).min(1, { error: `${name}: must be at least 1.` });
+const FILTER_KEYS = "status, originating_counterparty_id, receiving_counterparty_id, payment_method, amount_cents__gte, amount_cents__lte";
+/** A subscription's filters (contract 11.4): each list OR within, the keys AND across. */
+export const FiltersSchema = z
+  .strictObject(
+    {
+      status: choiceList("status", PAYMENT_STATUSES).optional(),
+      originating_counterparty_id: idList("originating_counterparty_id").optional(),
+      receiving_counterparty_id: idList("receiving_counterparty_id").optional(),
+      payment_method: choiceList("payment_method", PAYMENT_METHODS).optional(),
+      amount_cents__gte: amountBound("amount_cents__gte").optional(),
+      amount_cents__lte: amountBound("amount_cents__lte").optional(),
+    },
+    { error: (issue) => (issue.code === "unrecognized_keys" ? `Unknown filter ${issue.keys.map((key) => `"${key}"`).join(", ")}: use ${FILTER_KEYS}.` : notAnObject(issue.input)) },
+  )
+  .refine((f) => f.amount_cents__gte === undefined || f.amount_cents__lte === undefined || f.amount_cents__gte <= f.amount_cents__lte, {
+    error: "amount_cents__gte must not be above amount_cents__lte.",
+  })
+  .nullable()
+  .openapi("WebhookFilters", {
+    description:
+      "Which changes make a delivery: only those after which the payment matches. Lists are OR within (`status: [\"settled\", \"failed\"]`), keys AND across; the amount bounds are inclusive. Decided in the change's own D1 batch: a change filtered out makes no delivery and takes no sequence number. null (the default): every change.",
+    example: { status: ["settled", "failed", "refunded"], amount_cents__gte: 100000 },
+  });
+
 const isActive = z.boolean().openapi({ description: "Paused subscriptions get no deliveries; setting it true again also clears the failure streak.", example: true });
 
 /** POST and PUT: the whole subscription (flags default to false). */
 export const SubscriptionInput = z
-  .object({ ...fields, description: description.default(null), ...flagsWithDefaults, is_active: isActive.optional() });
+  .object({ ...fields, description: description.default(null), ...flagsWithDefaults, is_active: isActive.optional(), filters: FiltersSchema.default(null) });
 
 /** PATCH: any subset. */
 export const SubscriptionPatch = z
@@ -65,6 +100,7 @@ export const SubscriptionPatch = z
     description: description.optional(),
     ...optionalFlags,
     is_active: isActive.optional(),
+    filters: FiltersSchema.optional(),
   });
 
 export const SubscriptionSchema = z
@@ -84,6 +120,7 @@ export const SubscriptionSchema = z
     instrument_number: flag("instrument_number"),
     all_payment_details: flag("all_payment_details"),
     is_active: isActive,
+    filters: FiltersSchema,
     secret: z.string().nullable().openapi({
       description:
         "The signing secret, Standard Webhooks form (`whsec_` + base64 of 32 random bytes). After a rotation, deliveries are signed with the old and the new one for 24 hours.",
@@ -175,6 +212,7 @@ export function subscriptionView(subscription: Subscription, origin: string) {
     instrument_number: subscription.instrumentNumber,
     all_payment_details: subscription.allPaymentDetails,
     is_active: subscription.isActive,
+    filters: parseFilters(subscription.filters),
     secret: subscription.revealed?.secretText ?? null,
     secrets_readable: subscription.revealed !== null,
     subscription: `${origin}/v1/webhooks/${subscription.id}/`,

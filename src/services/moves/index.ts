@@ -212,7 +212,11 @@ async function cutOver(directory: Db, from: D1Database, to: D1Database, account:
 
 /** The copy becomes the account's own (its pending deliveries go out with its shard's next sweep); the source refuses all but deletes. */
 async function handOff(left: D1Database, arrived: D1Database, accountId: string): Promise<void> {
-  await arrived.prepare("delete from moves where account_id = ?1 and state = 'arriving'").bind(accountId).run();
+  // A new feed epoch where it arrives, once (with the arriving mark): cursors of the old shard expire.
+  await arrived.batch([
+    arrived.prepare("update tenants set epoch = ?2 where id = ?1 and exists (select 1 from moves where account_id = ?1 and state = 'arriving')").bind(accountId, crypto.randomUUID()),
+    arrived.prepare("delete from moves where account_id = ?1 and state = 'arriving'").bind(accountId),
+  ]);
   await setSourceState(left, accountId, "leaving");
 }
 

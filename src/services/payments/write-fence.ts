@@ -79,7 +79,14 @@ export async function commitPaymentChange(
     change.previous
       ? detailAfter(change.shown, { ...next, updatedAt: ms }, { ...event, createdAt: ms })
       : paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
-  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, version: next.version, guard: applied, stamp }, subscribers, now);
+  const payment = {
+    status: next.status,
+    originating_counterparty_id: next.originatingCounterpartyId,
+    receiving_counterparty_id: next.receivingCounterpartyId,
+    payment_method: next.paymentMethod,
+    amount_cents: next.amountCents,
+  };
+  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, version: next.version, payment, guard: applied, stamp }, subscribers, now);
 
   const write = previous
     ? db

@@ -1,0 +1,131 @@
+/**
+ * The feed (contract 11.3): a subscription's deliveries in sequence order after a cursor, each
+ * body exactly the bytes sent (or to be sent), so a receiver can pull what it missed, or pull
+ * everything (a paused subscription plus the feed is a pull-only subscription).
+ *
+ * A cursor is opaque to clients: base64url of JSON `{s, e, q, c}`: the subscription, the epoch of
+ * the account on its shard (a new one when a move arrives: tenants.epoch), and the sequence number
+ * and `created` of the last delivery read. A cursor of another epoch, one ahead of every delivery
+ * (the database was restored to an earlier moment), or one before deliveries that retention or a
+ * discard removed, answers 410: the receiver resynchronises by polling /v2/payments/.
+ */
+import { and, asc, eq, gt, gte, isNotNull, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { fixedLimit } from "../db/fixed-limit";
+import { inAccount } from "../db/scope";
+import { tenants, webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { AppError, invalid, notFound } from "../errors";
+import type { ServiceContext } from "../context";
+import { applyBodies, bodySources, eventsToRebuild } from "./bodies";
+import type { DeliveryRow } from "./deliveries";
+
+export const FEED_WAIT_STEP_MS = 500;
+export const EXPIRED = "Cursor expired; resynchronise by polling /v2/payments/.";
+
+/** Where a reader stands: after this sequence number, whose delivery was created then. */
+export interface Position {
+  sequence: number;
+  created: number;
+}
+
+interface Cursor extends Position {
+  subscriptionId: string;
+  epoch: string;
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  const json = JSON.stringify({ s: cursor.subscriptionId, e: cursor.epoch, q: cursor.sequence, c: cursor.created });
+  return btoa(json).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** The cursor a client sent, or null when it is not one of ours. Pure. */
+export function decodeCursor(text: string): Cursor | null {
+  try {
+    const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4);
+    const { s, e, q, c } = JSON.parse(atob(padded)) as Record<string, unknown>;
+    if (typeof s !== "string" || typeof e !== "string" || !Number.isSafeInteger(q) || !Number.isSafeInteger(c) || (q as number) < 0) return null;
+    return { subscriptionId: s, epoch: e, sequence: q as number, created: c as number };
+  } catch {
+    return null;
+  }
+}
+
+export type FeedItem = { sequence: number; delivery: DeliveryRow };
+
+/** The subscription as the feed needs it, scoped to the account: its epoch, what retention removed, its acked position. */
+async function feedState(db: Db, accountId: string, subscriptionId: string) {
+  const s = webhookSubscriptions;
+  const row = await db
+    .select({
+      lastRemovedSequence: s.lastRemovedSequence,
+      feedAcked: s.feedAcked,
+      epoch: sql<string>`(select coalesce(t.epoch, cast(t.created_at as text)) from ${tenants} t where t.id = ${accountId})`,
+      // Its latest delivery by created holds its highest number (outbox.ts).
+      latest: sql<number | null>`(select d.sequence from ${webhookDeliveries} d where d.subscription_id = ${subscriptionId} and d.sequence is not null order by d.created_at desc, d.id desc limit 1)`,
+    })
+    .from(s)
+    .where(and(inAccount(s, accountId), eq(s.id, subscriptionId)))
+    .get();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** The position a cursor (or `acked`, or none) stands for, checked against the subscription. */
+function positionOf(after: string | undefined, subscriptionId: string, state: Awaited<ReturnType<typeof feedState>>): Position {
+  if (after === undefined) return { sequence: 0, created: 0 };
+  const text = after === "acked" ? state.feedAcked : after;
+  if (text === null) return { sequence: 0, created: 0 }; // nothing acked yet: from the oldest kept
+  const cursor = decodeCursor(text);
+  if (!cursor) throw invalid({ after: ["Not a cursor of this feed."] });
+  if (cursor.subscriptionId !== subscriptionId) throw invalid({ after: ["This cursor belongs to another subscription's feed."] });
+  const expired = cursor.epoch !== state.epoch || cursor.sequence > (state.latest ?? state.lastRemovedSequence) || cursor.sequence < state.lastRemovedSequence;
+  if (expired) throw new AppError("gone", EXPIRED);
+  return cursor;
+}
+
+/**
+ * One page of the feed: up to `limit` deliveries after `after`, in sequence order; with `wait`
+ * seconds, an empty page waits that long for the next delivery. Returns them with the cursor to
+ * go on from (the same position when there is nothing new).
+ */
+export async function readFeed(ctx: ServiceContext, subscriptionId: string, { after, limit, wait }: { after?: string; limit: number; wait: number }) {
+  const { db, accountId } = ctx;
+  const state = await feedState(db, accountId, subscriptionId);
+  const from = positionOf(after, subscriptionId, state);
+  const d = webhookDeliveries;
+  const deadline = Date.now() + wait * 1000;
+  for (;;) {
+    const rows = await db
+      .select()
+      .from(d)
+      .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), gte(d.createdAt, from.created), isNotNull(d.sequence), gt(d.sequence, from.sequence)))
+      .orderBy(asc(d.createdAt), asc(d.id))
+      .limit(fixedLimit(limit));
+    if (rows.length > 0 || Date.now() + FEED_WAIT_STEP_MS > deadline) {
+      const [sources] = await db.batch([bodySources(db, eventsToRebuild(rows))]);
+      const items = applyBodies(rows, sources);
+      const last = items.at(-1);
+      const next = last ? { sequence: last.sequence!, created: last.createdAt } : from;
+      return { items, next: encodeCursor({ subscriptionId, epoch: state.epoch, ...next }) };
+    }
+    await new Promise((resolve) => setTimeout(resolve, FEED_WAIT_STEP_MS));
+  }
+}
+
+/** Keeps a position for the subscription (`after=acked` reads from it); a cursor behind the kept one changes nothing. */
+export async function ackFeed({ db, accountId }: ServiceContext, subscriptionId: string, cursorText: string): Promise<{ cursor: string }> {
+  const state = await feedState(db, accountId, subscriptionId);
+  const position = positionOf(cursorText, subscriptionId, state);
+  const kept = state.feedAcked === null ? null : decodeCursor(state.feedAcked);
+  const s = webhookSubscriptions;
+  // Only forward (a kept cursor of another epoch is replaced): two acks at once never move it back.
+  const forward = kept === null || kept.epoch !== state.epoch ? sql`1` : sql`coalesce(${s.feedAckedSequence}, -1) < ${position.sequence}`;
+  const [moved] = await db
+    .update(s)
+    .set({ feedAcked: cursorText, feedAckedSequence: position.sequence })
+    .where(and(inAccount(s, accountId), eq(s.id, subscriptionId), forward))
+    .returning({ cursor: s.feedAcked });
+  if (moved) return { cursor: moved.cursor! };
+  const now = await db.select({ cursor: s.feedAcked }).from(s).where(and(inAccount(s, accountId), eq(s.id, subscriptionId))).get();
+  return { cursor: now?.cursor ?? cursorText };
+}

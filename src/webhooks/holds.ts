@@ -1,0 +1,78 @@
+/**
+ * Holds instead of silent loss (contract 11.2). A paused subscription, or one deactivated by a 410
+ * or by 5 days of failures, still gets a delivery row for every change, with status `held`:
+ * nothing is attempted. Made active again, its held deliveries become `pending` with a fresh retry
+ * schedule and go to the queue oldest sequence first; or they are discarded. Pausing holds its
+ * pending deliveries that no attempt is working on; an attempt under way when it was paused ends
+ * held if it would have been retried (record.ts), and a claimed delivery of an inactive
+ * subscription is held (consumer.ts).
+ */
+import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { runBatch, type BatchStatement, type Db } from "../db/client";
+import { noAnswer, type Answer } from "../idempotency";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { conflict, notFound } from "../errors";
+import type { ServiceContext } from "../context";
+import { inAccount } from "../db/scope";
+import { handOver } from "./outbox";
+
+/** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
+export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
+
+/** Holds the subscription's pending deliveries that no attempt is working on. */
+export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number): BatchStatement {
+  const d = webhookDeliveries;
+  return db
+    .update(d)
+    .set({ ...HELD, updatedAt: now })
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), eq(d.status, "pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now))));
+}
+
+/** Makes the subscription's held deliveries pending again, due now with a fresh retry schedule; returns their ids, oldest sequence first. */
+export function releaseHeld(db: Db, accountId: string, subscriptionId: string, now: number) {
+  const d = webhookDeliveries;
+  return db
+    .update(d)
+    .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, scheduleFirstAttempt: sql`${d.attempts} + 1`, enqueuedAt: now, updatedAt: now })
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), eq(d.status, "held")))
+    .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
+}
+
+/** Hands released deliveries to the queue, oldest sequence first (the sweeper sends any the queue refused). */
+export async function sendReleased(ctx: ServiceContext, released: { id: string; sequence: number | null; createdAt: number }[]): Promise<void> {
+  const ordered = [...released].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0) || a.createdAt - b.createdAt);
+  await handOver(ctx.db, ctx.queue, ordered.map((row) => row.id));
+}
+
+/**
+ * Drops the held deliveries of a paused subscription (202 `{discarded}`); an active one has none
+ * to drop (409). Its sequence goes on past them, as past retention.
+ */
+export async function discardHeld({ db, accountId }: ServiceContext, subscriptionId: string, answer: Answer<SQL> = noAnswer): Promise<{ discarded: number }> {
+  const s = webhookSubscriptions;
+  const d = webhookDeliveries;
+  const subscription = await db
+    .select({ isActive: s.isActive })
+    .from(s)
+    .where(and(inAccount(s, accountId), eq(s.id, subscriptionId)))
+    .get();
+  if (!subscription) throw notFound();
+  if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
+  const held = and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), eq(d.status, "held"));
+  const [, , gone] = (await runBatch(db, [
+    db
+      .update(s)
+      .set({ lastRemovedSequence: sql`max(${s.lastRemovedSequence}, coalesce((select max(x.sequence) from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held'), 0))` })
+      .where(eq(s.id, subscriptionId)),
+    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held')`),
+    db.delete(d).where(held).returning({ id: d.id }),
+    // changes(): the rows the delete just removed, in this batch.
+    ...(await answer(sql`json_object('discarded', changes())`)),
+  ])) as [unknown, unknown, { id: string }[]];
+  return { discarded: gone.length };
+}
+
+/** How many deliveries the subscription holds now, counted on its status index. */
+export function heldCount(subscriptionId: SQL) {
+  return sql<number>`(select count(*) from ${webhookDeliveries} h where h.subscription_id = ${subscriptionId} and h.status = 'held')`.mapWith(Number);
+}

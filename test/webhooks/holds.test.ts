@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { call, makePayment, makeTenant, type User } from "../helpers/api";
+import { HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
+
+// Holds instead of silent loss (contract 11.2).
+type Row = { id: string; sequence: number | null; status: string; attempts: { number: number; response_status: number | null }[] };
+
+const setActive = (user: User, id: string, active: boolean) => call("PATCH", `/v1/webhooks/${id}/`, { body: { is_active: active }, headers: user.headers });
+const logOf = async (user: User, id: string, query = ""): Promise<{ count: number; results: Row[] }> =>
+  (await call("GET", `/v1/webhooks/${id}/deliveries/?page_size=1000${query}`, { headers: user.headers })).json;
+const statsOf = async (user: User, id: string) => (await call("GET", `/v1/webhooks/${id}/stats/`, { headers: user.headers })).json;
+
+/** Every delivery the receiver got, by hook-delivery: how many times each, and their sequences in arrival order. */
+async function arrivals(box: Box, expected: number) {
+  const got = await waitFor(() => receivedAt(box), (list) => list.length >= expected);
+  const times = new Map<string, number>();
+  for (const one of got) times.set(one.headers["hook-delivery"]!, (times.get(one.headers["hook-delivery"]!) ?? 0) + 1);
+  return { got, times, sequences: got.map((one) => Number(one.headers["hook-sequence"])) };
+}
+
+describe("holds", () => {
+  it("keeps every change made while a subscription is paused, held, and sends each once, in sequence order, when it is resumed", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client);
+    expect((await setActive(client, subscription.id, false)).status).toBe(200);
+    for (let i = 0; i < 6; i++) await makePayment(client);
+    const held = await logOf(client, subscription.id);
+    expect(held.count).toBe(6);
+    expect(held.results.every((row) => row.status === "held" && row.attempts.length === 0)).toBe(true);
+    expect((await logOf(client, subscription.id, "&status=held")).count).toBe(6);
+    expect((await logOf(client, subscription.id, "&status=pending")).count).toBe(0);
+    expect((await statsOf(client, subscription.id)).held).toBe(6);
+    expect(await receivedAt(box)).toEqual([]);
+
+    expect((await setActive(client, subscription.id, true)).status).toBe(200);
+    const { times, sequences } = await arrivals(box, 6);
+    expect([...times.values()]).toEqual([1, 1, 1, 1, 1, 1]);
+    expect([...sequences].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    const sent = await waitFor(() => logOf(client, subscription.id), (log) => log.results.every((row) => row.status === "succeeded"));
+    expect(sent.results.map((row) => row.sequence)).toEqual([6, 5, 4, 3, 2, 1]);
+    expect((await statsOf(client, subscription.id)).held).toBe(0);
+  });
+
+  it("loses nothing and sends nothing twice when it is resumed in the middle of a burst", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client);
+    await setActive(client, subscription.id, false);
+    const burst = Array.from({ length: 12 }, (_, i) => (i === 6 ? setActive(client, subscription.id, true).then(() => null) : makePayment(client)));
+    await Promise.all(burst);
+    const { times, sequences } = await arrivals(box, 11);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await receivedAt(box)).length).toBe(11);
+    expect([...times.values()].every((n) => n === 1)).toBe(true);
+    expect([...sequences].sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
+    const log = await waitFor(() => logOf(client, subscription.id), (l) => l.results.every((row) => row.status === "succeeded"));
+    expect(log.count).toBe(11);
+  });
+
+  it("holds a retry when the subscription is paused during its attempt, and sends it once resumed", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client);
+    // The receiver answers 500 then 200, each after 800 ms: the pause lands while the first is under way.
+    await mailbox({ secret: subscription.secret, ...HOOK_USER, responses: [500, 200], delayMs: 800 }, box.path);
+    await makePayment(client);
+    await waitFor(() => receivedAt(box), (list) => list.length === 1);
+    await setActive(client, subscription.id, false);
+    const [row] = (await waitFor(() => logOf(client, subscription.id), (l) => l.results[0]?.status !== "pending")).results;
+    expect(row).toMatchObject({ status: "held", attempts: [{ number: 1, response_status: 500 }] });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await receivedAt(box)).toHaveLength(1);
+    await setActive(client, subscription.id, true);
+    const after = await waitFor(() => logOf(client, subscription.id), (l) => l.results[0]?.status === "succeeded");
+    expect(after.results[0]!.attempts.map((attempt) => attempt.response_status)).toEqual([500, 200]);
+    expect(await receivedAt(box)).toHaveLength(2);
+  });
+
+  it("discards a paused subscription's held deliveries; its sequence goes on past them", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client);
+    await setActive(client, subscription.id, false);
+    for (let i = 0; i < 3; i++) await makePayment(client);
+    const discarded = await call("POST", `/v1/webhooks/${subscription.id}/held/discard/`, { headers: client.headers });
+    expect(discarded.status).toBe(202);
+    expect(discarded.json).toEqual({ discarded: 3 });
+    expect((await logOf(client, subscription.id)).count).toBe(0);
+    expect((await statsOf(client, subscription.id)).held).toBe(0);
+    await setActive(client, subscription.id, true);
+    await makePayment(client);
+    const { sequences } = await arrivals(box, 1);
+    expect(sequences).toEqual([4]);
+  });
+
+  it("refuses to discard for an active subscription (409), or one of another account (404)", async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    const active = await call("POST", `/v1/webhooks/${subscription.id}/held/discard/`, { headers: client.headers });
+    expect(active.status).toBe(409);
+    expect(active.json).toEqual({ detail: expect.stringContaining("active") });
+    const stranger = await makeTenant();
+    const other = await call("POST", `/v1/webhooks/${subscription.id}/held/discard/`, { headers: stranger.client.headers });
+    expect(other.status).toBe(404);
+    expect(other.json).toEqual({ detail: "Not found." });
+  });
+});
