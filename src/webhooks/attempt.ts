@@ -19,6 +19,8 @@ export interface AttemptRequest {
   contentType: WebhookContentType;
   deliveryId: string;
   subscriptionId: string;
+  /** What it tells: `payment.changed`, or an operational event's name (health.ts). */
+  event: string;
   /** The subscription's sequence number and the payment's version; null on a test delivery. */
   sequence: number | null;
   paymentVersion: number | null;
@@ -55,7 +57,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       "content-type": request.contentType,
       "hook-subscription": request.subscriptionId,
       "hook-delivery": request.deliveryId,
-      "hook-event": "payment.changed",
+      "hook-event": request.event,
       ...orderHeaders(request),
       "user-agent": USER_AGENT,
       ...(await signatureHeaders(request.secrets, request.deliveryId, timestamp, request.body)),

@@ -181,6 +181,7 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
     contentType: delivery.contentType,
     deliveryId: delivery.id,
     subscriptionId: subscription.id,
+    event: delivery.event ?? "payment.changed",
     sequence: delivery.sequence,
     paymentVersion: delivery.paymentVersion,
     username: revealed.username,

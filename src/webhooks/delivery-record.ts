@@ -18,6 +18,7 @@ function lastHeaders(delivery: DeliveryRow, attempts: AttemptRow[]): Record<stri
 export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; attempts: AttemptRow[] }) {
   return {
     id: delivery.id,
+    event: delivery.event ?? "payment.changed",
     payment_id: delivery.paymentId,
     event_id: delivery.eventId,
     sequence: delivery.sequence,

@@ -29,7 +29,7 @@ export function subscribersQuery(db: Db, accountId: string) {
       filters: s.filters,
     })
     .from(s)
-    .where(eq(s.accountId, accountId));
+    .where(and(eq(s.accountId, accountId), eq(s.event, "payment.changed")));
 }
 
 export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookContentType; isActive: boolean; filters: string | null };
@@ -113,7 +113,7 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
 }
 
 /** A subscription's next sequence number, as SQL: one more than its latest delivery's, or than the last one retention removed. */
-function nextSequence(subscriptionId: SQL): SQL<number> {
+export function nextSequence(subscriptionId: SQL): SQL<number> {
   const d = webhookDeliveries;
   return sql<number>`coalesce(
     (select l.sequence from ${d} l where l.subscription_id = ${subscriptionId} and l.sequence is not null order by l.created_at desc, l.id desc limit 1),
@@ -167,6 +167,7 @@ export function newDelivery<
     test,
     createdAt: createdAt ?? now,
     updatedAt: now,
+    event: null,
   };
 }
 

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../db/client";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
 import type { AttemptResult } from "./attempt";
@@ -12,6 +12,7 @@ import { jsonColumn, jsonRows } from "../db/json-rows";
 import { storedHeaders } from "./sent-headers";
 import { HEALTH_WINDOW_MS, holdAfter } from "./admission";
 import { holdPending } from "./holds";
+import { failuresAfter, FAILING_AFTER_ATTEMPTS, FAILING_AFTER_MS, healthDeliveries, type HealthEvent } from "./health";
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
 function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
@@ -141,7 +142,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
           failingSince: outcome.failingSince,
           lastAttemptAt: sql`max(coalesce(${webhookSubscriptions.lastAttemptAt}, 0), ${result.startedAt})`,
           ...(lastSuccess !== null ? { lastSuccessAt: sql`max(coalesce(${webhookSubscriptions.lastSuccessAt}, 0), ${lastSuccess})` } : {}),
-          ...(outcome.deactivate ? { isActive: false, updatedAt: result.startedAt + result.durationMs } : {}),
+          consecutiveFailures: runOf(attempted, delivery.subscriptionId),
         })
         .where(eq(webhookSubscriptions.id, delivery.subscriptionId))
         .returning({ id: webhookSubscriptions.id, timeouts: webhookSubscriptions.recentTimeouts, answers: webhookSubscriptions.recentAnswers, since: webhookSubscriptions.recentSince });
@@ -154,7 +155,12 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   ];
   // A subscription deactivated by these attempts holds its other pending deliveries at once.
   for (const { delivery, outcome } of latest.values()) if (outcome.deactivate) statements.push(holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt));
+  // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.
+  const told = healthStatements(db, attempted, latest, recordedAt);
+  const toldFrom = statements.length;
+  statements.push(...told);
   const results = (await runBatch(db, statements)) as unknown[];
+  const healthIds = results.slice(toldFrom).flatMap((rows) => (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending").map((row) => row.id!));
   // Still this attempt's to retry: recorded under its claim (a redelivery asked for meanwhile has its own message) and not held.
   const held = new Set((results[1] as { id: string; status: string }[]).filter((row) => row.status === "pending").map((row) => row.id));
   await holdHanging(db, results.slice(2, 2 + latest.size) as Windows[], attempted, recordedAt);
@@ -176,5 +182,51 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   }
   // A delivery redelivered mid-attempt already has its message: no retry of this attempt's.
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && held.has(delivery.id));
-  await handOver(db, queue, retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })));
+  await handOver(db, queue, [...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })), ...healthIds]);
+}
+
+/** A subscription's failed attempts since its last success, as SQL over its row, after `attempted` (health.ts). */
+function runOf(attempted: Attempted[], subscriptionId: string): SQL {
+  const own = attempted.filter(({ delivery }) => delivery.subscriptionId === subscriptionId).sort((a, b) => endOf(a) - endOf(b));
+  const succeeded = own.map(({ outcome }) => outcome.status === "succeeded");
+  return succeeded.includes(true) ? sql`${failuresAfter(0, succeeded)}` : sql`${webhookSubscriptions.consecutiveFailures} + ${succeeded.length}`;
+}
+
+const endOf = ({ result }: Attempted) => result.startedAt + result.durationMs;
+
+/**
+ * The statements that make each subscription's health transitions and tell health subscriptions
+ * of them, once: disabled (a 410 or 5 days of failures), each delivery that ran out of retries,
+ * failing (an hour, or FAILING_AFTER_ATTEMPTS failures in a row) and recovered. Each is a guarded
+ * update of the subscription and, right after it, the event's rows under `changes() = 1`.
+ */
+function healthStatements(db: Db, attempted: Attempted[], latest: Map<string, Attempted>, now: number): BatchStatement[] {
+  const s = webhookSubscriptions;
+  const out: BatchStatement[] = [];
+  const tell = (accountId: string, event: HealthEvent, when: SQL = sql`changes() = 1`) => out.push(healthDeliveries(db, accountId, event, when, now));
+  for (const { delivery, result, outcome } of latest.values()) {
+    const { accountId, subscriptionId } = delivery;
+    const ofRow = eq(s.id, subscriptionId);
+    if (outcome.deactivate) {
+      out.push(db.update(s).set({ isActive: false, updatedAt: endOf({ delivery, result, outcome }) }).where(and(ofRow, eq(s.isActive, true))));
+      tell(accountId, { event: "subscription.disabled", subscriptionId, at: now, detail: { reason: result.responseStatus === 410 ? "gone" : "failing" } });
+    }
+    out.push(
+      db
+        .update(s)
+        .set({ failingReported: true })
+        .where(and(ofRow, eq(s.failingReported, false), sql`(${s.consecutiveFailures} >= ${FAILING_AFTER_ATTEMPTS} or ${s.failingSince} <= ${now - FAILING_AFTER_MS})`)),
+    );
+    tell(accountId, { event: "subscription.failing", subscriptionId, at: now, detail: { failing_since: outcome.failingSince === null ? null : new Date(outcome.failingSince).toISOString() } });
+    out.push(db.update(s).set({ failingReported: false }).where(and(ofRow, eq(s.failingReported, true), isNull(s.failingSince))));
+    tell(accountId, { event: "subscription.recovered", subscriptionId, at: now, detail: {} });
+  }
+  // A delivery that ran out of retries (a 410 disables instead), once: its row ended as failed under this attempt.
+  for (const item of attempted) {
+    const { delivery, result, outcome } = item;
+    if (outcome.status !== "failed" || result.responseStatus === 410) continue;
+    const ended = sql`exists (select 1 from ${webhookDeliveries} x where x.id = ${delivery.id} and x.status = 'failed' and x.updated_at = ${endOf(item)} and x.claim_token is null)`;
+    tell(delivery.accountId, { event: "delivery.exhausted", subscriptionId: delivery.subscriptionId, at: now, detail: { delivery_id: delivery.id, payment_id: delivery.paymentId } }, ended);
+  }
+  return out;
 }

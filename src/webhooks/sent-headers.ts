@@ -23,7 +23,7 @@ export function storedHeaders(sent: Record<string, string> | null): string | nul
  * header (before only the signatures were kept) is shown as stored. Pure.
  */
 export function sentHeaders(
-  delivery: { id: string; subscriptionId: string; contentType: string; sequence: number | null; paymentVersion: number | null },
+  delivery: { id: string; subscriptionId: string; contentType: string; sequence: number | null; paymentVersion: number | null; event?: string | null },
   attempt: { startedAt: number; headers: string | null },
 ): Record<string, string> | null {
   if (attempt.headers === null) return null;
@@ -34,7 +34,7 @@ export function sentHeaders(
     "content-type": delivery.contentType,
     "hook-subscription": delivery.subscriptionId,
     "hook-delivery": delivery.id,
-    "hook-event": "payment.changed",
+    "hook-event": delivery.event ?? "payment.changed",
     ...orderHeaders(delivery),
     "user-agent": USER_AGENT,
     "hook-hmac": stored["hook-hmac"]!,

@@ -20,7 +20,7 @@ import { inAccount } from "../db/scope";
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 
 export interface SubscriptionInput {
-  event: "payment.changed";
+  event: "payment.changed" | "subscription.health";
   url: string;
   content_type: WebhookContentType;
   username: string;
@@ -123,6 +123,8 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     isActive: input.is_active ?? true,
     filters: storedFilters(input.filters),
     failingSince: null,
+    consecutiveFailures: 0,
+    failingReported: false,
     lastAttemptAt: null,
     lastSuccessAt: null,
     heldUntil: null,

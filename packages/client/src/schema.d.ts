@@ -1115,11 +1115,11 @@ export interface components {
              */
             user: string;
             /**
-             * @description The event to receive; `payment.changed` is the only one.
+             * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
              * @example payment.changed
              * @enum {string}
              */
-            event: "payment.changed";
+            event: "payment.changed" | "subscription.health";
             /**
              * @description Where deliveries are POSTed: absolute, at most 190 characters, https, no user-info, no localhost or non-public address, port 443, 80 or 1024 and above (lifted by ALLOW_LOCAL_WEBHOOK_URLS for local work).
              * @example https://erp.example.com/hooks/payments
@@ -1280,7 +1280,12 @@ export interface components {
              */
             id: string;
             /**
-             * @description The payment whose change made it.
+             * @description `payment.changed`, or for a `subscription.health` subscription the operational event it tells (header `hook-event`).
+             * @example payment.changed
+             */
+            event: string;
+            /**
+             * @description The payment whose change made it; empty for an operational event.
              * @example pmt_demoPaymentPending0001
              */
             payment_id: string;
@@ -2932,11 +2937,11 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The event to receive; `payment.changed` is the only one.
+                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
                      * @example payment.changed
                      * @enum {string}
                      */
-                    event: "payment.changed";
+                    event: "payment.changed" | "subscription.health";
                     /**
                      * @description Where deliveries are POSTed: absolute, at most 190 characters, https, no user-info, no localhost or non-public address, port 443, 80 or 1024 and above (lifted by ALLOW_LOCAL_WEBHOOK_URLS for local work).
                      * @example https://erp.example.com/hooks/payments
@@ -3168,11 +3173,11 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The event to receive; `payment.changed` is the only one.
+                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
                      * @example payment.changed
                      * @enum {string}
                      */
-                    event: "payment.changed";
+                    event: "payment.changed" | "subscription.health";
                     /**
                      * @description Where deliveries are POSTed: absolute, at most 190 characters, https, no user-info, no localhost or non-public address, port 443, 80 or 1024 and above (lifted by ALLOW_LOCAL_WEBHOOK_URLS for local work).
                      * @example https://erp.example.com/hooks/payments
@@ -3400,11 +3405,11 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description The event to receive; `payment.changed` is the only one.
+                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
                      * @example payment.changed
                      * @enum {string}
                      */
-                    event?: "payment.changed";
+                    event?: "payment.changed" | "subscription.health";
                     /**
                      * @description Where deliveries are POSTed: absolute, at most 190 characters, https, no user-info, no localhost or non-public address, port 443, 80 or 1024 and above (lifted by ALLOW_LOCAL_WEBHOOK_URLS for local work).
                      * @example https://erp.example.com/hooks/payments

@@ -50,6 +50,9 @@ export const webhookDeliveries = sqliteTable(
     test: integer("test", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    // What it tells (`hook-event`, and the body's `event`): null for `payment.changed`; an
+    // operational event's name (webhooks/health.ts) for a `subscription.health` subscription.
+    event: text("event"),
   },
   (t) => [
     index("webhook_deliveries_log_idx").on(t.subscriptionId, t.createdAt, t.id),

@@ -32,6 +32,10 @@ export const webhookSubscriptions = sqliteTable(
     filters: text("filters"),
     // Start of the current run of failed attempts with no success; null while healthy.
     failingSince: integer("failing_since"),
+    // Its failed attempts since its last success, and whether health subscriptions were told it
+    // is failing (webhooks/health.ts: told once, and told again when it recovers).
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    failingReported: integer("failing_reported", { mode: "boolean" }).notNull().default(false),
     // The subscription's latest attempt and latest successful one, kept as attempts are recorded.
     lastAttemptAt: integer("last_attempt_at"),
     lastSuccessAt: integer("last_success_at"),

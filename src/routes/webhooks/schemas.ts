@@ -19,7 +19,11 @@ const credential = (description: string, example: string, { colon = true } = {})
     .refine((text) => colon || !text.includes(":"), "A username cannot contain a colon (:): HTTP Basic ends the username there.")
     .openapi({ description: `${description} Any Unicode text without control characters, sent as UTF-8 (RFC 7617).`, example });
 const fields = {
-  event: z.enum(["payment.changed"]).openapi({ description: "The event to receive; `payment.changed` is the only one.", example: "payment.changed" }),
+  event: z.enum(["payment.changed", "subscription.health"]).openapi({
+    description:
+      "`payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).",
+    example: "payment.changed",
+  }),
   url: z.string().min(1).max(190).openapi({
     description:
       "Where deliveries are POSTed: absolute, at most 190 characters, https, no user-info, no localhost or non-public address, port 443, 80 or 1024 and above (lifted by ALLOW_LOCAL_WEBHOOK_URLS for local work).",
@@ -147,7 +151,8 @@ export const DeliveryQuery = z.object({
 export const DeliverySchema = z
   .object({
     id: z.uuid().openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
-    payment_id: z.string().openapi({ description: "The payment whose change made it.", example: "pmt_demoPaymentPending0001" }),
+    event: z.string().openapi({ description: "`payment.changed`, or for a `subscription.health` subscription the operational event it tells (header `hook-event`).", example: "payment.changed" }),
+    payment_id: z.string().openapi({ description: "The payment whose change made it; empty for an operational event.", example: "pmt_demoPaymentPending0001" }),
     event_id: z.string().nullable().openapi({ description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).", example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4" }),
     sequence: z.int().nullable().openapi({
       description: "Its place in the subscription's sequence (1, 2, 3, … in commit order, without gaps; header `hook-sequence`): a receiver that sees n+2 before n+1 knows n+1 is late or lost. Null for a test delivery.",
@@ -199,7 +204,7 @@ export function subscriptionView(subscription: Subscription, origin: string) {
   return {
     id: subscription.id,
     user: subscription.user,
-    event: "payment.changed" as const,
+    event: subscription.event as "payment.changed" | "subscription.health",
     url: subscription.url,
     content_type: subscription.contentType,
     description: subscription.description,

@@ -1,0 +1,76 @@
+/**
+ * Operational events (contract 11.5): a subscription whose `event` is `subscription.health`
+ * receives, signed and delivered like any other, what happens to the account's other
+ * subscriptions: `subscription.failing` (its deliveries have failed for an hour, or 10 attempts
+ * in a row), `subscription.disabled` (by a 410 or 5 days of failures), `subscription.recovered` (a
+ * success after it was reported failing) and `delivery.exhausted` (a delivery gave up after 3 days).
+ *
+ * Each is written in the batch that records the attempts that caused it, and only when that
+ * batch makes the transition (a guarded update of the subscription, then the events' rows under
+ * `changes()`), so it is sent once per occurrence however many consumers record at once, and
+ * never to the subscription it is about.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { BatchStatement, Db } from "../db/client";
+import { webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { nextSequence } from "./outbox";
+import { encodeBody } from "./payload";
+
+export const HEALTH_EVENT = "subscription.health";
+export const FAILING_AFTER_MS = 3600 * 1000;
+export const FAILING_AFTER_ATTEMPTS = 10;
+
+export type HealthEventName = "subscription.failing" | "subscription.disabled" | "subscription.recovered" | "delivery.exhausted";
+
+/** What an event says, beyond its name and subject. */
+export interface HealthEvent {
+  event: HealthEventName;
+  subscriptionId: string;
+  at: number;
+  detail: Record<string, unknown>;
+}
+
+/** The event's body: the contract's fields, then what it says. Pure. */
+export function healthBody(event: HealthEvent): Record<string, unknown> {
+  return { object_type: "subscription", object_id: event.subscriptionId, event: event.event, occurred_at: new Date(event.at).toISOString(), ...event.detail };
+}
+
+/**
+ * A subscription's run of failed attempts after a batch of its attempts, oldest first: the count
+ * of failures since its last success (none in the batch: added to what it had). Pure.
+ */
+export function failuresAfter(before: number, succeeded: boolean[]): number {
+  const lastSuccess = succeeded.lastIndexOf(true);
+  return lastSuccess === -1 ? before + succeeded.length : succeeded.length - lastSuccess - 1;
+}
+
+/**
+ * A UUID v4 made in SQL, per row (a health event's deliveries are made by the statement itself):
+ * random hex in each part, the version and variant set; no subquery, which SQLite would run once
+ * for the whole statement.
+ */
+const uuidSql = sql.raw(
+  `lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`,
+);
+
+/**
+ * The rows of one event for every health subscription of the account but its subject, inserted
+ * only when `when` holds (SQL read as the statement runs). Returns their ids and statuses.
+ */
+export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, when: SQL, now: number): BatchStatement {
+  const body = healthBody(event);
+  const json = encodeBody(body, "application/json");
+  const form = encodeBody(body, "application/x-www-form-urlencoded");
+  const d = webhookDeliveries;
+  return db
+    .insert(d)
+    .select(
+      // Every column of webhook_deliveries, in its order; a paused health subscription holds its events (holds.ts).
+      sql`select ${uuidSql}, h.id, ${accountId}, '', null, case when h.content_type = 'application/json' then ${json} else ${form} end, null, h.content_type,
+                 case when h.is_active = 1 then 'pending' else 'held' end, 0, case when h.is_active = 1 then ${now} end, null, null,
+                 case when h.is_active = 1 then ${now} end, null, null, ${nextSequence(sql`h.id`)}, null, 0, ${now}, ${now}, ${event.event}
+          from ${webhookSubscriptions} h
+          where h.account_id = ${accountId} and h.event = ${HEALTH_EVENT} and h.id <> ${event.subscriptionId} and ${when}`,
+    )
+    .returning({ id: d.id, status: d.status });
+}
