@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
-import { newTally, serverTiming } from "./db/counting-d1";
+import { newTally, serverTiming } from "./dev";
 import { requestDb } from "./db/session";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";

@@ -1,5 +1,5 @@
 import type { Db } from "./db/client";
-import type { D1Tally } from "./db/counting-d1";
+import type { D1Tally } from "./dev";
 import type { Claim } from "./idempotency";
 import type { Caller } from "./lib/caller";
 
@@ -17,7 +17,7 @@ export interface Env {
   ADMIN_TOKEN?: string;
   ENCRYPTION_KEY?: string;
   ALLOW_LOCAL_WEBHOOK_URLS?: string;
-  /** The soak's retry clock and queue faults: only with ALLOW_LOCAL_WEBHOOK_URLS="true" (lib/local-faults.ts). */
+  /** The soak's retry clock and queue faults: only with ALLOW_LOCAL_WEBHOOK_URLS="true" (dev/local-faults.ts). */
   RETRY_TIME_SCALE?: string;
   QUEUE_SEND_FAILURES?: string;
   /** "true" (never in the deployed configuration) adds D1's rows read and statements to a `Server-Timing` header. */

@@ -4,7 +4,7 @@ import { createDb } from "../src/db/client";
 import { answerStatement, claimKey, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, type Claim } from "../src/idempotency";
 import { sha256Hex } from "../src/lib/crypto";
 import { createPayment } from "../src/services/payments";
-import { deliveriesQueue } from "../src/lib/local-faults";
+import { deliveriesQueue } from "../src/dev/local-faults";
 import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User, shardD1, shardOf } from "./helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
 

@@ -1,5 +1,5 @@
 import { createDb, type Db } from "./client";
-import { countingD1, type D1Tally } from "./counting-d1";
+import { countingD1, type D1Tally } from "../dev";
 
 /**
  * The D1 an API request works in, per database it touches (the directory, then its shard): a

@@ -6,7 +6,7 @@ import { AppError, notFound } from "../errors";
 import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";
 import type { ServiceContext } from "../context";
-import { deliveriesQueue } from "../lib/local-faults";
+import { deliveriesQueue } from "../dev";
 import type { Page } from "../db/list-page";
 import { SQL } from "drizzle-orm";
 import { answerStatement, noAnswer, type Answer } from "../idempotency";

@@ -1,17 +1,16 @@
 import type { WebhookContentType } from "../db/schema";
 import { basicAuthorization } from "../lib/crypto";
 import { redacted, secretForms } from "./redact";
-import { orderHeaders } from "./sent-headers";
+import { MASKED_AUTHORIZATION, orderHeaders, USER_AGENT } from "./sent-headers";
+import { ATTEMPT_TIMEOUT_MS } from "./retry-schedule";
 import { signatureHeaders, type SigningSecrets } from "./signing";
 
-export const ATTEMPT_TIMEOUT_MS = 15_000;
 const EXCERPT_CHARS = 500;
 /**
  * How much of a receiver's answer is read: enough for the excerpt and the secrets it must not
  * show, then the rest is cancelled, so an answer of any size costs the isolate this much.
  */
 export const ANSWER_READ_BYTES = 4096;
-export const USER_AGENT = "payments-webhooks/0.1.0";
 
 export interface AttemptRequest {
   url: string;
@@ -41,9 +40,6 @@ export interface AttemptResult {
   /** The request headers sent, its authorization masked; null when nothing was sent. */
   headers: Record<string, string> | null;
 }
-
-/** How the delivery log shows the Basic credentials an attempt sent. */
-export const MASKED_AUTHORIZATION = "Basic ********";
 
 /** One signed POST with the 15 s limit. Never throws: a failure is in the result. */
 export async function attemptDelivery(request: AttemptRequest, fetcher: typeof fetch = fetch): Promise<AttemptResult> {

@@ -3,16 +3,11 @@ import type { Db } from "../db/client";
 import { inList } from "../db/in-list";
 import { notHeldByMove } from "../db/moving";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
-import { ATTEMPT_TIMEOUT_MS } from "./attempt";
 import type { ClaimPlan } from "./admission";
 import { applyBodies, bodySources } from "./bodies";
-import { queueDelay } from "./retry-schedule";
+import { inFlightOf, SUBSCRIPTION_ROW } from "./rows";
+import { CLAIM_MS, queueDelay } from "./retry-schedule";
 
-/**
- * A claimed delivery is held this long: its attempt, its recording, and a margin. A claim that
- * lapses without its outcome recorded means the worker died: the sweeper re-sends it then.
- */
-export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 15_000;
 /** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
 export const MOVE_HOLD_SECONDS = 5;
 /** A message that arrives this close to its attempt's due time is taken as on time. */
@@ -53,11 +48,6 @@ export async function readAdmission(db: Db, ids: string[], now: number): Promise
   return { rows, subscriptions };
 }
 
-/**
- * The subscription id of the row a statement reads or changes, named with its table: drizzle
- * leaves a column unqualified, and inside a subquery over the deliveries (`c`) that would be c's.
- */
-export const SUBSCRIPTION_ROW = sql.raw(`"webhook_subscriptions"."id"`);
 const DELIVERY_ROW_SUBSCRIPTION = sql.raw(`"webhook_deliveries"."subscription_id"`);
 const DELIVERY_ROW_ID = sql.raw(`"webhook_deliveries"."id"`);
 
@@ -74,10 +64,6 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at"): SQL {
   return sql`(select json_extract(value, ${`$.${field}`}) from json_each(${JSON.stringify(rows)}) where json_extract(value, '$.id') = ${DELIVERY_ROW_ID})`;
 }
 
-/** A subscription's attempts in flight at `now`: its deliveries under a claim that has not lapsed. */
-export function inFlightOf(subscriptionId: SQL, now: number): SQL<number> {
-  return sql<number>`(select count(*) from ${webhookDeliveries} c where c.subscription_id = ${subscriptionId} and c.claimed_until > ${now})`.mapWith(Number);
-}
 
 /**
  * Claims the plan's deliveries that are pending, due and not held by another copy of their

@@ -19,7 +19,7 @@ import { shardBinding } from "../db/shards";
 import { groupBy } from "../lib/group-by";
 import { webhookDeliveries } from "../db/schema";
 import type { Env } from "../env";
-import { retryTimeScale } from "../lib/local-faults";
+import { retryTimeScale } from "../dev";
 import { refuseWebhookUrl } from "../lib/url-policy";
 import { UNREADABLE } from "./subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";

@@ -1,5 +1,4 @@
-import { previousSecretValid, reveal, type Revealed } from "./subscriptions";
-import type { SubscriptionRow } from "./claim";
+import { previousSecretValid, reveal, type Revealed, type SubscriptionRow } from "./subscriptions";
 
 /**
  * Decrypted subscription secrets, kept in the isolate for a minute so that a burst to one

@@ -8,7 +8,7 @@ import { groupBy } from "../lib/group-by";
 import type { ServiceContext } from "../context";
 import { notFound } from "../errors";
 import { requireSubscription, withAttempts, type Delivery } from "./deliveries";
-import { SUBSCRIPTION_ROW } from "./claim";
+import { SUBSCRIPTION_ROW } from "./rows";
 import { deliveryView } from "./delivery-record";
 
 export const DEFAULT_RETENTION_DAYS = 30;

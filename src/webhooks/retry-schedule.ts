@@ -20,7 +20,7 @@ export interface RetryInput {
   /** The response's Retry-After in seconds, when it answered 429 or 503 with one. */
   retryAfterSeconds?: number | null;
   random: () => number;
-  /** The schedule's clock, sped up for the soak (lib/local-faults.ts); 1 in production. */
+  /** The schedule's clock, sped up for the soak (dev/local-faults.ts); 1 in production. */
   scale?: number;
 }
 
@@ -55,3 +55,12 @@ export function queueDelay(seconds: number): number {
 function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }
+
+/** An attempt that has no answer after this long has failed (contract 7: a 2xx within 15 seconds). */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
+
+/**
+ * A claimed delivery is held this long: its attempt, its recording, and a margin. A claim that
+ * lapses without its outcome recorded means the worker died: the sweeper re-sends it then.
+ */
+export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 15_000;

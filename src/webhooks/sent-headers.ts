@@ -1,4 +1,6 @@
-import { MASKED_AUTHORIZATION, USER_AGENT } from "./attempt";
+export const USER_AGENT = "payments-webhooks/0.1.0";
+/** How the delivery log shows the Basic credentials an attempt sent. */
+export const MASKED_AUTHORIZATION = "Basic ********";
 
 /** The headers an attempt sent that nothing else can rebuild: its signatures. */
 const SIGNATURES = ["hook-hmac", "hook-hmac-next", "webhook-signature"] as const;

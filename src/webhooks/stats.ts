@@ -9,7 +9,7 @@ import { webhookStats, webhookSubscriptions } from "../db/schema";
 import { inAccount } from "../db/scope";
 import { notFound } from "../errors";
 import type { ServiceContext } from "../context";
-import { inFlightOf, SUBSCRIPTION_ROW } from "./claim";
+import { inFlightOf, SUBSCRIPTION_ROW } from "./rows";
 import { heldCount } from "./holds";
 
 export const BUCKET_MS = 5 * 60 * 1000;

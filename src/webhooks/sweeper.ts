@@ -5,7 +5,7 @@ import { notHeldByMove } from "../db/moving";
 import type { Db } from "../db/client";
 import { webhookDeliveries } from "../db/schema";
 import type { ShardQueue } from "./message";
-import { CLAIM_MS } from "./claim";
+import { lostAtRestart } from "../dev";
 import { handOver } from "./outbox";
 
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
@@ -47,10 +47,7 @@ export async function sweepOutbox(
     notHeldByMove(webhookDeliveries.accountId),
     lte(webhookDeliveries.nextAttemptAt, now),
     since !== undefined
-      ? and(
-          or(isNull(webhookDeliveries.enqueuedAt), lt(webhookDeliveries.enqueuedAt, since)),
-          or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, since + CLAIM_MS)),
-        )
+      ? lostAtRestart(since)
       : and(
           or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
           or(

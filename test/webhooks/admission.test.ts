@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/attempt";
+import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/retry-schedule";
 import {
   admit,
   BURST_CAP,

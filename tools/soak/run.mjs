@@ -10,7 +10,7 @@
 // Accounts on two shards: the seeded one on A (moved to B once 60% of its events are sent, while
 // they go on being sent: contract 10.1), and a second one on B with its own subscription and payments.
 //
-// Settings the soak turns on (lib/local-faults.ts; honoured only with local webhook URLs allowed):
+// Settings the soak turns on (dev/local-faults.ts; honoured only with local webhook URLs allowed):
 // RETRY_TIME_SCALE=0.005 (the retry schedule's 5 min is 1.5 s, its 3 days 21.6 min: with 0.001 the
 // scaled 3 days, 4.3 min, ran out while deliveries were put off for a slow receiver on the real clock,
 // and 1,213 of 15,000 deliveries ended failed) and QUEUE_SEND_FAILURES=0.05 (5% of the payment writes' queue sends fail; the sweeper recovers them).

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { deliveriesQueue, retryTimeScale } from "../../src/lib/local-faults";
+import { deliveriesQueue, retryTimeScale } from "../../src/dev/local-faults";
 
 describe("the soak's settings", () => {
   const base = { ...env, ALLOW_LOCAL_WEBHOOK_URLS: "true" };

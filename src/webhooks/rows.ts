@@ -1,0 +1,14 @@
+/** SQL about a subscription's delivery rows that the admission rule, the stats and retention share. */
+import { sql, type SQL } from "drizzle-orm";
+import { webhookDeliveries } from "../db/schema";
+
+/**
+ * The subscription id of the row a statement reads or changes, named with its table: drizzle
+ * leaves a column unqualified, and inside a subquery over the deliveries (`c`) that would be c's.
+ */
+export const SUBSCRIPTION_ROW = sql.raw(`"webhook_subscriptions"."id"`);
+
+/** A subscription's attempts in flight at `now`: its deliveries under a claim that has not lapsed. */
+export function inFlightOf(subscriptionId: SQL, now: number): SQL<number> {
+  return sql<number>`(select count(*) from ${webhookDeliveries} c where c.subscription_id = ${subscriptionId} and c.claimed_until > ${now})`.mapWith(Number);
+}
