@@ -1,6 +1,6 @@
 import type { Db } from "./db/client";
 import type { Caller } from "./lib/caller";
-import type { ShardQueue } from "./webhooks/message";
+import type { ShardQueue } from "./webhooks/outbox/message";
 
 /**
  * What every tenant-scoped verb (src/services/, src/webhooks/) works in: one per request, made by

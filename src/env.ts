@@ -1,5 +1,5 @@
 import type { Db } from "./db/client";
-import type { D1Tally } from "./dev";
+import type { D1Tally } from "./dev/counting-d1";
 import type { Claim } from "./idempotency";
 import type { Caller } from "./lib/caller";
 
@@ -9,7 +9,7 @@ export interface Env {
   DB: D1Database;
   /** The shards (db/shards.ts): every account's own data lives in exactly one. */
   [shard: `SHARD_${string}`]: D1Database | undefined;
-  DELIVERIES: Queue<import("./webhooks/message").DeliveryMessage>;
+  DELIVERIES: Queue<import("./webhooks/outbox/message").DeliveryMessage>;
   /** Cloudflare's rate limiting binding (wrangler.toml `[[ratelimits]]`), keyed by API user. */
   API_RATE_LIMIT?: RateLimit;
   /** "off" lifts the per-user rate limit: for local benchmarks only, never set in the deployed configuration. */

@@ -2,6 +2,13 @@
  * The webhooks module's face: subscriptions, their deliveries and log, the outbox a payment write
  * appends to, the queue consumer and the outbox sweeper. Everything outside src/webhooks/ uses
  * only what is exported here; nothing in src/webhooks/ reaches into src/services/.
+ *
+ * Four rooms, each importing only from those listed after it:
+ *   delivery/       the queue consumer: the admission rule, claim, attempt, outcome, record, health events;
+ *   subscriptions/  the API's verbs: subscriptions (the one place that opens sealed secrets),
+ *                   holds, the delivery log, the feed, stats, recovery, retention;
+ *   outbox/         what a payment write appends (rows, filters), hands to the queue, and the sweeper;
+ *   wire/           what goes on the wire, pure: bodies, signatures, headers, the retry schedule.
  */
 export {
   createSubscription,
@@ -15,19 +22,19 @@ export {
   type Keys,
   type Subscription,
   type SubscriptionInput,
-} from "./subscriptions";
-export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./deliveries";
-export { deliveryView, unendedAttempt } from "./delivery-record";
-export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./retention";
-export { sendTestDelivery } from "./test-delivery";
-export { MAX_RECOVERED, recoverDeliveries } from "./recover";
-export { discardHeld } from "./holds";
-export { ackFeed, readFeed } from "./feed";
-export { matches, parseFilters, type Filters, type FilteredPayment } from "./filters";
-export { subscriptionStats, WINDOWS, type StatsWindow } from "./stats";
-export { handOver, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox";
-export type { PaymentSnapshot } from "./payload";
-export type { DeliveryMessage, ShardQueue } from "./message";
-export { consumeDeadLetters, consumeDeliveries } from "./consumer";
-export { sweepOutbox } from "./sweeper";
-export { resealSubscriptions, type ResealReport } from "./reseal";
+} from "./subscriptions/subscriptions";
+export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
+export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
+export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./subscriptions/retention";
+export { sendTestDelivery } from "./subscriptions/test-delivery";
+export { MAX_RECOVERED, recoverDeliveries } from "./subscriptions/recover";
+export { discardHeld } from "./subscriptions/holds";
+export { ackFeed, readFeed } from "./subscriptions/feed";
+export { matches, parseFilters, type Filters, type FilteredPayment } from "./outbox/filters";
+export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/stats";
+export { handOver, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox/outbox";
+export type { PaymentSnapshot } from "./wire/payload";
+export type { DeliveryMessage, ShardQueue } from "./outbox/message";
+export { consumeDeadLetters, consumeDeliveries } from "./delivery/consumer";
+export { sweepOutbox } from "./outbox/sweeper";
+export { resealSubscriptions, type ResealReport } from "./subscriptions/reseal";

@@ -1,10 +1,10 @@
 import { asc, eq, sql } from "drizzle-orm";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
-import { applyBodies, bodySources, eventsToRebuild } from "../../src/webhooks/bodies";
+import { applyBodies, bodySources, eventsToRebuild } from "../../src/webhooks/outbox/bodies";
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/payload";
+import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/wire/payload";
 import { placeholderStamp } from "../../src/db/stamped-text";
 import { call, makePayment, makeTenant, onShard, shardD1 } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";

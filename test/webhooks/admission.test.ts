@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/retry-schedule";
+import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/wire/retry-schedule";
 import {
   admit,
   BURST_CAP,
@@ -14,7 +14,7 @@ import {
   putOffAt,
   SLOW_MS,
   type AdmissionState,
-} from "../../src/webhooks/admission";
+} from "../../src/webhooks/delivery/admission";
 
 const NOW = Date.UTC(2026, 10, 25, 12);
 const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({ inFlight: 0, oldestStart: null, heldUntil: null, timeouts: 0, answers: 0, since: NOW - 1000, ...fields });

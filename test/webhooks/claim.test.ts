@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EARLY_SLACK_MS, MOVE_HOLD_SECONDS, sortClaims, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/claim";
+import { EARLY_SLACK_MS, MOVE_HOLD_SECONDS, sortClaims, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/delivery/claim";
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const delivery = (id: string, subscriptionId = "sub") => ({ id, subscriptionId }) as DeliveryRow;

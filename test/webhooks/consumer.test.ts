@@ -1,11 +1,11 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
-import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/consumer";
-import { HOLD_MIN_TIMEOUTS, HOLD_MS, IN_FLIGHT_CAP, PROBE_CAP, SLOW_MS } from "../../src/webhooks/admission";
-import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/retry-schedule";
-import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/sweeper";
-import { CLAIM_MS } from "../../src/webhooks/retry-schedule";
+import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/delivery/consumer";
+import { HOLD_MIN_TIMEOUTS, HOLD_MS, IN_FLIGHT_CAP, PROBE_CAP, SLOW_MS } from "../../src/webhooks/delivery/admission";
+import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/wire/retry-schedule";
+import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/outbox/sweeper";
+import { CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { createDb } from "../../src/db/client";
 import type { DeliveryMessage } from "../../src/webhooks";

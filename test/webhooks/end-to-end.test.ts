@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, makePayment, makeTenant, shardD1 } from "../helpers/api";
 import { Webhook } from "standardwebhooks";
-import { hookHmac } from "../../src/webhooks/signing";
+import { hookHmac } from "../../src/webhooks/wire/signing";
 import { mailbox, receivedAt, receiverUrl, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 describe("deliveries end to end, through the queue to a real receiver on 127.0.0.1", () => {

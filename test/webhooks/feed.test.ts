@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeCursor } from "../../src/webhooks/feed";
+import { encodeCursor } from "../../src/webhooks/subscriptions/feed";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 

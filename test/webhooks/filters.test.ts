@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { matches, matchesSql, type FilteredPayment, type Filters } from "../../src/webhooks/filters";
+import { matches, matchesSql, type FilteredPayment, type Filters } from "../../src/webhooks/outbox/filters";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 

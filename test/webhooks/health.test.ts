@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, waitOnExecutionContext
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import type { DeliveryMessage } from "../../src/webhooks";
-import { failuresAfter, FAILING_AFTER_ATTEMPTS } from "../../src/webhooks/health";
+import { failuresAfter, FAILING_AFTER_ATTEMPTS } from "../../src/webhooks/delivery/health";
 import { call, makeTenant, type User } from "../helpers/api";
 import { HOOK_USER } from "../helpers/webhooks";
 

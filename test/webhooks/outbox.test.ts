@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyEvent, newPayment, type PaymentEventInput } from "../../src/services/payments/lifecycle";
 import { detailAfter, paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
-import { encodeBody, flagBits, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/payload";
+import { encodeBody, flagBits, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
 
 const FLAG_SETS: ExpansionFlags[] = [
   { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false },

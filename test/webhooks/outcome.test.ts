@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DEACTIVATE_AFTER_FAILING_MS, decideOutcome, type Outcome, type OutcomeInput } from "../../src/webhooks/outcome";
-import { GIVE_UP_AFTER_MS } from "../../src/webhooks/retry-schedule";
+import { DEACTIVATE_AFTER_FAILING_MS, decideOutcome, type Outcome, type OutcomeInput } from "../../src/webhooks/delivery/outcome";
+import { GIVE_UP_AFTER_MS } from "../../src/webhooks/wire/retry-schedule";
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const base: OutcomeInput = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PaymentView } from "../../src/services/payments/view";
-import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/payload";
+import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/wire/payload";
 
 const payment: PaymentView = {
   id: "pmt_1",

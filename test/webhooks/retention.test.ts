@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
 import { applyRetention, retentionDays } from "../../src/webhooks";
-import { RETENTION_CHUNK } from "../../src/webhooks/retention";
+import { RETENTION_CHUNK } from "../../src/webhooks/subscriptions/retention";
 import { BASE, call, makePayment, makeTenant, type User } from "../helpers/api";
 import { subscribeToReceiver, waitFor } from "../helpers/webhooks";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GIVE_UP_AFTER_MS, nextRetryDelay, parseRetryAfter, queueDelay } from "../../src/webhooks/retry-schedule";
+import { GIVE_UP_AFTER_MS, nextRetryDelay, parseRetryAfter, queueDelay } from "../../src/webhooks/wire/retry-schedule";
 
 const T0 = Date.UTC(2026, 10, 21, 10);
 const H = 3600;

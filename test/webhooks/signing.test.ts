@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { hookHmac, newSigningSecret, secretKeyBytes, signatureHeaders, standardSignature } from "../../src/webhooks/signing";
+import { hookHmac, newSigningSecret, secretKeyBytes, signatureHeaders, standardSignature } from "../../src/webhooks/wire/signing";
 
 describe("signing", () => {
   it("matches the Standard Webhooks published example", async () => {

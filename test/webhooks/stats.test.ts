@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { binOf, BUCKET_MS, DURATION_BINS_MS, percentile, series, statsRows, summarise } from "../../src/webhooks/stats";
+import { binOf, BUCKET_MS, DURATION_BINS_MS, percentile, series, statsRows, summarise } from "../../src/webhooks/subscriptions/stats";
 
 describe("binOf", () => {
   it.each([

@@ -1,12 +1,12 @@
 import { and, eq, getTableColumns, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { inList } from "../db/in-list";
-import { notHeldByMove } from "../db/moving";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/in-list";
+import { notHeldByMove } from "../../db/moving";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import type { ClaimPlan } from "./admission";
-import { applyBodies, bodySources } from "./bodies";
-import { inFlightOf, SUBSCRIPTION_ROW } from "./rows";
-import { CLAIM_MS, queueDelay } from "./retry-schedule";
+import { applyBodies, bodySources } from "../outbox/bodies";
+import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
+import { CLAIM_MS, queueDelay } from "../wire/retry-schedule";
 
 /** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
 export const MOVE_HOLD_SECONDS = 5;

@@ -10,13 +10,13 @@
  * discard removed, answers 410: the receiver resynchronises by polling /v2/payments/.
  */
 import { and, asc, eq, gt, gte, isNotNull, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { fixedLimit } from "../db/fixed-limit";
-import { inAccount } from "../db/scope";
-import { tenants, webhookDeliveries, webhookSubscriptions } from "../db/schema";
-import { AppError, invalid, notFound } from "../errors";
-import type { ServiceContext } from "../context";
-import { applyBodies, bodySources, eventsToRebuild } from "./bodies";
+import type { Db } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
+import { inAccount } from "../../db/scope";
+import { tenants, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { AppError, invalid, notFound } from "../../errors";
+import type { ServiceContext } from "../../context";
+import { applyBodies, bodySources, eventsToRebuild } from "../outbox/bodies";
 import type { DeliveryRow } from "./deliveries";
 
 export const FEED_WAIT_STEP_MS = 500;

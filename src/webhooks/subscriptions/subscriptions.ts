@@ -1,21 +1,21 @@
 import { and, eq, exists, inArray, sql } from "drizzle-orm";
-import { guardedInsert } from "../db/guarded-insert";
-import { runBatch, type Db } from "../db/client";
-import { noAnswer, type Answer } from "../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type WebhookContentType } from "../db/schema";
-import { AppError, conflict, invalid, notFound, type FieldErrors } from "../errors";
-import { constantTimeEqual } from "../lib/crypto";
-import { decrypt } from "../lib/encryption";
-import type { PageRequest } from "../lib/pagination";
-import { refuseWebhookUrl } from "../lib/url-policy";
-import { newSigningSecret } from "./signing";
+import { guardedInsert } from "../../db/guarded-insert";
+import { runBatch, type Db } from "../../db/client";
+import { noAnswer, type Answer } from "../../idempotency";
+import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
+import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
+import { constantTimeEqual } from "../../lib/crypto";
+import { decrypt } from "../../lib/encryption";
+import type { PageRequest } from "../../lib/pagination";
+import { refuseWebhookUrl } from "../../lib/url-policy";
+import { newSigningSecret } from "../wire/signing";
 import { sealSecrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased } from "./holds";
-import { storedFilters, type Filters } from "./filters";
-import type { Caller } from "../lib/caller";
-import type { Keys, ServiceContext } from "../context";
-import { countWhere, listTable } from "../db/list-page";
-import { inAccount } from "../db/scope";
+import { storedFilters, type Filters } from "../outbox/filters";
+import type { Caller } from "../../lib/caller";
+import type { Keys, ServiceContext } from "../../context";
+import { countWhere, listTable } from "../../db/list-page";
+import { inAccount } from "../../db/scope";
 
 export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 
@@ -36,7 +36,7 @@ export interface SubscriptionInput {
   filters?: Filters | null;
 }
 
-export type { Keys } from "../context";
+export type { Keys } from "../../context";
 
 /** What is sealed in a subscription row, opened. */
 export interface Revealed {

@@ -4,8 +4,8 @@
  * JSON-escaped, base64 and base64url of their UTF-8 text; the signing key's bytes also in hex).
  * Pure.
  */
-import { base64, base64url } from "../lib/crypto";
-import { secretKeyBytes } from "./signing";
+import { base64, base64url } from "../../lib/crypto";
+import { secretKeyBytes } from "../wire/signing";
 
 const encoder = new TextEncoder();
 

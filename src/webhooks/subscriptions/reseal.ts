@@ -1,8 +1,8 @@
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { fixedLimit } from "../db/fixed-limit";
-import { webhookSubscriptions } from "../db/schema";
-import { sealedWithNewest } from "../lib/encryption";
+import type { Db } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
+import { webhookSubscriptions } from "../../db/schema";
+import { sealedWithNewest } from "../../lib/encryption";
 import { sealAll } from "./sealing";
 import { previousSecretValid, reveal } from "./subscriptions";
 

@@ -1,6 +1,6 @@
-import { toIso } from "../lib/time";
+import { toIso } from "../../lib/time";
 import type { AttemptRow, DeliveryRow } from "./deliveries";
-import { sentHeaders } from "./sent-headers";
+import { sentHeaders } from "../wire/sent-headers";
 
 /** What an attempt with no recorded outcome is: still running under its claim, or cut short. Pure. */
 export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: number): string {

@@ -11,10 +11,10 @@
  * never to the subscription it is about.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { BatchStatement, Db } from "../db/client";
-import { webhookDeliveries, webhookSubscriptions } from "../db/schema";
-import { nextSequence } from "./outbox";
-import { encodeBody } from "./payload";
+import type { BatchStatement, Db } from "../../db/client";
+import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { nextSequence } from "../outbox/outbox";
+import { encodeBody } from "../wire/payload";
 
 export const HEALTH_EVENT = "subscription.health";
 export const FAILING_AFTER_MS = 3600 * 1000;

@@ -1,11 +1,11 @@
 import { eq, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { inList } from "../db/in-list";
-import { paymentEvents, payments, webhookDeliveries } from "../db/schema";
-import type { webhookDeliveries as Deliveries } from "../db/schema";
+import type { Db } from "../../db/client";
+import { inList } from "../../db/in-list";
+import { paymentEvents, payments, webhookDeliveries } from "../../db/schema";
+import type { webhookDeliveries as Deliveries } from "../../db/schema";
 
 type DeliveryRow = typeof Deliveries.$inferSelect;
-import { encodeBody, flagsOf, payloadFor, snapshotAt, type EventState, type StoredDetail } from "./payload";
+import { encodeBody, flagsOf, payloadFor, snapshotAt, type EventState, type StoredDetail } from "../wire/payload";
 
 type Source = { id: string; seq: number; instrumentNumber: string | null; refundReason: string | null; detail: string | null };
 

@@ -1,9 +1,9 @@
-import type { WebhookContentType } from "../db/schema";
-import { basicAuthorization } from "../lib/crypto";
+import type { WebhookContentType } from "../../db/schema";
+import { basicAuthorization } from "../../lib/crypto";
 import { redacted, secretForms } from "./redact";
-import { MASKED_AUTHORIZATION, orderHeaders, USER_AGENT } from "./sent-headers";
-import { ATTEMPT_TIMEOUT_MS } from "./retry-schedule";
-import { signatureHeaders, type SigningSecrets } from "./signing";
+import { MASKED_AUTHORIZATION, orderHeaders, USER_AGENT } from "../wire/sent-headers";
+import { ATTEMPT_TIMEOUT_MS } from "../wire/retry-schedule";
+import { signatureHeaders, type SigningSecrets } from "../wire/signing";
 
 const EXCERPT_CHARS = 500;
 /**

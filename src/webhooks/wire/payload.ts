@@ -1,4 +1,4 @@
-import type { WebhookContentType } from "../db/schema";
+import type { WebhookContentType } from "../../db/schema";
 
 export interface ExpansionFlags {
   invoiceIds: boolean;

@@ -1,4 +1,4 @@
-import { nextRetryDelay, parseRetryAfter } from "./retry-schedule";
+import { nextRetryDelay, parseRetryAfter } from "../wire/retry-schedule";
 
 /** After this long with every delivery failing, a subscription is deactivated. */
 export const DEACTIVATE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;

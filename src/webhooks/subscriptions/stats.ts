@@ -4,11 +4,11 @@
  * (at most 2,016 rows for 7 days) whatever the subscription's history.
  */
 import { and, eq, exists, gte, sql, type SQL } from "drizzle-orm";
-import type { BatchStatement, Db } from "../db/client";
-import { webhookStats, webhookSubscriptions } from "../db/schema";
-import { inAccount } from "../db/scope";
-import { notFound } from "../errors";
-import type { ServiceContext } from "../context";
+import type { BatchStatement, Db } from "../../db/client";
+import { webhookStats, webhookSubscriptions } from "../../db/schema";
+import { inAccount } from "../../db/scope";
+import { notFound } from "../../errors";
+import type { ServiceContext } from "../../context";
 import { inFlightOf, SUBSCRIPTION_ROW } from "./rows";
 import { heldCount } from "./holds";
 

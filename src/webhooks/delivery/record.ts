@@ -1,17 +1,17 @@
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
-import { runBatch, type BatchStatement, type Db } from "../db/client";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
+import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import type { AttemptResult } from "./attempt";
 import type { DeliveryRow } from "./claim";
-import type { ShardQueue } from "./message";
-import { handOver } from "./outbox";
+import type { ShardQueue } from "../outbox/message";
+import { handOver } from "../outbox/outbox";
 import type { Outcome } from "./outcome";
-import { queueDelay } from "./retry-schedule";
-import { statsRows, statsStatements } from "./stats";
-import { jsonColumn, jsonRows } from "../db/json-rows";
-import { storedHeaders } from "./sent-headers";
+import { queueDelay } from "../wire/retry-schedule";
+import { statsRows, statsStatements } from "../subscriptions/stats";
+import { jsonColumn, jsonRows } from "../../db/json-rows";
+import { storedHeaders } from "../wire/sent-headers";
 import { HEALTH_WINDOW_MS, holdAfter } from "./admission";
-import { holdPending } from "./holds";
+import { holdPending } from "../subscriptions/holds";
 import { failuresAfter, FAILING_AFTER_ATTEMPTS, FAILING_AFTER_MS, healthDeliveries, type HealthEvent } from "./health";
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */

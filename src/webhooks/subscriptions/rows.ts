@@ -1,6 +1,6 @@
 /** SQL about a subscription's delivery rows that the admission rule, the stats and retention share. */
 import { sql, type SQL } from "drizzle-orm";
-import { webhookDeliveries } from "../db/schema";
+import { webhookDeliveries } from "../../db/schema";
 
 /**
  * The subscription id of the row a statement reads or changes, named with its table: drizzle

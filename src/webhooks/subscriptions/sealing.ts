@@ -9,10 +9,10 @@
  * `config_error` log line, before anything is written.
  */
 import { like, or, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { webhookSubscriptions } from "../db/schema";
-import { encrypt, keyRing, notConfigured } from "../lib/encryption";
-import { fixedLimit } from "../db/fixed-limit";
+import type { Db } from "../../db/client";
+import { webhookSubscriptions } from "../../db/schema";
+import { encrypt, keyRing, notConfigured } from "../../lib/encryption";
+import { fixedLimit } from "../../db/fixed-limit";
 
 export interface Secrets {
   username: string;

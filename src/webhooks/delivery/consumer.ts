@@ -14,21 +14,21 @@
  * the batch behind it. If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
  */
 import { and, eq } from "drizzle-orm";
-import { createDb, runBatch, type Db } from "../db/client";
-import { shardBinding } from "../db/shards";
-import { groupBy } from "../lib/group-by";
-import { webhookDeliveries } from "../db/schema";
-import type { Env } from "../env";
-import { retryTimeScale } from "../dev";
-import { refuseWebhookUrl } from "../lib/url-policy";
-import { UNREADABLE } from "./subscriptions";
+import { createDb, runBatch, type Db } from "../../db/client";
+import { shardBinding } from "../../db/shards";
+import { groupBy } from "../../lib/group-by";
+import { webhookDeliveries } from "../../db/schema";
+import type { Env } from "../../env";
+import { retryTimeScale } from "../../dev";
+import { refuseWebhookUrl } from "../../lib/url-policy";
+import { UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
 import { claimDeliveries, readAdmission, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
-import type { DeliveryMessage, ShardQueue } from "./message";
-import { HELD } from "./holds";
-import { openSecrets } from "./opened-secrets";
-import { handOver } from "./outbox";
+import type { DeliveryMessage, ShardQueue } from "../outbox/message";
+import { HELD } from "../subscriptions/holds";
+import { openSecrets } from "../subscriptions/opened-secrets";
+import { handOver } from "../outbox/outbox";
 import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";

@@ -1,11 +1,11 @@
-import { runBatch } from "../db/client";
-import { webhookDeliveries } from "../db/schema";
-import { noAnswer, type Answer } from "../idempotency";
-import type { ServiceContext } from "../context";
-import { toIso } from "../lib/time";
+import { runBatch } from "../../db/client";
+import { webhookDeliveries } from "../../db/schema";
+import { noAnswer, type Answer } from "../../idempotency";
+import type { ServiceContext } from "../../context";
+import { toIso } from "../../lib/time";
 import type { Delivery } from "./deliveries";
-import { handOver, newDelivery } from "./outbox";
-import { encodeBody, payloadFor, type PaymentSnapshot } from "./payload";
+import { handOver, newDelivery } from "../outbox/outbox";
+import { encodeBody, payloadFor, type PaymentSnapshot } from "../wire/payload";
 import { activeSubscription } from "./subscriptions";
 
 /** The payment a test delivery describes when the account has none yet. Pure. */

@@ -1,4 +1,4 @@
-import { toBase64 } from "../lib/encryption";
+import { toBase64 } from "../../lib/encryption";
 
 const encoder = new TextEncoder();
 

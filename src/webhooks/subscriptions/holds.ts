@@ -8,13 +8,13 @@
  * subscription is held (consumer.ts).
  */
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
-import { runBatch, type BatchStatement, type Db } from "../db/client";
-import { noAnswer, type Answer } from "../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../db/schema";
-import { conflict, notFound } from "../errors";
-import type { ServiceContext } from "../context";
-import { inAccount } from "../db/scope";
-import { handOver } from "./outbox";
+import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { noAnswer, type Answer } from "../../idempotency";
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { conflict, notFound } from "../../errors";
+import type { ServiceContext } from "../../context";
+import { inAccount } from "../../db/scope";
+import { handOver } from "../outbox/outbox";
 
 /** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
 export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;

@@ -1,11 +1,12 @@
 import { and, asc, eq, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
-import { fixedLimit } from "../db/fixed-limit";
-import { inList } from "../db/in-list";
-import { notHeldByMove } from "../db/moving";
-import type { Db } from "../db/client";
-import { webhookDeliveries } from "../db/schema";
+import { fixedLimit } from "../../db/fixed-limit";
+import { inList } from "../../db/in-list";
+import { notHeldByMove } from "../../db/moving";
+import type { Db } from "../../db/client";
+import { webhookDeliveries } from "../../db/schema";
 import type { ShardQueue } from "./message";
-import { lostAtRestart } from "../dev";
+import { lostAtRestart } from "../../dev";
+import { CLAIM_MS } from "../wire/retry-schedule";
 import { handOver } from "./outbox";
 
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
@@ -47,7 +48,7 @@ export async function sweepOutbox(
     notHeldByMove(webhookDeliveries.accountId),
     lte(webhookDeliveries.nextAttemptAt, now),
     since !== undefined
-      ? lostAtRestart(since)
+      ? lostAtRestart(since, CLAIM_MS)
       : and(
           or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
           or(

@@ -12,7 +12,7 @@
  * comes back when the rule says. Pure: the consumer reads the state, asks here, and its claim
  * statement checks the cap again against the live count, so two invocations never overfill it.
  */
-import { ATTEMPT_TIMEOUT_MS } from "./retry-schedule";
+import { ATTEMPT_TIMEOUT_MS } from "../wire/retry-schedule";
 
 /** Attempts in flight at once while its oldest has waited past SLOW_MS: a slow receiver's cap. */
 export const IN_FLIGHT_CAP = 100;

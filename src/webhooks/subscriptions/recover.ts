@@ -1,12 +1,12 @@
 import { and, between, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { runBatch } from "../db/client";
-import { fixedLimit } from "../db/fixed-limit";
-import { webhookDeliveries } from "../db/schema";
-import { inAccount } from "../db/scope";
-import { invalid } from "../errors";
-import { noAnswer, type Answer } from "../idempotency";
-import type { ServiceContext } from "../context";
-import { handOver } from "./outbox";
+import { runBatch } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
+import { webhookDeliveries } from "../../db/schema";
+import { inAccount } from "../../db/scope";
+import { invalid } from "../../errors";
+import { noAnswer, type Answer } from "../../idempotency";
+import type { ServiceContext } from "../../context";
+import { handOver } from "../outbox/outbox";
 import { activeSubscription } from "./subscriptions";
 
 export const MAX_RECOVERED = 10_000;

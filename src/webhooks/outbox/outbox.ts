@@ -1,11 +1,11 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { guardedInsert } from "../db/guarded-insert";
-import { jsonColumn, jsonRows } from "../db/json-rows";
-import { inList } from "../db/in-list";
-import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../db/schema";
+import type { Db } from "../../db/client";
+import { guardedInsert } from "../../db/guarded-insert";
+import { jsonColumn, jsonRows } from "../../db/json-rows";
+import { inList } from "../../db/in-list";
+import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
-import { flagBits, type ExpansionFlags } from "./payload";
+import { flagBits, type ExpansionFlags } from "../wire/payload";
 import { matches, matchesSql, parseFilters, type FilteredPayment } from "./filters";
 
 /**
