@@ -10,6 +10,8 @@ import { go, href } from "../router";
 import type { Delivery, Stats, Subscription } from "./types";
 
 const fieldsOf = (row: Subscription): SubscriptionFields => ({
+  event: row.event,
+  filters: row.filters ? JSON.stringify(row.filters) : "",
   description: row.description ?? "",
   url: row.url,
   content_type: row.content_type,
@@ -56,7 +58,10 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               {row.description && <p class="muted break mono small">{row.url}</p>}
               <div class="badges">
                 {row.is_active ? <Badge value="active" /> : <Badge value="paused" />}
+                {row.event === "subscription.health" && <Badge value="info" label="health events" />}
                 {stats.data?.failing_since && <Badge value="failed" label={`failing since ${when(stats.data.failing_since)}`} />}
+                {stats.data?.held_until && <Badge value="pending" label={`held back until ${when(stats.data.held_until)}`} />}
+                {stats.data && stats.data.held > 0 && <Badge value="held" label={`${stats.data.held.toLocaleString()} held`} />}
                 {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
                 <span class="muted small mono">{row.id}</span>
               </div>
@@ -71,6 +76,19 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               <button type="button" class="secondary" disabled={action.busy} onClick={() => setEditing(true)}>
                 Edit
               </button>
+              {!row.is_active && (stats.data?.held ?? 0) > 0 && (
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={action.busy}
+                  onClick={() =>
+                    confirm("Drop the deliveries this subscription holds? They will never be sent; resume instead to send them.") &&
+                    act(() => api("POST", apiPath`/v1/webhooks/${id}/held/discard/`), "Held deliveries discarded.")
+                  }
+                >
+                  Discard held
+                </button>
+              )}
               <button
                 type="button"
                 class="secondary"
@@ -131,6 +149,7 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                   <Stat label="attempts" value={stats.data.attempts.toLocaleString()} hint={`${stats.data.succeeded} ok · ${stats.data.pending} retried · ${stats.data.failed} failed`} />
                   <Stat label="p50 / p95" value={`${duration(stats.data.p50_duration_ms)} / ${duration(stats.data.p95_duration_ms)}`} />
                   <Stat label="last success" value={ago(stats.data.last_success_at)} hint={stats.data.last_attempt_at ? `last attempt ${ago(stats.data.last_attempt_at)}` : undefined} />
+                  <Stat label="in flight" value={stats.data.in_flight.toLocaleString()} hint={`${stats.data.held.toLocaleString()} held`} />
                 </div>
                 <AttemptsChart points={stats.data.series} label={`Attempts over the last ${stats.data.window}`} />
               </>
@@ -146,8 +165,12 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               <dd class="mono">{row.username ?? "—"} / <Secret value={row.password} label="receiver password" /></dd>
               <dt>Content type</dt>
               <dd>{row.content_type}</dd>
+              <dt>Receives</dt>
+              <dd>{row.event}</dd>
               <dt>Carries</dt>
               <dd>{FLAGS.filter(([name]) => row[name]).map(([, label]) => label).join(", ") || "the payment's id only"}</dd>
+              <dt>Filters</dt>
+              <dd class="mono small break">{row.filters ? describeFilters(row.filters) : "none: every change"}</dd>
               <dt>Created</dt>
               <dd>
                 {when(row.created_at)} by {row.user}
@@ -160,6 +183,13 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
       )}
     </div>
   );
+}
+
+/** A subscription's filters in words: each key with its values (OR), the keys joined by "and". */
+function describeFilters(filters: NonNullable<Subscription["filters"]>): string {
+  return Object.entries(filters)
+    .map(([key, value]) => `${key} ${Array.isArray(value) ? `in ${value.join(", ")}` : `= ${value}`}`)
+    .join(" and ");
 }
 
 function Secret({ value, label }: { value: string | null; label: string }) {

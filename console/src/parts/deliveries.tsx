@@ -6,7 +6,7 @@ import { Badge, Card, Listed } from "./ui";
 import { go, href } from "../router";
 import type { Delivery } from "../pages/types";
 
-const STATUSES = ["pending", "succeeded", "failed"] as const;
+const STATUSES = ["pending", "succeeded", "failed", "held"] as const;
 
 /**
  * A subscription's delivery log, newest first, filtered by status and created time (kept in the
@@ -61,6 +61,7 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
               <thead>
                 <tr>
                   <th scope="col">Created</th>
+                  <th scope="col">Seq.</th>
                   <th scope="col">Status</th>
                   <th scope="col">Payment</th>
                   <th scope="col">Attempts</th>
@@ -76,10 +77,13 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
                       <td data-label="Created">
                         <a href={href(`/subscriptions/${subscriptionId}/deliveries/${row.id}`)}>{when(row.created)}</a>
                       </td>
+                      <td data-label="Seq." class="mono small">{row.sequence ?? "—"}</td>
                       <td data-label="Status">
                         <Badge value={row.status} /> {row.test && <Badge value="test" />}
                       </td>
-                      <td data-label="Payment" class="mono small">{row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}</td>
+                      <td data-label="Payment" class="mono small">
+                        {row.payment_id === "" ? <Badge value="info" label={row.event} /> : row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}
+                      </td>
                       <td data-label="Attempts">{row.attempts.length}</td>
                       <td data-label="Last answer" class="break">{last ? (last.response_status ?? last.error ?? "—") : "—"}</td>
                       <td data-label="Next attempt">{row.next_attempt_at ? ago(row.next_attempt_at) : "—"}</td>

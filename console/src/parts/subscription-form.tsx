@@ -14,6 +14,9 @@ export const FLAGS = [
 export type Flag = (typeof FLAGS)[number][0];
 
 export interface SubscriptionFields {
+  event: string;
+  /** The filters as JSON text; blank for none. */
+  filters: string;
   description: string;
   url: string;
   content_type: string;
@@ -23,6 +26,8 @@ export interface SubscriptionFields {
 }
 
 export const BLANK: SubscriptionFields = {
+  event: "payment.changed",
+  filters: "",
   description: "",
   url: "",
   content_type: "application/json",
@@ -34,9 +39,21 @@ export const BLANK: SubscriptionFields = {
 /** What a form's values send: every field for a new subscription, only what changed for an edit. Pure. */
 export function changes(values: SubscriptionFields, before?: SubscriptionFields): Record<string, unknown> {
   const all: Record<string, unknown> = { description: values.description.trim() || null, url: values.url.trim(), content_type: values.content_type, username: values.username, password: values.password, ...values.flags };
-  if (!before) return { event: "payment.changed", ...all };
-  const was: Record<string, unknown> = { description: before.description.trim() || null, url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
-  return Object.fromEntries(Object.entries(all).filter(([name, value]) => value !== was[name]));
+  if (!before) return { event: values.event, ...all, filters: filtersOf(values.filters) };
+  all.event = values.event;
+  const was: Record<string, unknown> = { event: before.event, description: before.description.trim() || null, url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
+  const changed = Object.fromEntries(Object.entries(all).filter(([name, value]) => value !== was[name]));
+  return values.filters.trim() === before.filters.trim() ? changed : { ...changed, filters: filtersOf(values.filters) };
+}
+
+/** The filters typed, as the API takes them: null when blank; text that is not JSON is sent as it is, for the API to say why. Pure. */
+export function filtersOf(text: string): unknown {
+  if (text.trim() === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
 }
 
 /**
@@ -100,6 +117,19 @@ export function SubscriptionForm({
           <FieldError messages={fields.password} />
         </label>
       </div>
+      <label>
+        Receives
+        <select name="event" value={values.event} onChange={(event) => set({ event: event.currentTarget.value })}>
+          <option value="payment.changed">payment.changed: every change of a payment</option>
+          <option value="subscription.health">subscription.health: when another subscription fails, is disabled or recovers</option>
+        </select>
+        <FieldError messages={fields.event} />
+      </label>
+      <label>
+        Filters <span class="muted small">(optional JSON, for example {'{"status": ["settled", "failed"], "amount_cents__gte": 100000}'})</span>
+        <textarea name="filters" rows={2} class="mono" value={values.filters} onInput={(event) => set({ filters: event.currentTarget.value })} aria-invalid={Boolean(fields.filters)} />
+        <FieldError messages={fields.filters} />
+      </label>
       <fieldset>
         <legend>What each delivery carries, besides the payment's id</legend>
         <div class="checks">

@@ -17,6 +17,7 @@ const TONES: Record<string, string> = {
   settled: "good",
   active: "good",
   pending: "wait",
+  held: "info",
   "in-progress": "wait",
   failed: "bad",
   canceled: "mute",
