@@ -156,6 +156,32 @@ describe("moving an account to another shard", () => {
     expect(Object.values(await tenantRows(env.SHARD_B!, client.accountId)).every((n) => n === 0)).toBe(true);
   }, 60_000);
 
+  it("starts a new feed epoch: a cursor from before the move answers 410, and the sequence goes on", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    const { subscription } = await subscribeToReceiver(client);
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    const pay = async () => {
+      const invoice = await makeInvoice(client, buyer.id, supplier.id);
+      const made = await call("POST", "/v2/payments/", { body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, headers: client.headers });
+      expect(made.status).toBe(201);
+    };
+    await pay();
+    const before = await call("GET", `/v1/webhooks/${subscription.id}/feed/`, { headers: client.headers });
+    expect(before.json.results.map((item: { sequence: number }) => item.sequence)).toEqual([1]);
+    expect((await move(client.accountId, "B")).status).toBe(202);
+    for (let i = 0; (await accountOf(client.accountId)).move !== null; i++) {
+      expect(i).toBeLessThan(60);
+      await continueMoves(directory(), env, 5);
+    }
+    const stale = await call("GET", `/v1/webhooks/${subscription.id}/feed/?after=${before.json.next}`, { headers: client.headers });
+    expect(stale.status).toBe(410);
+    expect(stale.json).toEqual({ detail: "Cursor expired; resynchronise by polling /v2/payments/." });
+    await pay();
+    const after = await call("GET", `/v1/webhooks/${subscription.id}/feed/`, { headers: client.headers });
+    expect(after.json.results.map((item: { sequence: number }) => item.sequence)).toEqual([1, 2]);
+  }, 60_000);
+
   it("is stepped by one cron run at a time: runs that overlap leave it to the one holding its lease", async () => {
     const { client } = await makeTenant({ shard: "A" });
     for (let i = 0; i < 30; i++) await makeCounterparty(client, i % 2 ? "buyer" : "supplier");

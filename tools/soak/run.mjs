@@ -240,7 +240,7 @@ for (const tag of TAGS) {
   // Not there yet, but pending in the log: still on its retry schedule when the drain timed out.
   const retrying = undelivered.filter((id) => l.pendingEvents.has(id)).length;
   const { pendingEvents, ...counts } = l;
-  rows.push({ subscription: tag === "d" ? `flaky d (second account, shard ${OTHER_SHARD})` : `flaky ${tag}`, expected: wanted.size, delivered: wanted.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: counts });
+  rows.push({ subscription: tag === "d" ? `flaky d (second account, shard ${OTHER_SHARD})` : `flaky ${tag}`, expected: wanted.size, delivered: wanted.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, sequence_highest: r.sequence.highest, sequence_gaps: r.sequence.gaps.length, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: counts });
 }
 const gone = await api("GET", `/v1/webhooks/${subscriptions.gone}/`);
 const goneReport = await report("x");
@@ -305,10 +305,10 @@ console.log(
       ? `Move of the seeded account ${moved.from} → ${moved.to}: started after ${moved.started_after} accepted events (${moved.status}), done in ${moved.done_s?.toFixed(0) ?? "NOT DONE"} s, on shard ${moved.shard_after ?? "?"} after it with ${moved.payments_on_new_shard} of its ${s.payments} payments there, ${moved.rows_left_on_old_shard} of its rows left on ${moved.from}.`
       : "No move (--no-move).",
     "",
-    "| Subscription | deliveries expected | delivered | lost | still retrying at the drain timeout | failed, then recovered | duplicates seen | attempts logged | requests received | attempts interrupted |",
-    "|---|---|---|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.still_retrying} | ${r.failed_then_recovered} | ${r.duplicates} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`),
-    `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | | | ${goneReport.requests} | |`,
+    "| Subscription | deliveries expected | delivered | lost | still retrying at the drain timeout | failed, then recovered | duplicates seen | highest hook-sequence | sequence gaps | attempts logged | requests received | attempts interrupted |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.still_retrying} | ${r.failed_then_recovered} | ${r.duplicates} | ${r.sequence_highest} | ${r.sequence_gaps} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`),
+    `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | | | | | ${goneReport.requests} | |`,
     "",
     result.fuzz
       ? `Fuzzing: ${result.fuzz.runs.toLocaleString("en")} random requests over every operation and caller, ${result.fuzz.passed ? "no 5xx and every error in the contract's shape" : "FAILED (above)"} (${result.fuzz.seconds} s).`
@@ -317,6 +317,6 @@ console.log(
     `Written to ${file}.`,
   ].join("\n"),
 );
-// Lost, or not drained in time (still retrying), fails the run.
+// Lost, not drained in time (still retrying), or a gap in a subscription's sequence fails the run.
 const moveFailed = moved !== null && (moved.shard_after !== moved.to || moved.rows_left_on_old_shard !== 0 || moved.payments_on_new_shard !== s.payments);
-process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0) || moveFailed || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);
+process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0 || r.sequence_gaps > 0 || r.sequence_highest !== r.expected) || moveFailed || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);
