@@ -644,9 +644,29 @@ export interface webhooks {
         put?: never;
         /**
          * A payment changed
-         * @description POSTed to each active subscription's URL when a payment is created and when each event is recorded on it. Form bodies (`application/x-www-form-urlencoded`) carry each top-level key as a field: string arrays as repeated keys, objects and arrays of objects as JSON text, null as an empty value. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h up to 3 days (±10% jitter; `Retry-After` on 429 and 503 is honoured).
+         * @description POSTed to each active subscription's URL when a payment is created and when each event is recorded on it (a paused one keeps them as `held`; filters may leave a change out). Form bodies (`application/x-www-form-urlencoded`) carry each top-level key as a field: string arrays as repeated keys, objects and arrays of objects as JSON text, null as an empty value. Answer 2xx within 15 s; anything else is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, then every 12 h up to 3 days (±10% jitter; `Retry-After` on 429 and 503 is honoured).
          */
         post: operations["paymentChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Another subscription of the account is failing, disabled or recovered, or a delivery gave up
+         * @description POSTed to each subscription made with `"event": "subscription.health"`, signed, retried and logged like any delivery; `hook-event` names the event. Flags and filters do not apply.
+         */
+        post: operations["subscriptionHealth"];
         delete?: never;
         options?: never;
         head?: never;
@@ -823,6 +843,52 @@ export interface components {
              * @example 2026-11-21T10:15:30.123Z
              */
             updated: string;
+        };
+        /** @description Sent once per occurrence, in the same D1 batch as the attempt that caused it. */
+        SubscriptionHealthDelivery: {
+            /**
+             * @example subscription
+             * @enum {string}
+             */
+            object_type: "subscription";
+            /**
+             * Format: uuid
+             * @description The subscription it is about (never the health subscription itself).
+             * @example 0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f
+             */
+            object_id: string;
+            /**
+             * @example subscription.failing
+             * @enum {string}
+             */
+            event: "subscription.failing" | "subscription.disabled" | "subscription.recovered" | "delivery.exhausted";
+            /**
+             * @description When the attempt behind it was recorded.
+             * @example 2026-11-25T10:15:30.123Z
+             */
+            occurred_at: string;
+            /**
+             * @description `subscription.failing`: since when its attempts have failed.
+             * @example 2026-11-25T09:10:00.000Z
+             */
+            failing_since?: string | null;
+            /**
+             * @description `subscription.disabled`: a 410, or 5 days of failures.
+             * @example gone
+             * @enum {string}
+             */
+            reason?: "gone" | "failing";
+            /**
+             * Format: uuid
+             * @description `delivery.exhausted`: the delivery that gave up.
+             * @example 5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60
+             */
+            delivery_id?: string;
+            /**
+             * @description `delivery.exhausted`: its payment.
+             * @example pmt_demoPaymentPending0001
+             */
+            payment_id?: string;
         };
         Account: {
             /**
@@ -5090,8 +5156,12 @@ export interface operations {
                 "hook-subscription": string;
                 /** @description The delivery's id, the same on every retry: deduplicate on it. */
                 "hook-delivery": string;
-                /** @description `payment.changed`. */
+                /** @description `payment.changed`, or for a `subscription.health` subscription the operational event's name. */
                 "hook-event": string;
+                /** @description The delivery's number in its subscription's sequence: 1, 2, 3, … in commit order, without gaps (not on a test delivery). A number that skips one means a delivery is late or lost: the feed (`GET /v1/webhooks/{id}/feed/`) has it. */
+                "hook-sequence"?: string;
+                /** @description The payment's `version` the body shows (not on a test delivery): drop a delivery older than a version you have applied. */
+                "hook-payment-version"?: string;
                 /** @description Base64 HMAC-SHA256 of the exact body bytes, keyed by the secret's key bytes (the base64-decoded text after `whsec_`). For 24 hours after a rotation it stays keyed by the old secret. */
                 "hook-hmac": string;
                 /** @description Only for 24 hours after a rotation: the same HMAC keyed by the new secret. A receiver that has switched to the new secret accepts a match with either header. */
@@ -5122,7 +5192,71 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Gone: the delivery ends and the subscription is deactivated. */
+            /** @description Gone: the delivery ends and the subscription is deactivated (its later deliveries are held). */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, a timeout or a network error: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    subscriptionHealth: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `Basic base64(username:password)` with the subscription's credentials. */
+                authorization: string;
+                /** @description The subscription's content type when the change was made. */
+                "content-type": string;
+                /** @description The subscription's id. */
+                "hook-subscription": string;
+                /** @description The delivery's id, the same on every retry: deduplicate on it. */
+                "hook-delivery": string;
+                /** @description `payment.changed`, or for a `subscription.health` subscription the operational event's name. */
+                "hook-event": string;
+                /** @description The delivery's number in its subscription's sequence: 1, 2, 3, … in commit order, without gaps (not on a test delivery). A number that skips one means a delivery is late or lost: the feed (`GET /v1/webhooks/{id}/feed/`) has it. */
+                "hook-sequence"?: string;
+                /** @description The payment's `version` the body shows (not on a test delivery): drop a delivery older than a version you have applied. */
+                "hook-payment-version"?: string;
+                /** @description Base64 HMAC-SHA256 of the exact body bytes, keyed by the secret's key bytes (the base64-decoded text after `whsec_`). For 24 hours after a rotation it stays keyed by the old secret. */
+                "hook-hmac": string;
+                /** @description Only for 24 hours after a rotation: the same HMAC keyed by the new secret. A receiver that has switched to the new secret accepts a match with either header. */
+                "hook-hmac-next"?: string;
+                /** @description Standard Webhooks: the delivery's id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: this attempt's Unix time in seconds. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`; for 24 hours after a rotation, one per secret, space-separated. Verify with the `standardwebhooks` library and the secret. */
+                "webhook-signature": string;
+                /** @description The service's name and version. */
+                "user-agent": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionHealthDelivery"];
+                "application/x-www-form-urlencoded": components["schemas"]["SubscriptionHealthDelivery"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 15 s: delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the delivery ends and the subscription is deactivated (its later deliveries are held). */
             410: {
                 headers: {
                     [name: string]: unknown;

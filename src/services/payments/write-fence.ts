@@ -13,9 +13,10 @@
  * above every stamp of the account, or now if later. D1 runs batches one at a time, so stamps
  * rise in commit order and `updated__gt` polling never misses a write committed after a poll,
  * with no conflict between concurrent writes of the account. Everything else that carries the
- * stamp reads it back from the payment row: the event, and the payment's stored detail (which lists
- * read whole), rendered once with a placeholder stamp that SQL replaces (db/stamped-text). The
- * delivery rows keep no body: each is rebuilt from that detail as its event left it (webhooks/bodies.ts).
+ * stamp reads it back from the payment row: the event and the delivery rows. The payment's stored
+ * detail (which lists read whole) is written by the first statement itself, rendered once with a
+ * placeholder stamp that SQL replaces with the same stamp (db/stamped-text). The delivery rows
+ * keep no body: each is rebuilt from that detail as its event left it (webhooks/outbox/bodies.ts).
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
@@ -98,14 +99,15 @@ export async function commitPaymentChange(
           version: next.version,
           writeToken: next.writeToken,
           updatedAt: newStamp,
+          // SQLite works out every SET value before it writes the row: both read the same stamp.
+          detail: stampedJson(at, newStamp),
         })
         .where(and(inAccount(payments, accountId), eq(payments.id, next.id), eq(payments.writeToken, previous.writeToken)))
         .returning({ updatedAt: payments.updatedAt })
-    : guardedInsert(db, payments, { ...next, createdAt: newStamp, updatedAt: newStamp }, sql`1`).returning({ updatedAt: payments.updatedAt });
+    : guardedInsert(db, payments, { ...next, createdAt: newStamp, updatedAt: newStamp, detail: stampedJson(at, newStamp) }, sql`1`).returning({ updatedAt: payments.updatedAt });
 
   const statements: BatchStatement[] = [
     write,
-    detailStatement(db, next, stamp, at),
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
     ...(change.previous ? eventStatements(db, next, change.previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
     ...outbox.statements,
@@ -114,14 +116,6 @@ export async function commitPaymentChange(
   const [written] = (await runBatch(db, statements)) as [{ updatedAt: number }[], ...unknown[]];
   const row = written[0];
   return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, deliveryIds: outbox.deliveryIds } : null;
-}
-
-/** Stores the detail as written on the payment row, its stamps put in by SQL. */
-function detailStatement(db: Db, next: PaymentRow, stamp: SQL, at: (ms: number) => PaymentView): BatchStatement {
-  return db
-    .update(payments)
-    .set({ detail: stampedJson(at, stamp) })
-    .where(and(eq(payments.id, next.id), eq(payments.writeToken, next.writeToken)));
 }
 
 /** A new payment's invoice claims and counts. */

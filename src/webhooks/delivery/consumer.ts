@@ -107,9 +107,9 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
 /**
  * The admission rule, then the claim: the batch's subscriptions and their attempts in flight are
  * read, each subscription's oldest due deliveries are claimed up to what the rule admits, and the
- * others are put off, unclaimed. A deleted or paused subscription's deliveries are claimed to be
- * ended; those of a subscription whose secrets no key can open (ENCRYPTION_KEY missing) are put
- * off a minute, unclaimed and unattempted, until the key is deployed.
+ * others are put off, unclaimed. A deleted subscription's deliveries are claimed to be ended, a
+ * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
+ * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
  */
 async function admitAndClaim(db: Db, ids: string[], env: Env, now: number): Promise<Map<string, Claim>> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
