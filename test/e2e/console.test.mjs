@@ -262,6 +262,44 @@ describe("the console", { skip: noBrowser }, () => {
     await page.close();
   });
 
+  it("shows a paused subscription's held deliveries with their sequence numbers, its filters, and discards them; and a health subscription", async () => {
+    const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
+    const hook = (fields) =>
+      fetch(`${service.base}/v1/webhooks/`, {
+        method: "POST",
+        headers: client,
+        body: JSON.stringify({ event: "payment.changed", url: receiver.url, content_type: "application/json", username: "hook-user", password: "hook-pass-123", ...fields }),
+      }).then((res) => res.json());
+    const paused = await hook({ is_active: false, description: "paused with filters", filters: { status: ["in-progress", "settled"] } });
+    const health = await hook({ event: "subscription.health", description: "health events" });
+    const processor = { authorization: `Basic ${btoa(`demo-processor:${service.vars.DEMO_PROCESSOR_PASSWORD}`)}`, "content-type": "application/json" };
+    // Two changes after which the payment is in progress: held, numbered 1 and 2.
+    for (const code of ["PU15", "PU16"]) {
+      const res = await fetch(`${service.base}/v2/payments/pmt_demoPaymentInProgress1/events/`, { method: "POST", headers: processor, body: JSON.stringify({ event_code: code, description: code }) });
+      assert.equal(res.status, 201);
+    }
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${service.base}/console/`);
+    await page.getByLabel("Username").fill("demo-client");
+    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    await page.goto(`${service.base}/console/#/subscriptions/${paused.id}`);
+    await page.getByText("2 held").first().waitFor();
+    await page.getByText("status in in-progress, settled").waitFor();
+    const rows = page.locator(".card:has(#log) tbody tr");
+    await until(() => rows.allTextContents(), (texts) => texts.length === 2 && texts.every((text) => text.includes("held")), "two held deliveries");
+    assert.deepEqual(await page.locator(".card:has(#log) tbody td[data-label='Seq.']").allTextContents(), ["2", "1"]);
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.getByRole("button", { name: "Discard held" }).click();
+    await page.getByRole("status").filter({ hasText: "Held deliveries discarded." }).waitFor();
+    await page.getByText("No deliveries match.").waitFor();
+    await page.goto(`${service.base}/console/#/subscriptions/${health.id}`);
+    await page.getByText("health events", { exact: true }).first().waitFor();
+    await page.getByText("subscription.health").first().waitFor();
+    await page.close();
+  });
+
   it("is usable at 375 px wide", async () => {
     const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
     const made = await fetch(`${service.base}/v1/webhooks/`, {
