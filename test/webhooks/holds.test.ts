@@ -1,4 +1,7 @@
+import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { createDb } from "../../src/db/client";
+import { applyRetention } from "../../src/webhooks";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
 import { HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
 
@@ -88,6 +91,18 @@ describe("holds", () => {
     await makePayment(client);
     const { sequences } = await arrivals(box, 1);
     expect(sequences).toEqual([4]);
+  });
+
+  it("removes held deliveries older than RETENTION_DAYS, as ended ones, and keeps recent ones", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    const { subscription } = await subscribeToReceiver(client);
+    await setActive(client, subscription.id, false);
+    for (let i = 0; i < 2; i++) await makePayment(client);
+    const [newer, older] = (await logOf(client, subscription.id)).results;
+    const day = 86_400_000;
+    await env.SHARD_A!.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where id = ?2").bind(40 * day, older!.id).run();
+    for (let run = 0; run < 20 && (await logOf(client, subscription.id)).count > 1; run++) await applyRetention(createDb(env.SHARD_A!), undefined, 30, Date.now());
+    expect((await logOf(client, subscription.id)).results.map((row) => [row.id, row.status])).toEqual([[newer!.id, "held"]]);
   });
 
   it("refuses to discard for an active subscription (409), or one of another account (404)", async () => {

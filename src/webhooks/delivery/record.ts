@@ -211,15 +211,21 @@ function healthStatements(db: Db, attempted: Attempted[], latest: Map<string, At
       out.push(db.update(s).set({ isActive: false, updatedAt: endOf({ delivery, result, outcome }) }).where(and(ofRow, eq(s.isActive, true))));
       tell(accountId, { event: "subscription.disabled", subscriptionId, at: now, detail: { reason: result.responseStatus === 410 ? "gone" : "failing" } });
     }
-    out.push(
-      db
-        .update(s)
-        .set({ failingReported: true })
-        .where(and(ofRow, eq(s.failingReported, false), sql`(${s.consecutiveFailures} >= ${FAILING_AFTER_ATTEMPTS} or ${s.failingSince} <= ${now - FAILING_AFTER_MS})`)),
-    );
-    tell(accountId, { event: "subscription.failing", subscriptionId, at: now, detail: { failing_since: outcome.failingSince === null ? null : new Date(outcome.failingSince).toISOString() } });
-    out.push(db.update(s).set({ failingReported: false }).where(and(ofRow, eq(s.failingReported, true), isNull(s.failingSince))));
-    tell(accountId, { event: "subscription.recovered", subscriptionId, at: now, detail: {} });
+    // Failing can only start with a failure among these attempts, and recovery with a success.
+    const own = attempted.filter((item) => item.delivery.subscriptionId === subscriptionId);
+    if (own.some((item) => item.outcome.status !== "succeeded")) {
+      out.push(
+        db
+          .update(s)
+          .set({ failingReported: true })
+          .where(and(ofRow, eq(s.failingReported, false), sql`(${s.consecutiveFailures} >= ${FAILING_AFTER_ATTEMPTS} or ${s.failingSince} <= ${now - FAILING_AFTER_MS})`)),
+      );
+      tell(accountId, { event: "subscription.failing", subscriptionId, at: now, detail: { failing_since: outcome.failingSince === null ? null : new Date(outcome.failingSince).toISOString() } });
+    }
+    if (own.some((item) => item.outcome.status === "succeeded")) {
+      out.push(db.update(s).set({ failingReported: false }).where(and(ofRow, eq(s.failingReported, true), isNull(s.failingSince))));
+      tell(accountId, { event: "subscription.recovered", subscriptionId, at: now, detail: {} });
+    }
   }
   // A delivery that ran out of retries (a 410 disables instead), once: its row ended as failed under this attempt.
   for (const item of attempted) {
