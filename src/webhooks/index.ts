@@ -18,6 +18,8 @@ export {
   MAX_SUBSCRIPTIONS,
   TOO_MANY_SUBSCRIPTIONS,
   rotateSubscriptionSecret,
+  publicKeys,
+  NO_PUBLIC_KEY,
   updateSubscription,
   type Keys,
   type Subscription,
@@ -29,7 +31,7 @@ export { applyRetention, archivedDay, retentionDays, type RetentionReport } from
 export { sendTestDelivery } from "./subscriptions/test-delivery";
 export { MAX_RECOVERED, recoverDeliveries } from "./subscriptions/recover";
 export { discardHeld } from "./subscriptions/holds";
-export { ackFeed, readFeed } from "./subscriptions/feed";
+export { ackFeed, readFeed, signedHeaders } from "./subscriptions/feed";
 export { matches, parseFilters, type Filters, type FilteredPayment } from "./outbox/filters";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/stats";
 export { handOver, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox/outbox";

@@ -85,6 +85,13 @@ describe("a client generated from /openapi.json", () => {
     expect(replaced.data!.content_type).toBe("application/x-www-form-urlencoded");
     expect((await api.GET("/v1/webhooks/{id}/", { params: { path } })).data!.payment_status).toBe(false);
     expect((await api.POST("/v1/webhooks/{id}/rotate-secret/", { params: { path } })).data!.secret).toMatch(/^whsec_/);
+    // An Ed25519 subscription's public key.
+    const signed = await api.POST("/v1/webhooks/", {
+      body: { event: "payment.changed", url: `${receiverUrl()}/hooks/${unique("client")}`, content_type: "application/json", signing: "ed25519", ...HOOK_USER },
+    });
+    const publicKey = await api.GET("/v1/webhooks/{id}/public-key/", { params: { path: { id: signed.data!.id } } });
+    expect(publicKey.data!.public_key).toBe(signed.data!.public_key);
+    expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path: { id: signed.data!.id } } })).response.status).toBe(204);
 
     const payment = await api.POST("/v2/payments/", {
       body: { originating_counterparty_id: buyerId, receiving_counterparty_id: supplierId, invoice_ids: [invoiceId], payment_method: "ach" },

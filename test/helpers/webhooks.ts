@@ -9,7 +9,7 @@ export interface Box {
 }
 
 /** A fresh path on the receiver, with what it verifies against and the statuses it answers. */
-export async function mailbox(config: { secret: string; username: string; password: string; responses?: number[]; delayMs?: number }, path = `/hooks/${unique("box")}`): Promise<Box> {
+export async function mailbox(config: { secret: string; publicKey?: string; username: string; password: string; responses?: number[]; delayMs?: number }, path = `/hooks/${unique("box")}`): Promise<Box> {
   const res = await fetch(`${receiverUrl()}/_config${path}`, { method: "POST", body: JSON.stringify(config) });
   if (!res.ok) throw new Error(`receiver config: ${res.status}`);
   return { path, url: `${receiverUrl()}${path}` };
@@ -19,7 +19,7 @@ export interface Received {
   path: string;
   headers: Record<string, string>;
   body: string;
-  verified: { basic: boolean; hmac: boolean; standard: boolean } | null;
+  verified: { basic: boolean; hmac: boolean; standard: boolean; kit: boolean } | null;
   received_at: number;
 }
 
@@ -49,6 +49,6 @@ export async function subscribeToReceiver(user: User, fields: Record<string, unk
     headers: user.headers,
   });
   if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
-  const box = await mailbox({ secret: res.json.secret, ...HOOK_USER, responses }, path);
+  const box = await mailbox({ secret: res.json.secret, publicKey: res.json.public_key ?? undefined, ...HOOK_USER, responses }, path);
   return { subscription: res.json, box };
 }

@@ -112,7 +112,7 @@ describe("the delivery consumer", () => {
     });
     expect(Math.abs(Number(got!.headers["webhook-timestamp"]) - Date.now() / 1000)).toBeLessThan(60);
     expect(got!.headers["user-agent"]).toMatch(/^payments-webhooks\//);
-    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
+    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true, kit: true });
   });
 
   it("reads only the start of an answer that never ends, records the attempt, and hangs up", async () => {

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { decrypt, encrypt, keyId, toBase64 } from "../../src/lib/encryption";
-import { ADMIN, call, makeTenant, type User, shardD1, shardOf } from "../helpers/api";
+import { ADMIN, call, makePayment, makeTenant, type User, shardD1, shardOf } from "../helpers/api";
+import { verify } from "../../packages/verify/index.js";
 import { HOOK_USER } from "../helpers/webhooks";
 
 const keyOf = (fill: number) => btoa(String.fromCharCode(...new Uint8Array(32).fill(fill)));
@@ -70,6 +71,23 @@ describe("rotating ENCRYPTION_KEY", () => {
     expect(row!.secret.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     expect(JSON.stringify(row)).not.toContain(created.secret);
     expect(JSON.stringify(row)).not.toContain(HOOK_USER.password);
+  });
+
+  it("re-seals an Ed25519 subscription's signing keys too: after NEW alone opens them, its deliveries still sign v1a with either pair", async () => {
+    const { client } = await makeTenant();
+    const created = (await call("POST", "/v1/webhooks/", { body: { event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", signing: "ed25519", ...HOOK_USER }, headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } })).json;
+    const rotated = (await call("POST", `/v1/webhooks/${created.id}/rotate-secret/`, { headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } })).json;
+    await makePayment(client);
+    await resealAll(`${NEW},${OLD}`);
+    const row = await (await shardD1(client.accountId)).prepare("select signing_key, previous_signing_key from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string>>();
+    expect(row!.signing_key.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
+    expect(row!.previous_signing_key.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
+    const feed = await call("GET", `/v1/webhooks/${created.id}/feed/?signed=true`, { headers: client.headers, bindings: { ENCRYPTION_KEY: NEW } });
+    const [item] = feed.json.results;
+    expect(item.headers["webhook-signature"].split(" ")).toHaveLength(2);
+    for (const publicKey of [created.public_key, rotated.public_key]) {
+      expect(await verify({ body: item.body, headers: item.headers, secrets: [publicKey] })).toEqual({ ok: true, reason: null });
+    }
   });
 
   it("leaves nothing under the old key when a change races it, even one made by an isolate that still has only the old key", async () => {

@@ -26,7 +26,7 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const all = (await Promise.all(boxes.map(receivedAt))).flat();
     expect(all).toHaveLength(8);
-    expect(got.every((r) => r.verified?.basic && r.verified.hmac && r.verified.standard)).toBe(true);
+    expect(got.every((r) => r.verified?.basic && r.verified.hmac && r.verified.standard && r.verified.kit)).toBe(true);
     expect(new Set(all.map((r) => r.headers["hook-delivery"])).size).toBe(8);
     const statuses = (await receivedAt(first.box)).map((r) => JSON.parse(r.body).payment_status);
     expect(statuses.sort()).toEqual(["in-progress", "pending", "pending", "settled"].sort());
@@ -61,7 +61,7 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(got[0]!.headers["hook-delivery"]).toBe(got[1]!.headers["hook-delivery"]);
     expect(got[0]!.body).toBe(got[1]!.body);
     expect(got[1]!.received_at - got[0]!.received_at).toBeGreaterThanOrEqual(4_000);
-    expect(got.every((r) => r.verified?.basic && r.verified.hmac && r.verified.standard)).toBe(true);
+    expect(got.every((r) => r.verified?.basic && r.verified.hmac && r.verified.standard && r.verified.kit)).toBe(true);
     const deliveryId = got[0]!.headers["hook-delivery"];
     const detail = await waitFor(
       () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
@@ -146,7 +146,7 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(() => new Webhook(subscription.secret).verify(got!.body, headers)).not.toThrow();
     expect(() => new Webhook(rotated.json.secret).verify(got!.body, headers)).not.toThrow();
     // The receiver still holds the old secret and checks hook-hmac: it keeps working.
-    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
+    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true, kit: true });
     expect(got!.headers["hook-hmac"]).toBe(await hookHmac(subscription.secret, got!.body));
     expect(got!.headers["hook-hmac-next"]).toBe(await hookHmac(rotated.json.secret, got!.body));
   }, 30_000);

@@ -20,7 +20,7 @@ describe("POST /v1/webhooks/{id}/test/", () => {
     expect(body.object).toMatchObject({ id: "pmt_test", status: "pending", events: [{ event_code: "PU00" }] });
 
     const [got] = await waitFor(() => receivedAt(box), (received) => received.length === 1);
-    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true });
+    expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true, kit: true });
     expect(got!.body).toBe(res.json.body);
     const logged = await waitFor(() => deliveryOf(client, subscription.id, res.json.id), (r) => r.json.status === "succeeded");
     expect(logged.json.test).toBe(true);

@@ -53,7 +53,7 @@ describe("a subscription's sequence and a payment's version", () => {
       const row = byDelivery.get(got.headers["hook-delivery"]!)!;
       expect(got.headers["hook-sequence"]).toBe(String(row.sequence));
       expect(got.headers["hook-payment-version"]).toBe(String(row.payment_version));
-      expect(got.verified).toEqual({ basic: true, hmac: true, standard: true });
+      expect(got.verified).toEqual({ basic: true, hmac: true, standard: true, kit: true });
     }
   });
 

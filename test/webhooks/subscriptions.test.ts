@@ -32,6 +32,8 @@ describe("webhook subscriptions", () => {
       is_active: true,
       filters: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      signing: "hmac",
+      public_key: null,
       secrets_readable: true,
       subscription: `${BASE}/v1/webhooks/${res.json.id}/`,
       created_at: expect.stringMatching(/\.\d{3}Z$/),

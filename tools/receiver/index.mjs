@@ -5,6 +5,7 @@
 //   anything else                     verifying mode (npm run receiver, the tests): verify.mjs
 //
 //   WEBHOOK_SECRET=whsec_… WEBHOOK_USERNAME=hook-user WEBHOOK_PASSWORD=hook-pass npm run receiver
+//   (an ed25519 subscription: WEBHOOK_PUBLIC_KEY=whpk_… as well)
 //   node tools/receiver/index.mjs --port-line    (a free port, quiet; prints {"port": N} first)
 import { createServer } from "node:http";
 import { pathToFileURL } from "node:url";
@@ -59,13 +60,13 @@ export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, q
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const portLine = process.argv.includes("--port-line");
-  const { WEBHOOK_SECRET, WEBHOOK_USERNAME = "", WEBHOOK_PASSWORD = "", RECEIVER_PORT = "9999" } = process.env;
-  const defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
+  const { WEBHOOK_SECRET, WEBHOOK_PUBLIC_KEY, WEBHOOK_USERNAME = "", WEBHOOK_PASSWORD = "", RECEIVER_PORT = "9999" } = process.env;
+  const defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, publicKey: WEBHOOK_PUBLIC_KEY || undefined, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
   const receiver = await startReceiver({ port: portLine ? 0 : Number(RECEIVER_PORT), defaults, quiet: portLine });
   if (portLine) console.log(JSON.stringify({ port: receiver.port }));
   else {
     console.log(`Receiving webhooks at ${receiver.url}/hooks`);
-    if (!defaults) console.log("Set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD to verify deliveries.");
+    if (!defaults) console.log("Set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD (and WEBHOOK_PUBLIC_KEY for an ed25519 subscription) to verify deliveries.");
   }
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => receiver.close().then(() => process.exit(0)));
 }

@@ -1,8 +1,10 @@
-// The receiver's verifying mode (plain Node): checks the Basic credentials, `hook-hmac` and the
-// Standard Webhooks signature of every delivery, prints it, and answers 200 (or scripted statuses).
+// The receiver's verifying mode (plain Node): checks every delivery with the receiver's kit
+// (packages/verify), and beside it with independent oracles (node:crypto, the published
+// `standardwebhooks` verifier), prints it, and answers 200 (or scripted statuses).
 // `npm run receiver` and the tests' mailboxes use it.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createPublicKey, timingSafeEqual, verify as cryptoVerify } from "node:crypto";
 import { Webhook } from "standardwebhooks";
+import { verify } from "../../packages/verify/index.js";
 
 const equal = (a, b) => {
   const left = Buffer.from(String(a));
@@ -10,8 +12,20 @@ const equal = (a, b) => {
   return left.length === right.length && timingSafeEqual(left, right);
 };
 
-/** What a receiver should check of one delivery; every field true means it is genuine. */
-export function verifyDelivery({ headers, body, secret, username, password }) {
+/** Standard Webhooks `v1a` with node:crypto: the Ed25519 public key `whpk_…` over `id.timestamp.body`. */
+function ed25519Verifies(publicKey, headers, body) {
+  const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(publicKey.slice(5), "base64").toString("base64url") }, format: "jwk" });
+  const signed = Buffer.from(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`);
+  const fresh = Math.abs(Date.now() / 1000 - Number(headers["webhook-timestamp"])) <= 5 * 60;
+  return fresh && (headers["webhook-signature"] ?? "").split(" ").some((token) => token.startsWith("v1a,") && cryptoVerify(null, signed, key, Buffer.from(token.slice(4), "base64")));
+}
+
+/**
+ * What a receiver should check of one delivery; every field true means it is genuine. `kit` is the
+ * receiver's kit's answer (packages/verify); `basic`, `hmac` and `standard` are the same checks
+ * made without it, so that the kit is checked on every delivery the tests receive.
+ */
+export async function verifyDelivery({ headers, body, secret, publicKey, username, password }) {
   const keyBytes = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
   const basic = equal(headers.authorization ?? "", `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}`);
   // During a secret rotation's 24 hours, hook-hmac is keyed by the old secret and hook-hmac-next by
@@ -25,7 +39,9 @@ export function verifyDelivery({ headers, body, secret, username, password }) {
   };
   let standard = false;
   const webhook = new Webhook(secret);
-  if (/json/i.test(headers["content-type"] ?? "")) {
+  if (publicKey) {
+    standard = ed25519Verifies(publicKey, standardHeaders, body); // standardwebhooks checks v1 only
+  } else if (/json/i.test(headers["content-type"] ?? "")) {
     try {
       webhook.verify(body, standardHeaders); // the published verifier: signature, timestamp, then JSON.parse
       standard = true;
@@ -39,18 +55,20 @@ export function verifyDelivery({ headers, body, secret, username, password }) {
     const expected = webhook.sign(standardHeaders["webhook-id"] ?? "", new Date(timestamp * 1000), body);
     standard = fresh && (standardHeaders["webhook-signature"] ?? "").split(" ").some((signature) => equal(signature, expected));
   }
-  return { basic, hmac, standard };
+  const kit = await verify({ body, headers, secrets: publicKey ? [secret, publicKey] : [secret], username, password });
+  return { basic, hmac, standard, kit: kit.ok };
 }
 
 /**
- * The verifying mode: POST /_config/<path> sets the secret, credentials, a list of statuses to
- * answer and a `delayMs` for deliveries to <path>; GET /_received/<path> lists what arrived there;
- * any other POST is a delivery, checked against its path's settings (or `defaults`) and printed.
+ * The verifying mode: POST /_config/<path> sets the secret (and an Ed25519 subscription's
+ * `publicKey`), credentials, a list of statuses to answer and a `delayMs` for deliveries to
+ * <path>; GET /_received/<path> lists what arrived there; any other POST is a delivery, checked
+ * against its path's settings (or `defaults`) and printed.
  */
 export function verifyMode({ defaults = null, quiet = false } = {}) {
   const configs = new Map();
   const received = new Map();
-  function handle(req, res, body, url) {
+  async function handle(req, res, body, url) {
     const reply = (status, payload) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(payload));
@@ -64,12 +82,13 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     }
     if (req.method !== "POST") return reply(405, { detail: "POST deliveries here." });
     const config = configs.get(url.pathname) ?? defaults;
-    const verified = config ? verifyDelivery({ headers: req.headers, body, ...config }) : null;
-    const entry = { path: url.pathname, headers: req.headers, body, verified, received_at: Date.now() };
+    const receivedAt = Date.now();
+    const scripted = config?.responses?.shift();
+    const verified = config ? await verifyDelivery({ headers: req.headers, body, ...config }) : null;
     const list = received.get(url.pathname) ?? [];
-    list.push(entry);
+    list.push({ path: url.pathname, headers: req.headers, body, verified, received_at: receivedAt });
     received.set(url.pathname, list);
-    const status = config?.responses?.shift() ?? (verified && !(verified.basic && verified.hmac && verified.standard) ? 401 : 200);
+    const status = scripted ?? (verified && !Object.values(verified).every(Boolean) ? 401 : 200);
     if (!quiet) {
       const ok = verified ? Object.entries(verified).map(([k, v]) => `${k} ${v ? "ok" : "FAILED"}`).join(", ") : "not verified (no secret set)";
       console.log(`${new Date().toISOString()} ${req.headers["hook-event"] ?? "?"} delivery ${req.headers["hook-delivery"] ?? "?"} -> ${status} (${ok})`);

@@ -324,7 +324,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Makes a new signing secret. For 24 hours after, `webhook-signature` carries a signature with each secret, `hook-hmac` stays keyed by the old secret and `hook-hmac-next` carries the HMAC keyed by the new one; then `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. A receiver that has not switched keeps verifying; one that has switched accepts a match with either `hook-hmac` or `hook-hmac-next`.
+         * @description Makes a new signing secret (and for an `ed25519` subscription a new key pair: for 24 hours `webhook-signature` carries a `v1a` signature with each pair, and GET …/public-key/ lists both public keys). For 24 hours after, `webhook-signature` carries a signature with each secret, `hook-hmac` stays keyed by the old secret and `hook-hmac-next` carries the HMAC keyed by the new one; then `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. A receiver that has not switched keeps verifying; one that has switched accepts a match with either `hook-hmac` or `hook-hmac-next`.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -542,6 +542,26 @@ export interface paths {
          * @description The deliveries made that UTC day that retention has removed from the log (`RETENTION_DAYS` after they ended): gzip-compressed NDJSON, one delivery record per line (as the log shows it, with `subscription_id`). 404 when that day has none, or when no archive is bound.
          */
         get: operations["getWebhookArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/public-key/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An Ed25519 subscription's public key
+         * @description For a subscription made with `signing: ed25519`: the key that verifies its `v1a` signatures (Standard Webhooks), and during a rotation's 24 hours the previous one too. 404 for an `hmac` subscription.
+         */
+        get: operations["getWebhookPublicKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1254,6 +1274,17 @@ export interface components {
              */
             secret: string | null;
             /**
+             * @description How `webhook-signature` is made, chosen when the subscription is made: `hmac` (the default; `v1,…` with the shared `secret`) or `ed25519` (`v1a,…` with a key pair of the service's; verify with `public_key`, also at GET …/public-key/). `hook-hmac` is the HMAC with `secret` either way. PUT and PATCH may repeat it but not change it (400).
+             * @example hmac
+             * @enum {string}
+             */
+            signing: "hmac" | "ed25519";
+            /**
+             * @description An `ed25519` subscription's public key (`whpk_` + base64 of 32 bytes): it verifies the `v1a` signatures. Null for `hmac`.
+             * @example null
+             */
+            public_key: string | null;
+            /**
              * @description False when the stored credentials and secret were sealed with another ENCRYPTION_KEY: username, password and secret are then null, deliveries fail with that reason, and the subscription can be read and deleted but not changed (409) until the key is restored.
              * @example true
              */
@@ -1579,12 +1610,43 @@ export interface components {
                  * @example {"object_type":"payment","object_id":"pmt_demoPaymentSettled0001","event":"payment.changed"}
                  */
                 body: string;
+                /**
+                 * @description The cursor just after this delivery: acking it after handling the delivery keeps the position one delivery at a time.
+                 * @example eyJzIjoi…
+                 */
+                cursor: string;
+                /**
+                 * @description With `signed=true` only: every header it would be pushed with, signed now (`webhook-timestamp` is this moment), `authorization` included.
+                 * @example {
+                 *       "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60"
+                 *     }
+                 */
+                headers?: {
+                    [key: string]: string;
+                };
             }[];
             /**
              * @description The cursor to read on from (the same position when nothing was new).
              * @example eyJzIjoi…
              */
             next: string;
+        };
+        WebhookPublicKeys: {
+            /**
+             * @description Verifies the `v1a` signatures (`whpk_` + base64 of the 32-byte Ed25519 public key).
+             * @example whpk_Zf8bq1o2G0m3y6x1m0e8f9gRk3hD1eYbqz9d7Cq5s2o=
+             */
+            public_key: string;
+            /**
+             * @description The key before the last rotation, for its 24 hours (deliveries carry a signature with each); null otherwise.
+             * @example null
+             */
+            previous_public_key: string | null;
+            /**
+             * @description When the previous key stops signing; null when there is none.
+             * @example null
+             */
+            previous_expires_at: string | null;
         };
         PaymentList: {
             /**
@@ -3020,6 +3082,12 @@ export interface operations {
                      */
                     content_type: "application/json" | "application/x-www-form-urlencoded";
                     /**
+                     * @description How `webhook-signature` is made, chosen when the subscription is made: `hmac` (the default; `v1,…` with the shared `secret`) or `ed25519` (`v1a,…` with a key pair of the service's; verify with `public_key`, also at GET …/public-key/). `hook-hmac` is the HMAC with `secret` either way. PUT and PATCH may repeat it but not change it (400).
+                     * @example hmac
+                     * @enum {string}
+                     */
+                    signing?: "hmac" | "ed25519";
+                    /**
                      * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
                      * @example hook-user
                      */
@@ -3256,6 +3324,12 @@ export interface operations {
                      */
                     content_type: "application/json" | "application/x-www-form-urlencoded";
                     /**
+                     * @description How `webhook-signature` is made, chosen when the subscription is made: `hmac` (the default; `v1,…` with the shared `secret`) or `ed25519` (`v1a,…` with a key pair of the service's; verify with `public_key`, also at GET …/public-key/). `hook-hmac` is the HMAC with `secret` either way. PUT and PATCH may repeat it but not change it (400).
+                     * @example hmac
+                     * @enum {string}
+                     */
+                    signing?: "hmac" | "ed25519";
+                    /**
                      * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
                      * @example hook-user
                      */
@@ -3487,6 +3561,12 @@ export interface operations {
                      * @enum {string}
                      */
                     content_type?: "application/json" | "application/x-www-form-urlencoded";
+                    /**
+                     * @description How `webhook-signature` is made, chosen when the subscription is made: `hmac` (the default; `v1,…` with the shared `secret`) or `ed25519` (`v1a,…` with a key pair of the service's; verify with `public_key`, also at GET …/public-key/). `hook-hmac` is the HMAC with `secret` either way. PUT and PATCH may repeat it but not change it (400).
+                     * @example hmac
+                     * @enum {string}
+                     */
+                    signing?: "hmac" | "ed25519";
                     /**
                      * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
                      * @example hook-user
@@ -4428,6 +4508,8 @@ export interface operations {
                 limit?: string;
                 /** @description Seconds to wait for the next delivery when there is none yet (0 to 20, default 0): a long poll. */
                 wait?: string;
+                /** @description `true`: each delivery also carries `headers`, the headers it would be pushed with now, signed at this moment (what `listen` forwards). */
+                signed?: "true" | "false";
             };
             header?: never;
             path: {
@@ -4467,6 +4549,15 @@ export interface operations {
             };
             /** @description Not found, or another account's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description signed=true, and the subscription's secrets were sealed with another ENCRYPTION_KEY */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4679,6 +4770,65 @@ export interface operations {
                 };
             };
             /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookPublicKeys"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description This subscription signs with HMAC (signing: hmac): it has no public key. Verify its deliveries with its secret. */
             404: {
                 headers: {
                     [name: string]: unknown;

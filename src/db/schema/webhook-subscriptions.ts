@@ -3,6 +3,8 @@ import { tenants } from "./tenants";
 
 export const WEBHOOK_CONTENT_TYPES = ["application/json", "application/x-www-form-urlencoded"] as const;
 export type WebhookContentType = (typeof WEBHOOK_CONTENT_TYPES)[number];
+export const SIGNING_SCHEMES = ["hmac", "ed25519"] as const;
+export type SigningScheme = (typeof SIGNING_SCHEMES)[number];
 
 export const webhookSubscriptions = sqliteTable(
   "webhook_subscriptions",
@@ -21,6 +23,14 @@ export const webhookSubscriptions = sqliteTable(
     secret: text("secret").notNull(),
     previousSecret: text("previous_secret"),
     previousSecretExpiresAt: integer("previous_secret_expires_at"),
+    // How `webhook-signature` is made: `v1` (HMAC with the secret) or `v1a` (Ed25519 with its key
+    // pair). With ed25519, `signing_key` (sealed, whsk_…) signs and `public_key` (whpk_…) verifies;
+    // the previous pair signs too until previous_secret_expires_at, like the previous secret.
+    signing: text("signing", { enum: SIGNING_SCHEMES }).notNull().default("hmac"),
+    signingKey: text("signing_key"),
+    previousSigningKey: text("previous_signing_key"),
+    publicKey: text("public_key"),
+    previousPublicKey: text("previous_public_key"),
     invoiceIds: integer("invoice_ids", { mode: "boolean" }).notNull(),
     paymentStatus: integer("payment_status", { mode: "boolean" }).notNull(),
     paymentEvents: integer("payment_events", { mode: "boolean" }).notNull(),

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
-import { ackFeed, readFeed } from "../../webhooks";
+import { ackFeed, readFeed, signedHeaders } from "../../webhooks";
 import { toIso } from "../../lib/time";
 import { BODY_ERRORS, jsonBody, jsonResponse, serviceContext } from "../common";
 import { Params, security, tags, webhookErrors } from "./shared";
@@ -25,6 +25,11 @@ const FeedQuery = z.object({
     .openapi({ description: "A cursor from an earlier page's `next` (opaque), or `acked` for the position kept by POST …/feed/ack/. None: from the oldest delivery kept.", example: "acked" }),
   limit: bounded(1, 1000, 100, "How many deliveries at most (1 to 1000, default 100)."),
   wait: bounded(0, 20, 0, "Seconds to wait for the next delivery when there is none yet (0 to 20, default 0): a long poll."),
+  signed: z
+    .enum(["true", "false"], { error: "Must be true or false." })
+    .optional()
+    .transform((value) => value === "true")
+    .openapi({ description: "`true`: each delivery also carries `headers`, the headers it would be pushed with now, signed at this moment (what `listen` forwards).", example: "false" }),
 });
 
 const FeedItem = z.object({
@@ -34,6 +39,11 @@ const FeedItem = z.object({
   status: z.string().openapi({ description: "pending, succeeded, failed or held.", example: "succeeded" }),
   created: z.string().openapi({ example: "2026-11-25T10:15:30.123Z" }),
   body: z.string().openapi({ description: "Exactly the bytes that were (or will be) sent.", example: '{"object_type":"payment","object_id":"pmt_demoPaymentSettled0001","event":"payment.changed"}' }),
+  cursor: z.string().openapi({ description: "The cursor just after this delivery: acking it after handling the delivery keeps the position one delivery at a time.", example: "eyJzIjoi…" }),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .openapi({ description: "With `signed=true` only: every header it would be pushed with, signed now (`webhook-timestamp` is this moment), `authorization` included.", example: { "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" } }),
 });
 const Feed = z.object({ results: z.array(FeedItem), next: z.string().openapi({ description: "The cursor to read on from (the same position when nothing was new).", example: "eyJzIjoi…" }) }).openapi("WebhookFeed");
 const Cursor = z.object({ cursor: z.string().min(1).max(1000).openapi({ description: "A `next` from the feed.", example: "eyJzIjoi…" }) });
@@ -52,11 +62,24 @@ export function registerFeedRoutes(router: OpenAPIHono<AppEnv>): void {
       tags,
       security,
       request: { params: Params, query: FeedQuery },
-      responses: { 200: jsonResponse(Feed, "The page and the cursor to go on from"), ...webhookErrors([400, 401, 404, 410], GONE) },
+      responses: { 200: jsonResponse(Feed, "The page and the cursor to go on from"), ...webhookErrors([400, 401, 404, 409, 410], { ...GONE, 409: "signed=true, and the subscription's secrets were sealed with another ENCRYPTION_KEY" }) },
     }),
     async (c) => {
-      const { items, next } = await readFeed(serviceContext(c), c.req.valid("param").id, c.req.valid("query"));
-      const results = items.map((row) => ({ sequence: row.sequence!, delivery_id: row.id, payment_id: row.paymentId, status: row.status, created: toIso(row.createdAt), body: row.body }));
+      const ctx = serviceContext(c);
+      const { id } = c.req.valid("param");
+      const query = c.req.valid("query");
+      const { items, next } = await readFeed(ctx, id, query);
+      const headers = query.signed ? await signedHeaders(ctx, id, items.map((item) => item.row)) : null;
+      const results = items.map(({ row, cursor }, index) => ({
+        sequence: row.sequence!,
+        delivery_id: row.id,
+        payment_id: row.paymentId,
+        status: row.status,
+        created: toIso(row.createdAt),
+        body: row.body,
+        cursor,
+        ...(headers ? { headers: headers[index]! } : {}),
+      }));
       return c.json({ results, next }, 200);
     },
   );

@@ -9,9 +9,12 @@ import {
   getSubscription,
   listSubscriptions,
   rotateSubscriptionSecret,
+  publicKeys,
+  NO_PUBLIC_KEY,
   updateSubscription,
   type Subscription,
 } from "../../webhooks";
+import { toIso } from "../../lib/time";
 import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, serviceContext } from "../common";
 import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
 import { registerArchiveRoutes } from "./archive";
@@ -128,7 +131,7 @@ webhooksRouter.openapi(
     operationId: "rotateWebhookSecret",
     summary: "Rotate the signing secret",
     description:
-      "Makes a new signing secret. For 24 hours after, `webhook-signature` carries a signature with each secret, `hook-hmac` stays keyed by the old secret and `hook-hmac-next` carries the HMAC keyed by the new one; then `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. A receiver that has not switched keeps verifying; one that has switched accepts a match with either `hook-hmac` or `hook-hmac-next`.",
+      "Makes a new signing secret (and for an `ed25519` subscription a new key pair: for 24 hours `webhook-signature` carries a `v1a` signature with each pair, and GET …/public-key/ lists both public keys). For 24 hours after, `webhook-signature` carries a signature with each secret, `hook-hmac` stays keyed by the old secret and `hook-hmac-next` carries the HMAC keyed by the new one; then `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. A receiver that has not switched keeps verifying; one that has switched accepts a match with either `hook-hmac` or `hook-hmac-next`.",
     tags,
     security,
     request: { params: Params },
@@ -198,3 +201,29 @@ registerRecoveryRoutes(webhooksRouter);
 registerFilterRoutes(webhooksRouter);
 registerFeedRoutes(webhooksRouter);
 registerArchiveRoutes(webhooksRouter);
+
+const PublicKeys = z
+  .object({
+    public_key: z.string().openapi({ description: "Verifies the `v1a` signatures (`whpk_` + base64 of the 32-byte Ed25519 public key).", example: "whpk_Zf8bq1o2G0m3y6x1m0e8f9gRk3hD1eYbqz9d7Cq5s2o=" }),
+    previous_public_key: z.string().nullable().openapi({ description: "The key before the last rotation, for its 24 hours (deliveries carry a signature with each); null otherwise.", example: null }),
+    previous_expires_at: z.string().nullable().openapi({ description: "When the previous key stops signing; null when there is none.", example: null }),
+  })
+  .openapi("WebhookPublicKeys");
+
+webhooksRouter.openapi(
+  createRoute({
+    method: "get",
+    path: "/{id}/public-key",
+    operationId: "getWebhookPublicKey",
+    summary: "An Ed25519 subscription's public key",
+    description: "For a subscription made with `signing: ed25519`: the key that verifies its `v1a` signatures (Standard Webhooks), and during a rotation's 24 hours the previous one too. 404 for an `hmac` subscription.",
+    tags,
+    security,
+    request: { params: Params },
+    responses: { 200: jsonResponse(PublicKeys, "The public keys"), ...webhookErrors([401, 404], { 404: NO_PUBLIC_KEY }) },
+  }),
+  async (c) => {
+    const keys = await publicKeys(serviceContext(c), c.req.valid("param").id);
+    return c.json({ public_key: keys.publicKey, previous_public_key: keys.previousPublicKey, previous_expires_at: keys.previousExpiresAt === null ? null : toIso(keys.previousExpiresAt) }, 200);
+  },
+);

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { DELIVERY_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
+import { DELIVERY_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES, SIGNING_SCHEMES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
 import { choiceFilter, createdFilters, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { notAnObject } from "../../lib/messages";
@@ -30,6 +30,11 @@ const fields = {
     example: "https://erp.example.com/hooks/payments",
   }),
   content_type: z.enum(WEBHOOK_CONTENT_TYPES).openapi({ description: "How delivery bodies are encoded.", example: "application/json" }),
+  signing: z.enum(SIGNING_SCHEMES).openapi({
+    description:
+      "How `webhook-signature` is made, chosen when the subscription is made: `hmac` (the default; `v1,…` with the shared `secret`) or `ed25519` (`v1a,…` with a key pair of the service's; verify with `public_key`, also at GET …/public-key/). `hook-hmac` is the HMAC with `secret` either way. PUT and PATCH may repeat it but not change it (400).",
+    example: "hmac",
+  }),
   username: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon.", "hook-user", { colon: false }),
   password: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API password.", "hook-pass-5f2a9c"),
 };
@@ -91,7 +96,7 @@ const isActive = z.boolean().openapi({ description: "Paused subscriptions get no
 
 /** POST and PUT: the whole subscription (flags default to false). */
 export const SubscriptionInput = z
-  .object({ ...fields, description: description.default(null), ...flagsWithDefaults, is_active: isActive.optional(), filters: FiltersSchema.default(null) });
+  .object({ ...fields, signing: fields.signing.optional(), description: description.default(null), ...flagsWithDefaults, is_active: isActive.optional(), filters: FiltersSchema.default(null) });
 
 /** PATCH: any subset. */
 export const SubscriptionPatch = z
@@ -99,6 +104,7 @@ export const SubscriptionPatch = z
     event: fields.event.optional(),
     url: fields.url.optional(),
     content_type: fields.content_type.optional(),
+    signing: fields.signing.optional(),
     username: fields.username.optional(),
     password: fields.password.optional(),
     description: description.optional(),
@@ -129,6 +135,11 @@ export const SubscriptionSchema = z
       description:
         "The signing secret, Standard Webhooks form (`whsec_` + base64 of 32 random bytes). After a rotation, deliveries are signed with the old and the new one for 24 hours.",
       example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    }),
+    signing: fields.signing,
+    public_key: z.string().nullable().openapi({
+      description: "An `ed25519` subscription's public key (`whpk_` + base64 of 32 bytes): it verifies the `v1a` signatures. Null for `hmac`.",
+      example: null,
     }),
     secrets_readable: z.boolean().openapi({
       description:
@@ -219,6 +230,8 @@ export function subscriptionView(subscription: Subscription, origin: string) {
     is_active: subscription.isActive,
     filters: parseFilters(subscription.filters),
     secret: subscription.revealed?.secretText ?? null,
+    signing: subscription.signing,
+    public_key: subscription.publicKey,
     secrets_readable: subscription.revealed !== null,
     subscription: `${origin}/v1/webhooks/${subscription.id}/`,
     created_at: toIso(subscription.createdAt),

@@ -1,9 +1,7 @@
-import type { WebhookContentType } from "../../db/schema";
-import { basicAuthorization } from "../../lib/crypto";
 import { redacted, secretForms } from "./redact";
-import { MASKED_AUTHORIZATION, orderHeaders, USER_AGENT } from "../wire/sent-headers";
+import { MASKED_AUTHORIZATION } from "../wire/sent-headers";
 import { ATTEMPT_TIMEOUT_MS } from "../wire/retry-schedule";
-import { signatureHeaders, type SigningSecrets } from "../wire/signing";
+import { requestHeaders, type OutgoingDelivery } from "../wire/request-headers";
 
 const EXCERPT_CHARS = 500;
 /**
@@ -12,20 +10,8 @@ const EXCERPT_CHARS = 500;
  */
 export const ANSWER_READ_BYTES = 4096;
 
-export interface AttemptRequest {
+export interface AttemptRequest extends OutgoingDelivery {
   url: string;
-  body: string;
-  contentType: WebhookContentType;
-  deliveryId: string;
-  subscriptionId: string;
-  /** What it tells: `payment.changed`, or an operational event's name (health.ts). */
-  event: string;
-  /** The subscription's sequence number and the payment's version; null on a test delivery. */
-  sequence: number | null;
-  paymentVersion: number | null;
-  username: string;
-  password: string;
-  secrets: SigningSecrets;
 }
 
 export interface AttemptResult {
@@ -48,16 +34,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
   const started = performance.now();
   let sent: Record<string, string> | null = null;
   try {
-    const headers = {
-      authorization: basicAuthorization(request.username, request.password),
-      "content-type": request.contentType,
-      "hook-subscription": request.subscriptionId,
-      "hook-delivery": request.deliveryId,
-      "hook-event": request.event,
-      ...orderHeaders(request),
-      "user-agent": USER_AGENT,
-      ...(await signatureHeaders(request.secrets, request.deliveryId, timestamp, request.body)),
-    };
+    const headers = await requestHeaders(request, timestamp);
     sent = { ...headers, authorization: MASKED_AUTHORIZATION };
     const response = await fetcher(request.url, {
       method: "POST",
@@ -115,7 +92,8 @@ export async function answerStart(body: ReadableStream<Uint8Array> | null, limit
 
 /** What a receiver's answer or a network error must not carry into the delivery log. */
 function secretsOf(request: AttemptRequest): string[] {
-  return secretForms({ username: request.username, password: request.password, secrets: [request.secrets.current, request.secrets.previous] });
+  const { current, previous, ed25519 } = request.secrets;
+  return secretForms({ username: request.username, password: request.password, secrets: [current, previous, ed25519?.current ?? null, ed25519?.previous ?? null] });
 }
 
 /** Workers freeze performance.now() between I/O; Date.now() moves on I/O; take the larger. */

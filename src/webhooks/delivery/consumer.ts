@@ -21,7 +21,7 @@ import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { retryTimeScale } from "../../dev";
 import { refuseWebhookUrl } from "../../lib/url-policy";
-import { UNREADABLE } from "../subscriptions/subscriptions";
+import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
 import { claimDeliveries, readAdmission, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
@@ -186,7 +186,7 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
     paymentVersion: delivery.paymentVersion,
     username: revealed.username,
     password: revealed.password,
-    secrets: { current: revealed.secretText, previous: revealed.previousSecretText },
+    secrets: signingSecrets(revealed),
   });
 }
 

@@ -14,10 +14,12 @@ import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { inAccount } from "../../db/scope";
 import { tenants, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
-import { AppError, invalid, notFound } from "../../errors";
+import { AppError, conflict, invalid, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { applyBodies, bodySources, eventsToRebuild } from "../outbox/bodies";
 import type { DeliveryRow } from "./deliveries";
+import { requestHeaders } from "../wire/request-headers";
+import { getSubscription, signingSecrets, UNREADABLE } from "./subscriptions";
 
 export const FEED_WAIT_STEP_MS = 500;
 export const EXPIRED = "Cursor expired; resynchronise by polling /v2/payments/.";
@@ -50,7 +52,41 @@ export function decodeCursor(text: string): Cursor | null {
   }
 }
 
-export type FeedItem = { sequence: number; delivery: DeliveryRow };
+/** A page of the feed: each delivery with the cursor that stands just after it, and where to go on from. */
+export interface FeedPage {
+  items: { row: DeliveryRow; cursor: string }[];
+  next: string;
+}
+
+/**
+ * The headers each delivery of a page would be sent with now (signed at this moment, with the
+ * subscription's current secrets and keys), for a listener that forwards them as if pushed.
+ */
+export async function signedHeaders(ctx: ServiceContext, subscriptionId: string, rows: DeliveryRow[], now = Date.now()): Promise<Record<string, string>[]> {
+  const subscription = await getSubscription(ctx, subscriptionId);
+  if (!subscription.revealed) throw conflict(UNREADABLE);
+  const { revealed } = subscription;
+  const timestamp = Math.floor(now / 1000);
+  return Promise.all(
+    rows.map((row) =>
+      requestHeaders(
+        {
+          body: row.body,
+          contentType: row.contentType,
+          deliveryId: row.id,
+          subscriptionId,
+          event: row.event ?? "payment.changed",
+          sequence: row.sequence,
+          paymentVersion: row.paymentVersion,
+          username: revealed.username,
+          password: revealed.password,
+          secrets: signingSecrets(revealed),
+        },
+        timestamp,
+      ),
+    ),
+  );
+}
 
 /** The subscription as the feed needs it, scoped to the account: its epoch, what retention removed, its acked position. */
 async function feedState(db: Db, accountId: string, subscriptionId: string) {
@@ -88,7 +124,7 @@ function positionOf(after: string | undefined, subscriptionId: string, state: Aw
  * seconds, an empty page waits that long for the next delivery. Returns them with the cursor to
  * go on from (the same position when there is nothing new).
  */
-export async function readFeed(ctx: ServiceContext, subscriptionId: string, { after, limit, wait }: { after?: string; limit: number; wait: number }) {
+export async function readFeed(ctx: ServiceContext, subscriptionId: string, { after, limit, wait }: { after?: string; limit: number; wait: number }): Promise<FeedPage> {
   const { db, accountId } = ctx;
   const state = await feedState(db, accountId, subscriptionId);
   const from = positionOf(after, subscriptionId, state);
@@ -103,10 +139,9 @@ export async function readFeed(ctx: ServiceContext, subscriptionId: string, { af
       .limit(fixedLimit(limit));
     if (rows.length > 0 || Date.now() + FEED_WAIT_STEP_MS > deadline) {
       const [sources] = await db.batch([bodySources(db, eventsToRebuild(rows))]);
-      const items = applyBodies(rows, sources);
-      const last = items.at(-1);
-      const next = last ? { sequence: last.sequence!, created: last.createdAt } : from;
-      return { items, next: encodeCursor({ subscriptionId, epoch: state.epoch, ...next }) };
+      const cursorAt = (position: Position) => encodeCursor({ subscriptionId, epoch: state.epoch, ...position });
+      const items = applyBodies(rows, sources).map((row) => ({ row, cursor: cursorAt({ sequence: row.sequence!, created: row.createdAt }) }));
+      return { items, next: items.at(-1)?.cursor ?? cursorAt(from) };
     }
     await new Promise((resolve) => setTimeout(resolve, FEED_WAIT_STEP_MS));
   }

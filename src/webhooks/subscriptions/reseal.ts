@@ -54,9 +54,10 @@ type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 
 async function resealRow(db: Db, encryptionKey: string | undefined, row: SubscriptionRow, now: number): Promise<"current" | "resealed" | "unreadable" | "changed"> {
   const previousValid = previousSecretValid(row, now);
-  const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : [])];
+  const previousSigningKey = previousValid ? row.previousSigningKey : null;
+  const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : []), row.signingKey, previousSigningKey].filter((text) => text !== null);
   const current = await Promise.all(sealed.map((text) => sealedWithNewest(encryptionKey, text)));
-  if (current.every(Boolean) && (previousValid || row.previousSecret === null)) return "current";
+  if (current.every(Boolean) && (previousValid || (row.previousSecret === null && row.previousSigningKey === null))) return "current";
   const { revealed } = await reveal(row, encryptionKey, now);
   if (!revealed) return "unreadable";
   const changed = await db
@@ -64,12 +65,14 @@ async function resealRow(db: Db, encryptionKey: string | undefined, row: Subscri
     .set({
       ...(await sealAll(encryptionKey, revealed)),
       previousSecretExpiresAt: revealed.previousSecretText === null ? null : row.previousSecretExpiresAt,
+      previousPublicKey: revealed.previousSecretText === null ? null : row.previousPublicKey,
     })
     .where(
       and(
         eq(webhookSubscriptions.id, row.id),
         eq(webhookSubscriptions.credentials, row.credentials),
         eq(webhookSubscriptions.secret, row.secret),
+        row.signingKey === null ? isNull(webhookSubscriptions.signingKey) : eq(webhookSubscriptions.signingKey, row.signingKey),
         row.previousSecret === null ? isNull(webhookSubscriptions.previousSecret) : eq(webhookSubscriptions.previousSecret, row.previousSecret),
       ),
     )

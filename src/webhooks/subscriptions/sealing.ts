@@ -1,6 +1,6 @@
 /**
- * Sealing a subscription's secrets (credentials, signing secret, previous secret) with the newest
- * ENCRYPTION_KEY. Every write of a subscription seals all three again, so a change never leaves a
+ * Sealing a subscription's secrets (credentials, signing secret and key, their previous ones) with
+ * the newest ENCRYPTION_KEY. Every write of a subscription seals them all again, so a change never leaves a
  * field under an older key behind a re-seal that it raced (reseal.ts).
  *
  * A deployed key that opens none of the subscriptions already sealed is the wrong key (a typo'd
@@ -19,6 +19,9 @@ export interface Secrets {
   password: string;
   secretText: string;
   previousSecretText: string | null;
+  /** An Ed25519 subscription's signing keys (whsk_…); null for HMAC signing, and the previous one once it expired. */
+  signingKeyText: string | null;
+  previousSigningKeyText: string | null;
 }
 
 /** Refuses a key list that opens none of the subscriptions already sealed with a named key. */
@@ -45,10 +48,13 @@ export async function sealSecrets(db: Db, encryptionKey: string | undefined, sec
 
 /** The sealed columns for `secrets`, every one with the newest key. */
 export async function sealAll(encryptionKey: string | undefined, secrets: Secrets) {
-  const [credentials, secret, previousSecret] = await Promise.all([
+  const seal = (text: string | null) => (text === null ? null : encrypt(encryptionKey, text));
+  const [credentials, secret, previousSecret, signingKey, previousSigningKey] = await Promise.all([
     encrypt(encryptionKey, JSON.stringify([secrets.username, secrets.password])),
     encrypt(encryptionKey, secrets.secretText),
-    secrets.previousSecretText === null ? null : encrypt(encryptionKey, secrets.previousSecretText),
+    seal(secrets.previousSecretText),
+    seal(secrets.signingKeyText),
+    seal(secrets.previousSigningKeyText),
   ]);
-  return { credentials, secret, previousSecret };
+  return { credentials, secret, previousSecret, signingKey, previousSigningKey };
 }

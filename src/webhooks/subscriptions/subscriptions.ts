@@ -2,13 +2,13 @@ import { and, eq, exists, inArray, sql } from "drizzle-orm";
 import { guardedInsert } from "../../db/guarded-insert";
 import { runBatch, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
+import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type WebhookContentType } from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
 import { constantTimeEqual } from "../../lib/crypto";
 import { decrypt } from "../../lib/encryption";
 import type { PageRequest } from "../../lib/pagination";
 import { refuseWebhookUrl } from "../../lib/url-policy";
-import { newSigningSecret } from "../wire/signing";
+import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wire/signing";
 import { sealSecrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased } from "./holds";
 import { storedFilters, type Filters } from "../outbox/filters";
@@ -34,16 +34,29 @@ export interface SubscriptionInput {
   is_active?: boolean;
   description?: string | null;
   filters?: Filters | null;
+  /** Chosen at creation: `hmac` (default) or `ed25519`. */
+  signing?: SigningScheme;
 }
 
 export type { Keys } from "../../context";
 
-/** What is sealed in a subscription row, opened. */
+/** What is sealed in a subscription row, opened (the previous secret and key only while they still sign). */
 export interface Revealed {
   username: string;
   password: string;
   secretText: string;
   previousSecretText: string | null;
+  signingKeyText: string | null;
+  previousSigningKeyText: string | null;
+}
+
+/** What signs a subscription's deliveries: its secrets, and an Ed25519 subscription's keys. */
+export function signingSecrets(revealed: Revealed): SigningSecrets {
+  return {
+    current: revealed.secretText,
+    previous: revealed.previousSecretText,
+    ed25519: revealed.signingKeyText === null ? null : { current: revealed.signingKeyText, previous: revealed.previousSigningKeyText },
+  };
 }
 
 /**
@@ -82,6 +95,8 @@ function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): v
   if (Object.keys(errors).length > 0) throw invalid(errors);
 }
 
+export const SIGNING_FIXED = "The signing scheme is chosen when a subscription is made: create a new subscription to change it.";
+
 function flagColumns(input: Partial<SubscriptionInput>) {
   const out: Partial<SubscriptionRow> = {};
   if (input.invoice_ids !== undefined) out.invoiceIds = input.invoice_ids;
@@ -104,6 +119,9 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
   check(input, caller, keys);
   const now = Date.now();
   const secretText = newSigningSecret();
+  const signing = input.signing ?? "hmac";
+  const pair = signing === "ed25519" ? await newSigningKeyPair() : null;
+  const revealed: Revealed = { username: input.username, password: input.password, secretText, previousSecretText: null, signingKeyText: pair?.signingKey ?? null, previousSigningKeyText: null };
   const row: SubscriptionRow = {
     id: crypto.randomUUID(),
     accountId: caller.accountId,
@@ -112,8 +130,11 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     description: input.description ?? null,
     url: input.url,
     contentType: input.content_type,
-    ...(await sealSecrets(db, keys.encryptionKey, { username: input.username, password: input.password, secretText, previousSecretText: null })),
+    ...(await sealSecrets(db, keys.encryptionKey, revealed)),
     previousSecretExpiresAt: null,
+    signing,
+    publicKey: pair?.publicKey ?? null,
+    previousPublicKey: null,
     invoiceIds: input.invoice_ids,
     paymentStatus: input.payment_status,
     paymentEvents: input.payment_events,
@@ -137,7 +158,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     createdAt: now,
     updatedAt: now,
   };
-  const created: Subscription = { ...row, revealed: { username: input.username, password: input.password, secretText, previousSecretText: null } };
+  const created: Subscription = { ...row, revealed };
   // The cap is checked in the insert itself, so concurrent creations cannot pass it together.
   const room = sql`(select count(*) from ${webhookSubscriptions} s where s.account_id = ${caller.accountId}) < ${MAX_SUBSCRIPTIONS}`;
   const made = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)));
@@ -168,12 +189,14 @@ export function previousSecretValid(row: SubscriptionRow, now: number): boolean 
 export async function reveal(row: SubscriptionRow, encryptionKey: string | undefined, now = Date.now()): Promise<Subscription> {
   const previousValid = previousSecretValid(row, now);
   try {
-    const [[username, password], secretText, previousSecretText] = await Promise.all([
+    const [[username, password], secretText, previousSecretText, signingKeyText, previousSigningKeyText] = await Promise.all([
       decrypt(encryptionKey, row.credentials).then((text) => JSON.parse(text) as [string, string]),
       decrypt(encryptionKey, row.secret),
       previousValid ? decrypt(encryptionKey, row.previousSecret!) : null,
+      row.signingKey === null ? null : decrypt(encryptionKey, row.signingKey),
+      previousValid && row.previousSigningKey !== null ? decrypt(encryptionKey, row.previousSigningKey) : null,
     ]);
-    return { ...row, revealed: { username, password, secretText, previousSecretText } };
+    return { ...row, revealed: { username, password, secretText, previousSecretText, signingKeyText, previousSigningKeyText } };
   } catch (error) {
     if (error instanceof AppError) throw error; // no usable key at all: "Service is not configured."
     console.error(JSON.stringify({ type: "subscription_unreadable", subscription_id: row.id, account_id: row.accountId, reason: UNREADABLE }));
@@ -191,8 +214,10 @@ async function openSubscription(ctx: ServiceContext, id: string): Promise<Subscr
 /** PATCH (partial) and PUT (whole: the route's schema makes every field present). */
 export async function updateSubscription(ctx: ServiceContext, id: string, input: Partial<SubscriptionInput>): Promise<Subscription> {
   const { db, caller, keys } = ctx;
-  const current = (await openSubscription(ctx, id)).revealed;
+  const opened = await openSubscription(ctx, id);
+  const current = opened.revealed;
   check(input, caller, keys);
+  if (input.signing !== undefined && input.signing !== opened.signing) throw invalid({ signing: [SIGNING_FIXED] });
   const secrets = { ...current, username: input.username ?? current.username, password: input.password ?? current.password };
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealSecrets(db, keys.encryptionKey, secrets)), updatedAt: Date.now() };
   if (input.is_active === true) changes.failingSince = null;
@@ -217,9 +242,19 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   const current = await openSubscription(ctx, id);
   const now = Date.now();
   const secretText = newSigningSecret();
-  const sealed = await sealSecrets(db, keys.encryptionKey, { ...current.revealed, secretText, previousSecretText: current.revealed.secretText });
-  const changes = { ...sealed, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
-  const rotated: Subscription = { ...current, ...changes, revealed: { ...current.revealed, secretText, previousSecretText: current.revealed.secretText } };
+  // An Ed25519 subscription gets a new key pair with its new secret; the old pair signs as long as the old secret.
+  const pair = current.signing === "ed25519" ? await newSigningKeyPair() : null;
+  const revealed: Revealed = {
+    ...current.revealed,
+    secretText,
+    previousSecretText: current.revealed.secretText,
+    signingKeyText: pair?.signingKey ?? null,
+    previousSigningKeyText: pair ? current.revealed.signingKeyText : null,
+  };
+  const sealed = await sealSecrets(db, keys.encryptionKey, revealed);
+  const publicKeys = pair ? { publicKey: pair.publicKey, previousPublicKey: current.publicKey } : {};
+  const changes = { ...sealed, ...publicKeys, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
+  const rotated: Subscription = { ...current, ...changes, revealed };
   const ofRow = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
   // The answer is stored only if the rotation applied (the subscription was not deleted meanwhile).
   const applied = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(and(ofRow, eq(webhookSubscriptions.secret, changes.secret))));
@@ -229,6 +264,26 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   ])) as [{ id: string }[]];
   if (updated.length === 0) throw notFound();
   return rotated;
+}
+
+export const NO_PUBLIC_KEY = "This subscription signs with HMAC (signing: hmac): it has no public key. Verify its deliveries with its secret.";
+
+/** An Ed25519 subscription's public keys: the current one, and the one before the last rotation while it still signs. */
+export async function publicKeys({ db, accountId }: ServiceContext, id: string, now = Date.now()) {
+  const s = webhookSubscriptions;
+  const row = await db
+    .select({ signing: s.signing, publicKey: s.publicKey, previousPublicKey: s.previousPublicKey, previousSecretExpiresAt: s.previousSecretExpiresAt })
+    .from(s)
+    .where(and(inAccount(s, accountId), eq(s.id, id)))
+    .get();
+  if (!row) throw notFound();
+  if (row.signing !== "ed25519" || row.publicKey === null) throw notFound(NO_PUBLIC_KEY);
+  const previousValid = row.previousPublicKey !== null && (row.previousSecretExpiresAt ?? 0) > now;
+  return {
+    publicKey: row.publicKey,
+    previousPublicKey: previousValid ? row.previousPublicKey : null,
+    previousExpiresAt: previousValid ? row.previousSecretExpiresAt : null,
+  };
 }
 
 export const PAUSED = "The subscription is paused (is_active is false): resume it first.";

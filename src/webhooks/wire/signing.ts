@@ -44,10 +44,49 @@ export async function standardSignature(secrets: string[], id: string, timestamp
   return signatures.join(" ");
 }
 
+/** PKCS #8 of an Ed25519 private key is this fixed prefix and the key's 32-byte seed (RFC 8410). */
+const PKCS8_ED25519 = Uint8Array.from([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]);
+
+/** A new Ed25519 key pair, Standard Webhooks form: `whsk_` + base64 of the seed, `whpk_` + base64 of the public key. */
+export async function newSigningKeyPair(): Promise<{ signingKey: string; publicKey: string }> {
+  const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const [pkcs8, raw] = await Promise.all([crypto.subtle.exportKey("pkcs8", pair.privateKey), crypto.subtle.exportKey("raw", pair.publicKey)]);
+  const seed = new Uint8Array(pkcs8 as ArrayBuffer).slice(PKCS8_ED25519.length);
+  return { signingKey: `whsk_${toBase64(seed)}`, publicKey: `whpk_${toBase64(new Uint8Array(raw as ArrayBuffer))}` };
+}
+
+const ed25519Keys = new Map<string, Promise<CryptoKey>>();
+
+function ed25519Key(signingKey: string): Promise<CryptoKey> {
+  let key = ed25519Keys.get(signingKey);
+  if (!key) {
+    if (ed25519Keys.size >= MAX_KEYS) ed25519Keys.clear();
+    const seed = Uint8Array.from(atob(signingKey.slice("whsk_".length)), (ch) => ch.charCodeAt(0));
+    const pkcs8 = new Uint8Array(PKCS8_ED25519.length + seed.length);
+    pkcs8.set(PKCS8_ED25519);
+    pkcs8.set(seed, PKCS8_ED25519.length);
+    key = crypto.subtle.importKey("pkcs8", pkcs8, { name: "Ed25519" }, false, ["sign"]);
+    ed25519Keys.set(signingKey, key);
+    key.catch(() => ed25519Keys.delete(signingKey));
+  }
+  return key;
+}
+
+/** `webhook-signature` for an Ed25519 subscription: `v1a,<sig>` per signing key, space-separated, over `id.timestamp.body`. */
+export async function ed25519Signature(signingKeys: string[], id: string, timestamp: number, body: string): Promise<string> {
+  const signed = encoder.encode(`${id}.${timestamp}.${body}`);
+  const signatures = await Promise.all(
+    signingKeys.map(async (signingKey) => `v1a,${toBase64(new Uint8Array(await crypto.subtle.sign("Ed25519", await ed25519Key(signingKey), signed)))}`),
+  );
+  return signatures.join(" ");
+}
+
 export interface SigningSecrets {
   current: string;
   /** The secret before the last rotation, while its 24 hours last; null otherwise. */
   previous: string | null;
+  /** An Ed25519 subscription's signing keys (whsk_…): they make `webhook-signature`; the secrets still make `hook-hmac`. */
+  ed25519?: { current: string; previous: string | null } | null;
 }
 
 /**
@@ -58,14 +97,17 @@ export interface SigningSecrets {
  * When the window ends, `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. So a
  * receiver that accepts a match with either `hook-hmac` or `hook-hmac-next` keeps working
  * whenever it switches, and one that never looks at `hook-hmac-next` is never broken by a
- * rotation before the window ends.
+ * rotation before the window ends. An Ed25519 subscription's `webhook-signature` carries `v1a`
+ * signatures instead of `v1`, one per key pair (the previous pair's too, for the same 24 hours).
  */
 export async function signatureHeaders(secrets: SigningSecrets, deliveryId: string, timestamp: number, body: string): Promise<Record<string, string>> {
   const all = secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
   const [hmacNow, hmacNext, signature] = await Promise.all([
     hookHmac(secrets.previous ?? secrets.current, body),
     secrets.previous ? hookHmac(secrets.current, body) : null,
-    standardSignature(all, deliveryId, timestamp, body),
+    secrets.ed25519
+      ? ed25519Signature(secrets.ed25519.previous ? [secrets.ed25519.current, secrets.ed25519.previous] : [secrets.ed25519.current], deliveryId, timestamp, body)
+      : standardSignature(all, deliveryId, timestamp, body),
   ]);
   return {
     "hook-hmac": hmacNow,

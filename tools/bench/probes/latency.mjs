@@ -52,7 +52,7 @@ try {
   const arrived = new Promise((resolve) => {
     const timer = setInterval(() => {
       for (const entry of receiver.received.get(path)?.splice(0) ?? []) {
-        const verified = entry.verified?.basic && entry.verified.hmac && entry.verified.standard;
+        const verified = entry.verified?.basic && entry.verified.hmac && entry.verified.standard && entry.verified.kit;
         arrivals.push({ eventId: JSON.parse(entry.body).payment_events.at(-1).id, receivedAt: entry.received_at, verified });
       }
       if (done()) {

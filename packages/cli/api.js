@@ -1,0 +1,71 @@
+// The service as the command line sees it: JSON calls with an API user's Basic credentials, and
+// every failure turned into one line a person can act on.
+
+/** A failure the command line reports in one line and exits on (or, while listening, waits out). */
+export class CliError extends Error {
+  /** `retry`: the service or the local target may come back (down, restarting, asleep). */
+  constructor(message, { retry = false } = {}) {
+    super(message);
+    this.name = "CliError";
+    this.retry = retry;
+  }
+}
+
+function basic(username, password) {
+  return `Basic ${Buffer.from(`${username}:${password}`, "utf8").toString("base64")}`;
+}
+
+/** Why a fetch threw, in a person's words: refused, unknown host, timed out. */
+export function networkReason(error) {
+  const cause = error?.cause ?? error;
+  const code = cause?.code ?? cause?.name ?? "";
+  if (code === "ECONNREFUSED") return "connection refused: nothing is listening there";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "the host name does not resolve";
+  if (code === "TimeoutError" || code === "AbortError" || code === "UND_ERR_HEADERS_TIMEOUT") return "no answer in time";
+  if (code === "ECONNRESET" || code === "UND_ERR_SOCKET") return "the connection was dropped";
+  return String(cause?.message ?? error);
+}
+
+/** A client for the service at `url` as `username`. */
+export function serviceClient({ url, username, password }) {
+  const base = url.replace(/\/+$/, "");
+  async function request(method, path, { body, signal, idempotencyKey } = {}) {
+    let response;
+    try {
+      response = await fetch(`${base}${path}`, {
+        method,
+        signal,
+        headers: {
+          authorization: basic(username, password),
+          accept: "application/json",
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(method === "POST" ? { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } : {}),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new CliError(`Cannot reach the service at ${base} (${networkReason(error)}). Is it running? (npm start)`, { retry: true });
+    }
+    const text = await response.text();
+    let json = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    if (response.status === 401) throw new CliError(`The service at ${base} refused the credentials of "${username}" (401): check PAYMENTS_API_USERNAME and PAYMENTS_API_PASSWORD (or --username, --password).`);
+    if (response.status >= 500) throw new CliError(`The service at ${base} answered ${response.status} to ${method} ${path}: ${json?.detail ?? text.slice(0, 200)}`, { retry: true });
+    return { status: response.status, json, headers: response.headers };
+  }
+  return { base, request };
+}
+
+/** `detail`, or the field errors, of an error answer, in one line. */
+export function errorText(json) {
+  if (!json || typeof json !== "object") return "no details";
+  if (typeof json.detail === "string") return json.detail;
+  return Object.entries(json)
+    .map(([field, messages]) => `${field}: ${[].concat(messages).join(" ")}`)
+    .join("; ");
+}

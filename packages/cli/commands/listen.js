@@ -1,0 +1,108 @@
+// `listen`: reads a subscription's feed from its acked position and POSTs each delivery, with the
+// headers it would be pushed with (signed as it is read), to a local URL; acks each one after the
+// local URL answered 2xx. The position lives in the service, so a listener that is stopped, killed
+// or put to sleep goes on where it left off: nothing is skipped, and a delivery is forwarded again
+// only if the listener died between its 2xx and its ack.
+import { CliError, errorText, networkReason } from "../api.js";
+
+const FORWARD_TIMEOUT_MS = 15_000;
+const WAIT_SEC = 20;
+const MAX_BACKOFF_MS = 30_000;
+
+/** The next wait after a failure: doubling from 1 s up to 30 s. Pure. */
+export function backoff(previousMs) {
+  return previousMs === 0 ? 1000 : Math.min(previousMs * 2, MAX_BACKOFF_MS);
+}
+
+/** Forwards one delivery; answers the status, or throws a CliError that says why it did not arrive. */
+async function forward(target, item) {
+  let response;
+  try {
+    response = await fetch(target, { method: "POST", headers: item.headers, body: item.body, redirect: "manual", signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS) });
+  } catch (error) {
+    throw new CliError(`Cannot deliver to ${target} (${networkReason(error)}). Is your local server running?`, { retry: true });
+  }
+  await response.arrayBuffer().catch(() => null);
+  return response.status;
+}
+
+export async function listen(service, { subscription, forwardTo, limit = 100, out = process.stdout, signal }) {
+  if (!subscription) throw new CliError("listen needs --subscription <id> (GET /v1/webhooks/ lists them).");
+  if (!forwardTo) throw new CliError("listen needs --forward-to <url>, e.g. --forward-to http://127.0.0.1:4000/webhooks");
+  try {
+    new URL(forwardTo);
+  } catch {
+    throw new CliError(`--forward-to is not a URL: ${forwardTo}`);
+  }
+  const found = await service.request("GET", `/v1/webhooks/${encodeURIComponent(subscription)}/`);
+  if (found.status === 404) throw new CliError(`No subscription ${subscription} for this API user (404): check the id (GET /v1/webhooks/ lists yours).`);
+  if (found.status !== 200) throw new CliError(`The service answered ${found.status} for subscription ${subscription}: ${errorText(found.json)}`);
+
+  const status = statusLine(out);
+  status.note(`Listening to ${subscription} (${found.json.url}); forwarding to ${forwardTo}. Ctrl-C stops after the delivery in hand.`);
+  let forwarded = 0;
+  let waitMs = 0;
+  while (!signal?.aborted) {
+    try {
+      status.show(`waiting for deliveries… ${forwarded} forwarded`);
+      const path = `/v1/webhooks/${encodeURIComponent(subscription)}/feed/?after=acked&signed=true&limit=${limit}&wait=${WAIT_SEC}`;
+      let page;
+      try {
+        page = await service.request("GET", path, { signal });
+      } catch (error) {
+        if (signal?.aborted) break;
+        throw error;
+      }
+      if (page.status === 410) throw new CliError(`The feed's kept position expired (410): ${errorText(page.json)} Resynchronise by polling /v2/payments/, then ack a fresh position (POST /v1/webhooks/${subscription}/feed/ack/).`);
+      if (page.status === 404) throw new CliError(`Subscription ${subscription} is gone (404).`);
+      if (page.status !== 200) throw new CliError(`The feed answered ${page.status}: ${errorText(page.json)}`);
+      for (const item of page.json.results) {
+        const started = Date.now();
+        const answer = await forward(forwardTo, item);
+        if (answer < 200 || answer > 299) throw new CliError(`${forwardTo} answered ${answer} to delivery #${item.sequence} (${item.delivery_id}); it is not acked and will be sent again.`, { retry: true });
+        const acked = await service.request("POST", `/v1/webhooks/${encodeURIComponent(subscription)}/feed/ack/`, { body: { cursor: item.cursor } });
+        if (acked.status !== 200) throw new CliError(`The service did not keep the position after #${item.sequence} (${acked.status}): ${errorText(acked.json)}`, { retry: acked.status >= 500 });
+        forwarded += 1;
+        status.note(`#${item.sequence} ${item.headers["hook-event"]} ${item.payment_id || ""} -> ${answer} (${Date.now() - started} ms)`.replace("  ", " "));
+        if (signal?.aborted) break;
+      }
+      waitMs = 0;
+    } catch (error) {
+      if (!(error instanceof CliError) || !error.retry) throw error;
+      waitMs = backoff(waitMs);
+      status.note(`${error.message} Trying again in ${waitMs / 1000} s.`);
+      await sleep(waitMs, signal);
+    }
+  }
+  status.note(`Stopped: ${forwarded} forwarded this run; the position is kept in the service.`);
+  return forwarded;
+}
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+  });
+}
+
+/** A progress line that rewrites itself on a terminal, and plain lines otherwise. */
+function statusLine(out) {
+  const tty = Boolean(out.isTTY);
+  let shown = false;
+  const clear = () => {
+    if (tty && shown) out.write("\r\x1b[2K");
+    shown = false;
+  };
+  return {
+    note(text) {
+      clear();
+      out.write(`${new Date().toISOString().slice(11, 19)} ${text}\n`);
+    },
+    show(text) {
+      if (!tty) return;
+      clear();
+      out.write(`… ${text}`);
+      shown = true;
+    },
+  };
+}

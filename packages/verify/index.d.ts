@@ -1,0 +1,94 @@
+/** Seconds a delivery's `webhook-timestamp` may differ from the receiver's clock (300). */
+export declare const DEFAULT_TOLERANCE_SEC: number;
+
+export type Reason =
+  | "bad_input"
+  | "bad_secret"
+  | "missing_header"
+  | "bad_timestamp"
+  | "stale_timestamp"
+  | "bad_credentials"
+  | "unknown_signature_version"
+  | "no_key_for_signature"
+  | "signature_mismatch"
+  | "hmac_mismatch";
+
+/** What each reason means. */
+export declare const REASONS: Record<Reason, string>;
+
+/** The request's headers: a Headers object, Node's `req.headers`, or any object of names (any case) to values. */
+export type HeadersLike = Headers | Record<string, string | string[] | undefined> | [string, string][];
+
+/** The exact bytes received: read the raw body, never a re-serialised parse of it. */
+export type BodyLike = string | Uint8Array | ArrayBuffer | ArrayBufferView;
+
+export interface VerifyInput {
+  body: BodyLike;
+  headers: HeadersLike;
+  /**
+   * The subscription's signing secret(s), `whsec_…` (checks `v1` and `hook-hmac`), and/or its
+   * Ed25519 public key(s), `whpk_…` (checks `v1a`). Pass the old and the new one during a rotation.
+   */
+  secrets: string | string[];
+  /** The subscription's Basic credentials: checked when either is given. */
+  username?: string;
+  password?: string;
+  /** How far `webhook-timestamp` may be from now, in seconds (default 300; Infinity skips it). */
+  toleranceSec?: number;
+  /** The receiver's clock, in ms (default Date.now()). */
+  now?: number;
+}
+
+export type VerifyResult = { ok: true; reason: null } | { ok: false; reason: Reason; detail: string };
+
+/** Checks one delivery. Never throws. */
+export declare function verify(input: VerifyInput): Promise<VerifyResult>;
+
+export type PaymentStatus = "pending" | "in-progress" | "settled" | "canceled" | "failed" | "refunded";
+
+/** A `payment.changed` body: the fields its subscription's flags add, or `object` (all_payment_details). */
+export interface PaymentChanged {
+  object_type: "payment";
+  object_id: string;
+  event: "payment.changed";
+  invoice_ids?: string[];
+  payment_status?: PaymentStatus;
+  payment_events?: { id: string; event_code: string; status: string; description: string; created: string; [key: string]: unknown }[];
+  refund_reason?: string | null;
+  instrument_number?: string | null;
+  /** The whole payment detail (GET /v2/payments/{id}) right after the change. */
+  object?: { id: string; status: PaymentStatus; version: number; [key: string]: unknown };
+  /** A test delivery (POST /v1/webhooks/{id}/test/). */
+  test?: boolean;
+}
+
+/** A `subscription.health` body: what happened to another subscription of the account. */
+export interface SubscriptionHealth {
+  object_type: "subscription";
+  object_id: string;
+  event: "subscription.failing" | "subscription.disabled" | "subscription.recovered" | "delivery.exhausted";
+  occurred_at: string;
+  [key: string]: unknown;
+}
+
+export interface Delivery {
+  /** webhook-id: the delivery id, the same on every retry. */
+  id: string | null;
+  subscription: string | null;
+  event: string;
+  /** hook-sequence: the subscription's sequence number; null on a test delivery. */
+  sequence: number | null;
+  /** hook-payment-version: the payment's version the body shows; null on a test or health delivery. */
+  paymentVersion: number | null;
+  /** webhook-timestamp: when this attempt was signed (Unix seconds). */
+  timestamp: number | null;
+  test: boolean;
+  contentType: string;
+  data: PaymentChanged | SubscriptionHealth;
+}
+
+/** A body that is neither a JSON nor a form delivery. */
+export declare class ParseError extends Error {}
+
+/** Reads a delivery (verify it first). Throws ParseError on a body that is not one. */
+export declare function parse(input: { body: BodyLike; headers: HeadersLike }): Delivery;
