@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Webhook } from "standardwebhooks";
+import { verify } from "../../packages/verify/index.js";
 import { freePort, freshCopy, ROOT, startNpmStart as startService } from "../../tools/lib/service.mjs";
 
 const SHOTS = join(ROOT, "artifacts", "screenshots");
@@ -297,6 +298,37 @@ describe("the console", { skip: noBrowser }, () => {
     await page.goto(`${service.base}/console/#/subscriptions/${health.id}`);
     await page.getByText("health events", { exact: true }).first().waitFor();
     await page.getByText("subscription.health").first().waitFor();
+    await page.close();
+  });
+
+  it("makes an Ed25519 subscription from the form and shows its public key, which verifies its test delivery with the receiver's kit", async () => {
+    receiver.mode.status = 200;
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${service.base}/console/`);
+    await page.getByLabel("Username").fill("demo-client");
+    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    await page.getByRole("button", { name: "New subscription" }).click();
+    await page.getByLabel("Description").fill("Ed25519 receiver");
+    await page.getByLabel("Endpoint URL").fill(receiver.url);
+    await page.getByLabel("Signing").selectOption("ed25519");
+    await page.getByLabel("Receiver username").fill("hook-user");
+    await page.getByLabel("Receiver password").fill("hook-pass-123");
+    await page.getByRole("button", { name: "Create subscription" }).click();
+    await page.getByRole("heading", { name: "Ed25519 receiver" }).waitFor();
+    const subscriptionId = new URL(page.url()).hash.split("/")[2].split("?")[0];
+    const publicKey = (await page.locator("dd", { hasText: "public key" }).locator(".mono").last().textContent()).trim();
+    assert.match(publicKey, /^whpk_/);
+    await page.getByRole("button", { name: "Send test delivery" }).click();
+    const mine = (got) => got.filter((entry) => entry.headers["hook-subscription"] === subscriptionId);
+    const [test] = mine(await until(() => receiver.got, (got) => mine(got).length >= 1, "the Ed25519 test delivery"));
+    assert.match(test.headers["webhook-signature"], /^v1a,/);
+    assert.deepEqual(await verify({ body: test.body, headers: test.headers, secrets: [publicKey], username: "hook-user", password: "hook-pass-123" }), { ok: true, reason: null });
+    await page.getByRole("button", { name: "Edit" }).click();
+    const signing = page.locator("select[name=signing]");
+    assert.equal(await signing.inputValue(), "ed25519");
+    assert.equal(await signing.isDisabled(), true);
     await page.close();
   });
 

@@ -79,7 +79,7 @@ describe("rotating ENCRYPTION_KEY", () => {
     const rotated = (await call("POST", `/v1/webhooks/${created.id}/rotate-secret/`, { headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } })).json;
     await makePayment(client);
     await resealAll(`${NEW},${OLD}`);
-    const row = await (await shardD1(client.accountId)).prepare("select signing_key, previous_signing_key from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string>>();
+    const row = await (await shardD1(client.accountId)).prepare("select signing_key, previous_signing_key from webhook_subscriptions where id = ?").bind(created.id).first<{ signing_key: string; previous_signing_key: string }>();
     expect(row!.signing_key.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     expect(row!.previous_signing_key.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     const feed = await call("GET", `/v1/webhooks/${created.id}/feed/?signed=true`, { headers: client.headers, bindings: { ENCRYPTION_KEY: NEW } });

@@ -15,6 +15,7 @@ const fieldsOf = (row: Subscription): SubscriptionFields => ({
   description: row.description ?? "",
   url: row.url,
   content_type: row.content_type,
+  signing: row.signing,
   username: row.username ?? "",
   password: row.password ?? "",
   flags: Object.fromEntries(FLAGS.map(([name]) => [name, row[name]])) as SubscriptionFields["flags"],
@@ -161,6 +162,18 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               <dd>
                 <Secret value={row.secret} label="signing secret" />
               </dd>
+              <dt>Signing</dt>
+              <dd>
+                {row.signing === "ed25519" ? (
+                  <>
+                    Ed25519 (<span class="mono">v1a</span>); public key <span class="mono">{row.public_key}</span>
+                  </>
+                ) : (
+                  <>
+                    HMAC (<span class="mono">v1</span>) with the signing secret
+                  </>
+                )}
+              </dd>
               <dt>Receiver credentials</dt>
               <dd class="mono">{row.username ?? "—"} / <Secret value={row.password} label="receiver password" /></dd>
               <dt>Content type</dt>
@@ -217,6 +230,7 @@ function EditCard({ row, onDone }: { row: Subscription; onDone: (saved: boolean)
     <Card title="Edit subscription" id="edit">
       <SubscriptionForm
         initial={before}
+        editing
         submitLabel="Save changes"
         busy={save.busy}
         error={save.error}

@@ -20,6 +20,8 @@ export interface SubscriptionFields {
   description: string;
   url: string;
   content_type: string;
+  /** hmac or ed25519: chosen when the subscription is made. */
+  signing: string;
   username: string;
   password: string;
   flags: Record<Flag, boolean>;
@@ -31,6 +33,7 @@ export const BLANK: SubscriptionFields = {
   description: "",
   url: "",
   content_type: "application/json",
+  signing: "hmac",
   username: "",
   password: "",
   flags: { payment_status: true, payment_events: false, invoice_ids: false, instrument_number: false, refund_reason: false, all_payment_details: false },
@@ -39,7 +42,7 @@ export const BLANK: SubscriptionFields = {
 /** What a form's values send: every field for a new subscription, only what changed for an edit. Pure. */
 export function changes(values: SubscriptionFields, before?: SubscriptionFields): Record<string, unknown> {
   const all: Record<string, unknown> = { description: values.description.trim() || null, url: values.url.trim(), content_type: values.content_type, username: values.username, password: values.password, ...values.flags };
-  if (!before) return { event: values.event, ...all, filters: filtersOf(values.filters) };
+  if (!before) return { event: values.event, signing: values.signing, ...all, filters: filtersOf(values.filters) };
   all.event = values.event;
   const was: Record<string, unknown> = { event: before.event, description: before.description.trim() || null, url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
   const changed = Object.fromEntries(Object.entries(all).filter(([name, value]) => value !== was[name]));
@@ -67,8 +70,11 @@ export function SubscriptionForm({
   onCancel,
   error,
   busy,
+  editing = false,
 }: {
   initial: SubscriptionFields;
+  /** An edit: the signing scheme is shown, not changed. */
+  editing?: boolean;
   submitLabel: string;
   onSubmit: (values: SubscriptionFields) => void;
   onCancel?: () => void;
@@ -98,6 +104,15 @@ export function SubscriptionForm({
         <FieldError messages={fields.url} />
       </label>
       <div class="row">
+        <label>
+          Signing
+          <select name="signing" value={values.signing} disabled={editing} onChange={(event) => set({ signing: event.currentTarget.value })}>
+            <option value="hmac">HMAC (a shared secret)</option>
+            <option value="ed25519">Ed25519 (a public key)</option>
+          </select>
+          {editing && <span class="muted small">chosen when the subscription was made</span>}
+          <FieldError messages={fields.signing} />
+        </label>
         <label>
           Content type
           <select name="content_type" value={values.content_type} onChange={(event) => set({ content_type: event.currentTarget.value })}>
