@@ -18,13 +18,12 @@ export {
   MAX_SUBSCRIPTIONS,
   TOO_MANY_SUBSCRIPTIONS,
   rotateSubscriptionSecret,
-  publicKeys,
-  NO_PUBLIC_KEY,
   updateSubscription,
   type Keys,
   type Subscription,
   type SubscriptionInput,
 } from "./subscriptions/subscriptions";
+export { NO_PUBLIC_KEY, publicKeys } from "./subscriptions/public-keys";
 export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./subscriptions/retention";
