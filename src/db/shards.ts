@@ -29,8 +29,13 @@ export function shardBinding(env: Env, name: string): D1Database | undefined {
 export function requireShard(env: Env, name: string): D1Database {
   const binding = shardBinding(env, name);
   if (binding) return binding;
-  console.error(JSON.stringify({ type: "shard_not_configured", shard: name, binding: `${PREFIX}${name}` }));
+  shardNotConfigured(name);
   throw new AppError("not_configured", "Service is not configured.");
+}
+
+/** The one log line for a shard the configuration lacks, with what was being done (`context`). */
+export function shardNotConfigured(name: unknown, context: Record<string, unknown> = {}): void {
+  console.error(JSON.stringify({ type: "shard_not_configured", shard: name, binding: typeof name === "string" ? `${PREFIX}${name}` : null, ...context }));
 }
 
 function isD1(value: unknown): value is D1Database {

@@ -1,7 +1,7 @@
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createDb, runBatch, type Db } from "../db/client";
-import { shardBinding } from "../db/shards";
+import { shardBinding, shardNotConfigured } from "../db/shards";
 import type { Env } from "../env";
 import { fixedLimit } from "../db/fixed-limit";
 import {
@@ -77,7 +77,7 @@ export async function continueErasures(directory: Db, env: Env, limit = 2): Prom
   for (const { id, shard } of erased) {
     const binding = shardBinding(env, shard);
     if (!binding) {
-      console.error(JSON.stringify({ type: "shard_not_configured", shard, erasing: id }));
+      shardNotConfigured(shard, { erasing: id });
       continue;
     }
     try {

@@ -28,11 +28,8 @@ export async function listShards(directory: Db, env: Env, now = Date.now()): Pro
     .from(accounts)
     .where(isNull(accounts.erasedAt))
     .groupBy(accounts.shard);
-  const record = directory
-    .insert(shards)
-    .values([...bound.keys()].map((name) => ({ name, open: true, createdAt: now })))
-    .onConflictDoNothing();
-  const [rows, counts] = (bound.size > 0 ? (await directory.batch([record, known, placed])).slice(1) : await directory.batch([known, placed])) as [
+  const record = recordBound(directory, env, now);
+  const [rows, counts] = (record ? (await directory.batch([record, known, placed])).slice(1) : await directory.batch([known, placed])) as [
     (typeof shards.$inferSelect)[],
     { shard: string; n: number }[],
   ];
@@ -43,6 +40,16 @@ export async function listShards(directory: Db, env: Env, now = Date.now()): Pro
       return { name: row.name, accounts: placedOn.get(row.name) ?? 0, bytes: binding ? await databaseBytes(binding) : null, open: row.open };
     }),
   );
+}
+
+/** Records each configured shard the directory does not know yet, open; null when none is configured. */
+function recordBound(directory: Db, env: Env, now: number) {
+  const names = [...boundShards(env).keys()];
+  if (names.length === 0) return null;
+  return directory
+    .insert(shards)
+    .values(names.map((name) => ({ name, open: true, createdAt: now })))
+    .onConflictDoNothing();
 }
 
 /** The database's size as D1 reports it with every result (`meta.size_after`). */
@@ -76,8 +83,10 @@ export function chooseShard(shards: readonly ShardState[], named: string | undef
 
 /** Opens or closes a shard to new accounts; its accounts keep working either way. */
 export async function setShardOpen(directory: Db, env: Env, name: string, open: boolean): Promise<ShardState> {
-  await listShards(directory, env); // records a binding seen for the first time
-  const changed = await directory.update(shards).set({ open }).where(eq(shards.name, name)).returning({ name: shards.name });
+  // A binding seen for the first time is recorded in the same batch, so it can be closed at once.
+  const record = recordBound(directory, env, Date.now());
+  const update = directory.update(shards).set({ open }).where(eq(shards.name, name)).returning({ name: shards.name });
+  const changed = (record ? (await directory.batch([record, update]))[1] : await update) as { name: string }[];
   if (changed.length === 0) throw notFound();
   return (await listShards(directory, env)).find((row) => row.name === name)!;
 }

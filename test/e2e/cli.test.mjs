@@ -111,7 +111,7 @@ describe("packages/cli against npm start", () => {
       assert.deepEqual(sequences, Array.from({ length: N }, (_, i) => i + 1));
       assert.ok(before < N, "the listener was stopped mid-burst");
       for (const entry of got) assert.deepEqual(entry.verified, { basic: true, hmac: true, standard: true, kit: true });
-      assert.match(second.output(), /#\d+ payment\.changed pmt_\w+ -> 200/);
+      assert.match(second.output(), /#\d+ payment\.changed pmt_[\w-]+ -> 200/);
     } finally {
       second.child.kill("SIGTERM");
       await second.exited;
@@ -164,7 +164,7 @@ describe("packages/cli against npm start", () => {
     const subscription = await pullOnly();
     const walked = await cli(["trigger"], processor);
     assert.equal(walked.code, 0, walked.stderr);
-    assert.match(walked.stdout, /Made pmt_\w+ \(pending, version 1\)/);
+    assert.match(walked.stdout, /Made pmt_[\w-]+ \(pending, version 1\)/);
     assert.match(walked.stdout, /-> settled \(version 3\)/);
     const asClient = await cli(["trigger"], client);
     assert.equal(asClient.code, 1);

@@ -92,6 +92,23 @@ describe("packages/verify on every kind of delivery the service sends", () => {
     expect(testDelivery).toMatchObject({ test: true, sequence: null, paymentVersion: null, event: "payment.changed" });
   }, 60_000);
 
+  it("verifies and parses a subscription.health delivery (another subscription's receiver answered 410)", async () => {
+    const { client } = await makeTenant();
+    const health = await subscribeToReceiver(client, { event: "subscription.health" });
+    const gone = await subscribeToReceiver(client, { payment_status: true }, [410]);
+    await makePayment(client);
+    const [got] = await arrivals(health.box, 1);
+    expect(await verify({ body: got!.body, headers: got!.headers, secrets: [health.subscription.secret], ...HOOK_USER })).toEqual({ ok: true, reason: null });
+    expect(parse(got!)).toMatchObject({
+      event: "subscription.disabled",
+      subscription: health.subscription.id,
+      sequence: 1,
+      paymentVersion: null,
+      test: false,
+      data: { object_type: "subscription", object_id: gone.subscription.id, event: "subscription.disabled", reason: "gone", occurred_at: expect.stringMatching(/Z$/) },
+    });
+  }, 30_000);
+
   it("verifies during a rotation's 24 hours with the old or the new secret and key alone, and only with the new ones after", async () => {
     const { client, processor } = await makeTenant();
     const hmac = await subscribeToReceiver(client, { payment_status: true });

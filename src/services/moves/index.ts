@@ -24,7 +24,7 @@ import type { Db } from "../../db/client";
 import { createDb } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { accounts } from "../../db/schema";
-import { shardBinding } from "../../db/shards";
+import { shardBinding, shardNotConfigured } from "../../db/shards";
 import type { Env } from "../../env";
 import { AppError, conflict, invalidField } from "../../errors";
 import type { Account } from "../accounts";
@@ -106,7 +106,7 @@ async function stepMove(directory: Db, env: Env, account: Account, deadline: num
     const left: string = JSON.parse(account.moveProgress!).left;
     const binding = shardBinding(env, left);
     const arrived = shardBinding(env, account.shard);
-    if (!binding || !arrived) console.error(JSON.stringify({ type: "shard_not_configured", moving: account.id, shard: binding ? account.shard : left }));
+    if (!binding || !arrived) shardNotConfigured(binding ? account.shard : left, { moving: account.id });
     else await leave(directory, binding, arrived, account.id);
     return;
   }
@@ -118,7 +118,7 @@ async function stepMove(directory: Db, env: Env, account: Account, deadline: num
   const from = shardBinding(env, account.shard);
   const to = shardBinding(env, account.moveTo!);
   if (!from || !to) {
-    console.error(JSON.stringify({ type: "shard_not_configured", moving: account.id, shard: from ? account.moveTo : account.shard }));
+    shardNotConfigured(from ? account.moveTo : account.shard, { moving: account.id });
     return;
   }
   let progress: Progress = account.moveProgress ? JSON.parse(account.moveProgress) : await arm(from, to, account.id, account.moveStartedAt!);

@@ -15,7 +15,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../../db/client";
-import { shardBinding } from "../../db/shards";
+import { shardBinding, shardNotConfigured } from "../../db/shards";
 import { groupBy } from "../../lib/group-by";
 import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
@@ -54,7 +54,7 @@ export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, en
 async function consumeShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, ctx: ExecutionContext): Promise<void> {
   const binding = shardBinding(env, shard);
   if (!binding) {
-    console.error(JSON.stringify({ type: "shard_not_configured", shard, delivery_ids: messages.map((message) => message.body?.delivery_id) }));
+    shardNotConfigured(shard, { delivery_ids: messages.map((message) => message.body?.delivery_id) });
     for (const message of messages) {
       if (shard === "") message.ack();
       else message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
@@ -227,7 +227,7 @@ export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, e
     const binding = typeof shard === "string" ? shardBinding(env, shard) : undefined;
     if (!binding) {
       // Nothing to mark: without a shard the row stays pending, and that shard's sweeper sends it again.
-      console.error(JSON.stringify({ type: "shard_not_configured", shard, delivery_id: deliveryId }));
+      shardNotConfigured(shard, { delivery_id: deliveryId });
       if (typeof shard === "string") message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
       else message.ack();
       continue;
