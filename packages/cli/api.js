@@ -26,15 +26,20 @@ export function networkReason(error) {
   return String(cause?.message ?? error);
 }
 
+/** How long a call may take before it is given up as lost (a connection that died while the laptop slept). */
+export const CALL_TIMEOUT_MS = 15_000;
+
 /** A client for the service at `url` as `username`. */
 export function serviceClient({ url, username, password }) {
   const base = url.replace(/\/+$/, "");
-  async function request(method, path, { body, signal, idempotencyKey } = {}) {
+  async function request(method, path, { body, signal, idempotencyKey, timeoutMs = CALL_TIMEOUT_MS } = {}) {
     let response;
+    let text;
+    const deadline = AbortSignal.timeout(timeoutMs);
     try {
       response = await fetch(`${base}${path}`, {
         method,
-        signal,
+        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
         headers: {
           authorization: basic(username, password),
           accept: "application/json",
@@ -43,11 +48,12 @@ export function serviceClient({ url, username, password }) {
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
+      text = await response.text();
     } catch (error) {
       if (signal?.aborted) throw error;
+      if (deadline.aborted) throw new CliError(`The service at ${base} did not answer ${method} ${path.split("?")[0]} in ${timeoutMs / 1000} s (asleep, or the network changed).`, { retry: true });
       throw new CliError(`Cannot reach the service at ${base} (${networkReason(error)}). Is it running? (npm start)`, { retry: true });
     }
-    const text = await response.text();
     let json = null;
     try {
       json = text ? JSON.parse(text) : null;

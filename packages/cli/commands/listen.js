@@ -26,7 +26,7 @@ async function forward(target, item) {
   return response.status;
 }
 
-export async function listen(service, { subscription, forwardTo, limit = 100, out = process.stdout, signal }) {
+export async function listen(service, { subscription, forwardTo, limit = 100, out = process.stdout, signal, feedTimeoutMs = (WAIT_SEC + 15) * 1000 }) {
   if (!subscription) throw new CliError("listen needs --subscription <id> (GET /v1/webhooks/ lists them).");
   if (!forwardTo) throw new CliError("listen needs --forward-to <url>, e.g. --forward-to http://127.0.0.1:4000/webhooks");
   try {
@@ -48,7 +48,8 @@ export async function listen(service, { subscription, forwardTo, limit = 100, ou
       const path = `/v1/webhooks/${encodeURIComponent(subscription)}/feed/?after=acked&signed=true&limit=${limit}&wait=${WAIT_SEC}`;
       let page;
       try {
-        page = await service.request("GET", path, { signal });
+        // A long poll answers within WAIT_SEC; one that does not is a connection lost to sleep: read again.
+        page = await service.request("GET", path, { signal, timeoutMs: feedTimeoutMs });
       } catch (error) {
         if (signal?.aborted) break;
         throw error;

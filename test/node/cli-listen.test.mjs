@@ -1,0 +1,66 @@
+// `listen` when a feed read is lost (the laptop slept with the long poll open, the network changed):
+// the read is given up after its time, read again, and nothing is skipped or forwarded twice.
+// A stand-in service on 127.0.0.1 plays the API's part.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { test } from "node:test";
+import { serviceClient } from "../../packages/cli/api.js";
+import { listen } from "../../packages/cli/commands/listen.js";
+
+function serve(handler) {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => handler(req, res, body));
+  });
+  return new Promise((done) => server.listen(0, "127.0.0.1", () => done({ url: `http://127.0.0.1:${server.address().port}`, close: () => (server.closeAllConnections(), new Promise((closed) => server.close(closed))) })));
+}
+
+const json = (res, status, body) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+
+test("a feed read that never answers is read again; the delivery is forwarded once and acked", async () => {
+  const item = { sequence: 1, delivery_id: "d-1", payment_id: "pmt_1", status: "held", created: "2026-11-25T00:00:00.000Z", body: '{"object_id":"pmt_1"}', cursor: "c-1", headers: { "content-type": "application/json", "hook-event": "payment.changed", "webhook-id": "d-1" } };
+  const feedReads = [];
+  const acks = [];
+  let acked = null;
+  const service = await serve((req, res, body) => {
+    const url = new URL(req.url, "http://x");
+    if (url.pathname === "/v1/webhooks/sub/") return json(res, 200, { id: "sub", url: "https://hooks.example.com/x" });
+    if (url.pathname === "/v1/webhooks/sub/feed/") {
+      feedReads.push(url.searchParams.get("after"));
+      if (feedReads.length === 1) return; // lost: the answer never comes
+      return json(res, 200, acked ? { results: [], next: acked } : { results: [item], next: item.cursor });
+    }
+    if (url.pathname === "/v1/webhooks/sub/feed/ack/") {
+      acked = JSON.parse(body).cursor;
+      acks.push(acked);
+      return json(res, 200, { cursor: acked });
+    }
+    json(res, 404, { detail: "Not found." });
+  });
+  const forwarded = [];
+  const target = await serve((req, res, body) => {
+    forwarded.push({ headers: req.headers, body });
+    res.writeHead(200).end("ok");
+  });
+  const stop = new AbortController();
+  const lines = [];
+  const out = { isTTY: false, write: (text) => lines.push(text) };
+  try {
+    const running = listen(serviceClient({ url: service.url, username: "u", password: "p" }), { subscription: "sub", forwardTo: `${target.url}/hooks`, out, signal: stop.signal, feedTimeoutMs: 300 });
+    const deadline = Date.now() + 10_000;
+    while (acks.length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    await new Promise((done) => setTimeout(done, 300)); // time for a second forward, were there one
+    stop.abort();
+    assert.equal(await running, 1);
+    assert.match(lines.join(""), /did not answer GET \/v1\/webhooks\/sub\/feed\/ in 0\.3 s \(asleep, or the network changed\)\. Trying again in 1 s\./);
+    assert.equal(forwarded.length, 1);
+    assert.equal(forwarded[0].body, item.body);
+    assert.equal(forwarded[0].headers["webhook-id"], "d-1");
+    assert.deepEqual(acks, ["c-1"]);
+    assert.ok(feedReads.length >= 2 && feedReads.every((after) => after === "acked"));
+  } finally {
+    await service.close();
+    await target.close();
+  }
+});
