@@ -109,6 +109,29 @@ describe("operational events", () => {
     expect((await db.prepare("select status from webhook_deliveries where id = ?").bind(waiting).first<{ status: string }>())!.status).toBe("held");
   });
 
+  it("tell a receiver that has failed for an hour, even with fewer than 10 failures in a row", async () => {
+    const { client } = await makeTenant({ shard: SHARD });
+    const health = await subscribe(client, "subscription.health");
+    const watched = await subscribe(client);
+    await db.prepare("update webhook_subscriptions set failing_since = ?, consecutive_failures = 1 where id = ?").bind(Date.now() - 3_600_000 - 1000, watched.id).run();
+    await consume([await pending(client, watched.id)], 500);
+    const events = await told(health.id);
+    expect(events.map((row) => [row.event, row.body.object_id])).toEqual([["subscription.failing", watched.id]]);
+  });
+
+  it("tell a receiver disabled by 5 days of failures, and hold its other deliveries", async () => {
+    const { client } = await makeTenant({ shard: SHARD });
+    const health = await subscribe(client, "subscription.health");
+    const watched = await subscribe(client);
+    const [failing, waiting] = [await pending(client, watched.id), await pending(client, watched.id)];
+    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now() + 3_600_000, waiting).run();
+    await db.prepare("update webhook_subscriptions set failing_since = ?, failing_reported = 1, consecutive_failures = 40 where id = ?").bind(Date.now() - 5 * 86_400_000 - 1000, watched.id).run();
+    await consume([failing], 500);
+    expect((await told(health.id)).map((row) => [row.event, row.body.reason])).toEqual([["subscription.disabled", "failing"]]);
+    expect((await call("GET", `/v1/webhooks/${watched.id}/`, { headers: client.headers })).json.is_active).toBe(false);
+    expect((await db.prepare("select status from webhook_deliveries where id = ?").bind(waiting).first<{ status: string }>())!.status).toBe("held");
+  });
+
   it("tell a delivery that ran out of retries", async () => {
     const { client } = await makeTenant({ shard: SHARD });
     const health = await subscribe(client, "subscription.health");
