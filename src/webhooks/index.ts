@@ -23,7 +23,7 @@ export {
   type Subscription,
   type SubscriptionInput,
 } from "./subscriptions/subscriptions";
-export { NO_PUBLIC_KEY, publicKeys } from "./subscriptions/public-keys";
+export { publicKeys } from "./subscriptions/public-keys";
 export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./subscriptions/retention";

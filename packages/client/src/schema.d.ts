@@ -4828,7 +4828,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description This subscription signs with HMAC (signing: hmac): it has no public key. Verify its deliveries with its secret. */
+            /** @description No such subscription in this account, or it signs with HMAC (`signing: hmac`), which has no public key: the detail says which */
             404: {
                 headers: {
                     [name: string]: unknown;

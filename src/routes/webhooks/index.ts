@@ -10,7 +10,6 @@ import {
   listSubscriptions,
   rotateSubscriptionSecret,
   publicKeys,
-  NO_PUBLIC_KEY,
   updateSubscription,
   type Subscription,
 } from "../../webhooks";
@@ -220,7 +219,7 @@ webhooksRouter.openapi(
     tags,
     security,
     request: { params: Params },
-    responses: { 200: jsonResponse(PublicKeys, "The public keys"), ...webhookErrors([401, 404], { 404: NO_PUBLIC_KEY }) },
+    responses: { 200: jsonResponse(PublicKeys, "The public keys"), ...webhookErrors([401, 404], { 404: "No such subscription in this account, or it signs with HMAC (`signing: hmac`), which has no public key: the detail says which" }) },
   }),
   async (c) => {
     const keys = await publicKeys(serviceContext(c), c.req.valid("param").id);
