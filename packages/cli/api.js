@@ -44,7 +44,9 @@ export function serviceClient({ url, username, password }) {
           authorization: basic(username, password),
           accept: "application/json",
           ...(body === undefined ? {} : { "content-type": "application/json" }),
-          ...(method === "POST" ? { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } : {}),
+          // A POST that makes something carries a key (a retry is answered once); `idempotencyKey: null`
+          // sends none, for calls that are safe to repeat as they are (an ack only moves forward).
+          ...(method === "POST" && idempotencyKey !== null ? { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } : {}),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });

@@ -22,6 +22,7 @@ test("a feed read that never answers is read again; the delivery is forwarded on
   const item = { sequence: 1, delivery_id: "d-1", payment_id: "pmt_1", status: "held", created: "2026-11-25T00:00:00.000Z", body: '{"object_id":"pmt_1"}', cursor: "c-1", headers: { "content-type": "application/json", "hook-event": "payment.changed", "webhook-id": "d-1" } };
   const feedReads = [];
   const acks = [];
+  const ackKeys = [];
   let acked = null;
   const service = await serve((req, res, body) => {
     const url = new URL(req.url, "http://x");
@@ -34,6 +35,7 @@ test("a feed read that never answers is read again; the delivery is forwarded on
     if (url.pathname === "/v1/webhooks/sub/feed/ack/") {
       acked = JSON.parse(body).cursor;
       acks.push(acked);
+      ackKeys.push(req.headers["idempotency-key"]);
       return json(res, 200, { cursor: acked });
     }
     json(res, 404, { detail: "Not found." });
@@ -58,6 +60,7 @@ test("a feed read that never answers is read again; the delivery is forwarded on
     assert.equal(forwarded[0].body, item.body);
     assert.equal(forwarded[0].headers["webhook-id"], "d-1");
     assert.deepEqual(acks, ["c-1"]);
+    assert.deepEqual(ackKeys, [undefined], "an ack is safe to repeat: it stores no idempotency key");
     assert.ok(feedReads.length >= 2 && feedReads.every((after) => after === "acked"));
   } finally {
     await service.close();

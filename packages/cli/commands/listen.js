@@ -61,7 +61,7 @@ export async function listen(service, { subscription, forwardTo, limit = 100, ou
         const started = Date.now();
         const answer = await forward(forwardTo, item);
         if (answer < 200 || answer > 299) throw new CliError(`${forwardTo} answered ${answer} to delivery #${item.sequence} (${item.delivery_id}); it is not acked and will be sent again.`, { retry: true });
-        const acked = await service.request("POST", `/v1/webhooks/${encodeURIComponent(subscription)}/feed/ack/`, { body: { cursor: item.cursor } });
+        const acked = await service.request("POST", `/v1/webhooks/${encodeURIComponent(subscription)}/feed/ack/`, { body: { cursor: item.cursor }, idempotencyKey: null });
         if (acked.status !== 200) throw new CliError(`The service did not keep the position after #${item.sequence} (${acked.status}): ${errorText(acked.json)}`, { retry: acked.status >= 500 });
         forwarded += 1;
         status.note(`#${item.sequence} ${item.headers["hook-event"]} ${item.payment_id || ""} -> ${answer} (${Date.now() - started} ms)`.replace("  ", " "));
