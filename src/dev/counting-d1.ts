@@ -8,9 +8,16 @@ export interface D1Tally {
   statements: number;
   /** Round trips to D1: a batch is one, however many statements it holds. */
   calls: number;
+  /** Rows written by the table each writing statement names first (its index entries and triggers' writes included). */
+  writtenByTable: Record<string, number>;
 }
 
-export const newTally = (): D1Tally => ({ rowsRead: 0, rowsWritten: 0, sqlMs: 0, statements: 0, calls: 0 });
+export const newTally = (): D1Tally => ({ rowsRead: 0, rowsWritten: 0, sqlMs: 0, statements: 0, calls: 0, writtenByTable: {} });
+
+/** The table a writing statement writes to, from its SQL (`insert into`, `update`, `delete from`); "other" when none is named. Pure. */
+export function writtenTable(query: string): string {
+  return /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+["`]?(\w+)/i.exec(query)?.[1] ?? "other";
+}
 
 /** The tally as a Server-Timing header: D1's own SQL time as `dur`, the counts as descriptions. */
 export function serverTiming(tally: D1Tally): string {
@@ -20,6 +27,7 @@ export function serverTiming(tally: D1Tally): string {
     `d1-statements;desc="${tally.statements}"`,
     `d1-calls;desc="${tally.calls}"`,
     `d1-sql;dur=${Number(tally.sqlMs.toFixed(3))}`,
+    `d1-written-by-table;desc="${Object.entries(tally.writtenByTable).map(([table, n]) => `${table}:${n}`).join(" ")}"`,
   ].join(", ");
 }
 
@@ -28,36 +36,44 @@ export function serverTiming(tally: D1Tally): string {
  * selects with `raw()`, which has no meta, so `raw()` is served from `run()` (same rows, with meta).
  */
 export function countingD1(d1: D1Database, tally: D1Tally = newTally()) {
-  const record = (result: D1Result) => {
+  const record = (result: D1Result, query: string) => {
+    const written = result.meta.rows_written ?? 0;
     tally.rowsRead += result.meta.rows_read ?? 0;
-    tally.rowsWritten += result.meta.rows_written ?? 0;
+    tally.rowsWritten += written;
+    if (written > 0) {
+      const table = writtenTable(query);
+      tally.writtenByTable[table] = (tally.writtenByTable[table] ?? 0) + written;
+    }
     tally.sqlMs += result.meta.duration ?? 0;
     tally.statements += 1;
     return result;
   };
-  const call = (result: D1Result) => {
+  const call = (result: D1Result, query: string) => {
     tally.calls += 1;
-    return record(result);
+    return record(result, query);
   };
-  const wrap = (statement: D1PreparedStatement): D1PreparedStatement =>
+  type Wrapped = { __statement: D1PreparedStatement; __query: string };
+  const wrap = (statement: D1PreparedStatement, query: string): D1PreparedStatement =>
     ({
-      bind: (...values: unknown[]) => wrap(statement.bind(...values)),
-      all: async () => call(await statement.all()),
-      run: async () => call(await statement.run()),
+      bind: (...values: unknown[]) => wrap(statement.bind(...values), query),
+      all: async () => call(await statement.all(), query),
+      run: async () => call(await statement.run(), query),
       first: async (column?: string) => {
-        const result = call(await statement.all());
+        const result = call(await statement.all(), query);
         const row = (result.results[0] ?? null) as Record<string, unknown> | null;
         return column ? (row?.[column] ?? null) : row;
       },
-      raw: async () => call(await statement.run()).results.map((row) => Object.values(row as object)),
+      raw: async () => call(await statement.run(), query).results.map((row) => Object.values(row as object)),
       __statement: statement,
+      __query: query,
     }) as unknown as D1PreparedStatement;
   const db = {
-    prepare: (query: string) => wrap(d1.prepare(query)),
+    prepare: (query: string) => wrap(d1.prepare(query), query),
     batch: async (statements: D1PreparedStatement[]) => {
-      const results = await d1.batch(statements.map((s) => (s as unknown as { __statement: D1PreparedStatement }).__statement));
+      const wrapped = statements as unknown as Wrapped[];
+      const results = await d1.batch(wrapped.map((s) => s.__statement));
       tally.calls += 1;
-      results.forEach(record);
+      results.forEach((result, i) => record(result, wrapped[i]!.__query));
       return results;
     },
     exec: (query: string) => d1.exec(query),

@@ -70,7 +70,9 @@ const send = async (method, path, headers, body) => {
 function timingOf(res) {
   const header = res.headers.get("server-timing") ?? "";
   const value = (name, key) => Number(new RegExp(`${name};${key}="?([0-9.]+)"?`).exec(header)?.[1] ?? NaN);
-  return { rowsWritten: value("d1-rows-written", "desc"), statements: value("d1-statements", "desc"), sqlMs: value("d1-sql", "dur") };
+  const byTable = /d1-written-by-table;desc="([^"]*)"/.exec(header)?.[1] ?? "";
+  const writtenByTable = Object.fromEntries(byTable.split(" ").filter(Boolean).map((pair) => [pair.slice(0, pair.lastIndexOf(":")), Number(pair.slice(pair.lastIndexOf(":") + 1))]));
+  return { rowsWritten: value("d1-rows-written", "desc"), statements: value("d1-statements", "desc"), sqlMs: value("d1-sql", "dur"), writtenByTable };
 }
 
 const admin = { authorization: `Bearer ${BENCH_VARS.ADMIN_TOKEN}` };
@@ -148,9 +150,15 @@ for (let tries = 0; tables.length > 0 && tries < 1000; tries++) {
 await dispose();
 
 const mean = (list, key) => list.reduce((sum, item) => sum + item[key], 0) / Math.max(1, list.length);
+/** Mean rows written per change by each table its statements wrote to (index entries included). */
+const byTable = (list) => {
+  const tables = [...new Set(list.flatMap((item) => Object.keys(item.writtenByTable)))];
+  return Object.fromEntries(tables.map((table) => [table, list.reduce((sum, item) => sum + (item.writtenByTable[table] ?? 0), 0) / Math.max(1, list.length)]).sort((a, b) => b[1] - a[1]));
+};
 const perChange = Object.fromEntries(
-  Object.entries(costs).map(([kind, list]) => [kind, { rows_written: mean(list, "rowsWritten"), statements: mean(list, "statements"), sql_ms: mean(list, "sqlMs") }]),
+  Object.entries(costs).map(([kind, list]) => [kind, { rows_written: mean(list, "rowsWritten"), statements: mean(list, "statements"), sql_ms: mean(list, "sqlMs"), rows_written_by_table: byTable(list) }]),
 );
+const tablesWritten = [...new Set(Object.values(perChange).flatMap((c) => Object.keys(c.rows_written_by_table)))];
 const figures = shardFigures({ bytes, payments: PAYMENTS, perChange, eventsPerPayment: EVENTS, retentionDays: RETENTION_DAYS });
 const report = { at: new Date().toISOString(), payments: PAYMENTS, events_per_payment: EVENTS, subscriptions: mix, database_bytes: total, bytes, per_change: perChange, ...figures };
 
@@ -167,6 +175,10 @@ const lines = [
   "| Change | D1 rows written | statements | SQL time (ms, as D1 reports it) |",
   "|---|---|---|---|",
   ...Object.entries(perChange).map(([kind, c]) => `| ${kind === "creation" ? "a new payment" : "an event"} | ${c.rows_written.toFixed(1)} | ${c.statements.toFixed(1)} | ${c.sql_ms.toFixed(3)} |`),
+  "",
+  "| Rows written by table (its index entries included) | a new payment | an event |",
+  "|---|---|---|",
+  ...tablesWritten.map((table) => `| ${table} | ${(perChange.creation.rows_written_by_table[table] ?? 0).toFixed(1)} | ${(perChange.event.rows_written_by_table[table] ?? 0).toFixed(1)} |`),
   "",
   `One shard (D1's 10 GB): ${figures.payments_per_shard_with_log.toLocaleString("en")} payments with their delivery log (all within RETENTION_DAYS=${RETENTION_DAYS}), ${figures.payments_per_shard_core.toLocaleString("en")} once their log is past retention;`,
   `at the SQL time above, about ${figures.changes_per_second.toLocaleString("en")} changes a second (D1 runs one query at a time per database).`,
