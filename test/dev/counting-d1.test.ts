@@ -19,12 +19,16 @@ describe("the D1 tally behind SERVER_TIMING", () => {
 
   it("adds up the rows each table's statements wrote, in a batch and alone, and says so in Server-Timing", async () => {
     const d1 = env.SHARD_A!;
-    await d1.exec("create table if not exists tally_probe (id integer primary key, name text unique)");
-    const { db, tally } = countingD1(d1);
-    await db.batch([db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID()), db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID())]);
-    await db.prepare("delete from tally_probe").run();
-    expect(tally.writtenByTable.tally_probe).toBe(tally.rowsWritten);
-    expect(tally.rowsWritten).toBeGreaterThanOrEqual(4); // two rows, each with its unique index entry
-    expect(serverTiming(tally)).toContain(`d1-written-by-table;desc="tally_probe:${tally.rowsWritten}"`);
+    await d1.exec("create table tally_probe (id integer primary key, name text unique)");
+    try {
+      const { db, tally } = countingD1(d1);
+      await db.batch([db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID()), db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID())]);
+      await db.prepare("delete from tally_probe").run();
+      expect(tally.writtenByTable.tally_probe).toBe(tally.rowsWritten);
+      expect(tally.rowsWritten).toBeGreaterThanOrEqual(4); // two rows, each with its unique index entry
+      expect(serverTiming(tally)).toContain(`d1-written-by-table;desc="tally_probe:${tally.rowsWritten}"`);
+    } finally {
+      await d1.exec("drop table tally_probe");
+    }
   });
 });
