@@ -129,6 +129,10 @@ describe("Server-Timing", () => {
     expect(write.status).toBe(201);
     // The row, its indexes' entries and the stored counts: D1 bills each.
     expect(d1Timing(write).rowsWritten).toBeGreaterThan(1);
+    // Where the rows went: the counterparty's own table (its row and index entries) among them, adding up to the total.
+    const byTable = /d1-written-by-table;desc="([^"]*)"/.exec(write.headers.get("server-timing") ?? "")![1]!.split(" ").map((pair) => pair.split(":") as [string, string]);
+    expect(byTable.map(([table]) => table)).toContain("counterparties");
+    expect(byTable.reduce((sum, [, n]) => sum + Number(n), 0)).toBe(d1Timing(write).rowsWritten);
     const off = await call("GET", "/v1/counterparties/", { headers: client.headers });
     expect(off.headers.get("server-timing")).toBeNull();
   });

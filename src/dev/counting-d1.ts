@@ -19,7 +19,7 @@ export function writtenTable(query: string): string {
   return /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+["`]?(\w+)/i.exec(query)?.[1] ?? "other";
 }
 
-/** The tally as a Server-Timing header: D1's own SQL time as `dur`, the counts as descriptions. */
+/** The tally as a Server-Timing header: D1's own SQL time as `dur`, the counts as descriptions (the rows written by table when any were). */
 export function serverTiming(tally: D1Tally): string {
   return [
     `d1-rows-read;desc="${tally.rowsRead}"`,
@@ -27,7 +27,7 @@ export function serverTiming(tally: D1Tally): string {
     `d1-statements;desc="${tally.statements}"`,
     `d1-calls;desc="${tally.calls}"`,
     `d1-sql;dur=${Number(tally.sqlMs.toFixed(3))}`,
-    `d1-written-by-table;desc="${Object.entries(tally.writtenByTable).map(([table, n]) => `${table}:${n}`).join(" ")}"`,
+    ...(tally.rowsWritten > 0 ? [`d1-written-by-table;desc="${Object.entries(tally.writtenByTable).map(([table, n]) => `${table}:${n}`).join(" ")}"`] : []),
   ].join(", ");
 }
 
