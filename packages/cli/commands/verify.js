@@ -29,7 +29,7 @@ export async function verifySaved({ file, secrets, username, password, tolerance
   if (secrets.length === 0) throw new CliError("verify needs --secret whsec_… (and/or --public-key whpk_… for an ed25519 subscription).");
   const saved = await readSaved(file);
   const result = await verify({ body: saved.body, headers: saved.headers, secrets, username, password, toleranceSec });
-  const id = saved.headers["webhook-id"] ?? saved.headers["Webhook-Id"] ?? saved.id ?? "?";
+  const id = Object.entries(saved.headers).find(([name]) => name.toLowerCase() === "webhook-id")?.[1] ?? saved.delivery_id ?? saved.id ?? "?";
   if (result.ok) {
     out.write(`OK: delivery ${id} is genuine${toleranceSec === Infinity ? " (its timestamp was not checked: pass --tolerance 300 to)" : ""}.\n`);
     return true;

@@ -9,7 +9,7 @@ import { decrypt } from "../../lib/encryption";
 import type { PageRequest } from "../../lib/pagination";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wire/signing";
-import { sealSecrets } from "./sealing";
+import { sealSecrets, type Secrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased } from "./holds";
 import { storedFilters, type Filters } from "../outbox/filters";
 import type { Caller } from "../../lib/caller";
@@ -41,14 +41,7 @@ export interface SubscriptionInput {
 export type { Keys } from "../../context";
 
 /** What is sealed in a subscription row, opened (the previous secret and key only while they still sign). */
-export interface Revealed {
-  username: string;
-  password: string;
-  secretText: string;
-  previousSecretText: string | null;
-  signingKeyText: string | null;
-  previousSigningKeyText: string | null;
-}
+export type Revealed = Secrets;
 
 /** What signs a subscription's deliveries: its secrets, and an Ed25519 subscription's keys. */
 export function signingSecrets(revealed: Revealed): SigningSecrets {
