@@ -40,8 +40,9 @@ const lists: [string, string, RegExp | null][] = [
   ["/v2/payments/?ordering=updated&updated__gt=2026-01-01T00:00:00Z&page=2&page_size=1", "payments", /updated_at>\?/],
   [firstPage.json.next.slice(firstPage.json.next.indexOf("/v1/")), "invoices", null],
   [`/v2/payments/${payment.id}/`, "payments", null],
-  [`/v1/webhooks/${subscription.id}/deliveries/?payment_id=${payment.id}`, "webhook_deliveries", /payment_id=\?/],
-  [`/v1/webhooks/${subscription.id}/deliveries/?status=failed`, "webhook_deliveries", /status=\?/],
+  // A payment's deliveries are found on the log at its changes' stamps; a status is read off the log index.
+  [`/v1/webhooks/${subscription.id}/deliveries/?payment_id=${payment.id}`, "webhook_deliveries", /log_idx \(subscription_id=\? AND created_at=\?/],
+  [`/v1/webhooks/${subscription.id}/deliveries/?status=failed`, "webhook_deliveries", /(log_idx|held_idx) \(subscription_id=\?/],
   [`/v1/webhooks/${subscription.id}/deliveries/?created__gte=2026-01-01T00:00:00Z`, "webhook_deliveries", /created_at>\?/],
   [`/v1/webhooks/${subscription.id}/stats/?window=7d`, "webhook_stats", /bucket_start>\?/],
 ];
@@ -103,6 +104,22 @@ describe("query plans of the lists", () => {
   });
 });
 
+describe("query plans of a new payment", () => {
+  it("finds a claimed invoice on the claim index, not by reading payment_invoices", async () => {
+    const { db, statements } = recordingD1(shard);
+    const fresh = await makeInvoice(tenant.client, buyer.id, supplier.id);
+    const res = await call("POST", "/v2/payments/", {
+      headers: tenant.client.headers,
+      body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [fresh.id], payment_method: "ach" },
+      bindings: { [shardKey]: db },
+    });
+    expect(res.status).toBe(201);
+    const [claim] = statements.filter((s) => /^\s*select\b/i.test(s.sql) && /from "payment_invoices"/.test(s.sql));
+    const plan = (await shard.prepare(`EXPLAIN QUERY PLAN ${claim!.sql}`).bind(...claim!.params).all<PlanRow>()).results.map((row) => row.detail);
+    expect(plan).toEqual([expect.stringMatching(/^SEARCH payment_invoices USING (COVERING )?INDEX payment_invoices_claim_uq \(invoice_id=\?\)$/)]);
+  });
+});
+
 describe("query plans of the outbox sweeper", () => {
   it("walks the due index in order, from where its last round stopped", async () => {
     const now = Date.now();
@@ -122,27 +139,27 @@ describe("query plans of the outbox sweeper", () => {
     const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
     for (const rows of plans) expect(faults(rows)).toEqual([]);
     for (const { sql } of selects) expect(sql).not.toMatch(/\blimit\s+\?/i);
-    expect(plans[0]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at<\?\)/));
-    expect(plans[1]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at>\? AND next_attempt_at<\?\)/));
+    expect(plans[0]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(next_attempt_at<\?\)/));
+    expect(plans[1]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(next_attempt_at>\? AND next_attempt_at<\?\)/));
   });
 });
 
 describe("query plans of retention", () => {
-  it("reads the front of the due index for each ended status, and the stats' old buckets by their key", async () => {
+  it("reads the front of each subscription's log, oldest first, and the stats' old buckets by their key", async () => {
     const { db, statements } = recordingD1(shard);
     await applyRetention(createDb(db), undefined, 30, Date.now());
     const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
     const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
     for (const rows of plans) expect(faults(rows)).toEqual([]);
     for (const { sql } of statements) expect(sql).not.toMatch(/\blimit\s+\?/i);
-    for (const rows of plans.slice(0, 2)) {
-      // The due index's front, and for each row found a look-up of the (empty) moves table by its key.
-      expect(rows.map((row) => row.detail)).toEqual([
-        expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(status=\? AND next_attempt_at=\?\)$/),
-        "CORRELATED SCALAR SUBQUERY 1",
-        "SEARCH m USING INDEX sqlite_autoindex_moves_1 (account_id=?)",
-      ]);
-    }
+    // The log index of each subscription up to the cutoff, and for each row found a look-up of the
+    // (empty) moves table by its key.
+    expect(plans[0]!.map((row) => row.detail)).toEqual([
+      "SEARCH webhook_deliveries USING INDEX webhook_deliveries_log_idx (subscription_id=? AND created_at<?)",
+      "USING INDEX sqlite_autoindex_webhook_subscriptions_1 FOR IN-OPERATOR",
+      expect.stringMatching(/^CORRELATED SCALAR SUBQUERY \d+$/),
+      "SEARCH m USING INDEX sqlite_autoindex_moves_1 (account_id=?)",
+    ]);
   });
 });
 

@@ -1,10 +1,12 @@
 /**
  * Counting rows in a time range without reading them: each row's timestamp is counted in one
- * bucket of each size below (30 days down to 1 second), and a range is the sum of the whole
+ * bucket of each size below (a day down to a second), and a range is the sum of the whole
  * buckets it holds, coarsest first, plus at most two spans shorter than a second at its edges,
- * which are counted on the index. Pure.
+ * which are counted on the index. Each size is one row written per counted row: a year's range
+ * sums 365 day buckets (rows read), which costs D1 far less than a fifth bucket written per change.
+ * Pure.
  */
-export const BUCKET_SIZES_MS = [30 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000] as const;
+export const BUCKET_SIZES_MS = [86_400_000, 3_600_000, 60_000, 1_000] as const;
 
 /** The bucket of each size that holds `ms`. */
 export function bucketsOf(ms: number): { size: number; start: number }[] {

@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 /** What stores each payment's detail on its row, as the API shows it (test/seed-sql.test.ts checks it). */
 export const paymentDetailSql = () => readFileSync(new URL("./payment-detail.sql", import.meta.url), "utf8");
 
-// The bucket sizes of src/lib/time-buckets.ts (30 days, a day, an hour, a minute, a second).
-const BUCKET_SIZES_MS = [30 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1_000];
+// The bucket sizes of src/lib/time-buckets.ts (a day, an hour, a minute, a second).
+const BUCKET_SIZES_MS = [86_400_000, 3_600_000, 60_000, 1_000];
 
 /** Rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows. */
 export function recountSql(accountId) {
@@ -22,7 +22,7 @@ export function recountSql(accountId) {
     byValue("payments", "originating_counterparty_id"),
     byValue("payments", "receiving_counterparty_id"),
     `DELETE FROM time_counts ${where};`,
-    ...[["invoices", "created_at"], ["payments", "created_at"], ["payments", "updated_at"]].flatMap(([table, column]) =>
+    ...[["invoices", "created_at"], ["payments", "created_at"]].flatMap(([table, column]) =>
       BUCKET_SIZES_MS.map(
         (size) =>
           `INSERT INTO time_counts SELECT account_id, '${table}.${column}', ${size}, (${column} / ${size}) * ${size}, count(*) FROM ${table} ${where} GROUP BY 1, 2, 3, 4;`,

@@ -54,11 +54,16 @@ export const webhookDeliveries = sqliteTable(
     // operational event's name (webhooks/health.ts) for a `subscription.health` subscription.
     event: text("event"),
   },
+  // D1 writes an entry in each index a new row falls in: a change's delivery writes its row, its
+  // id, its log entry and its due entry (or, held, its held entry), and no more.
   (t) => [
-    index("webhook_deliveries_log_idx").on(t.subscriptionId, t.createdAt, t.id),
-    index("webhook_deliveries_status_idx").on(t.subscriptionId, t.status, t.createdAt, t.id),
-    index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
-    index("webhook_deliveries_payment_idx").on(t.subscriptionId, t.paymentId, t.createdAt, t.id),
+    // The subscription's log in created order (its sequence order), its status carried along so
+    // that a status filter or count reads the index alone.
+    index("webhook_deliveries_log_idx").on(t.subscriptionId, t.createdAt, t.id, t.status),
+    // What the sweeper walks: pending deliveries by when they are due.
+    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    // A subscription's held and failed deliveries (release, discard, counts, recovery).
+    index("webhook_deliveries_held_idx").on(t.subscriptionId, t.status, t.createdAt, t.id).where(sql`status = 'failed' or status = 'held'`),
     // A subscription's attempts in flight (the admission rule counts them): only claimed rows.
     index("webhook_deliveries_claimed_idx").on(t.subscriptionId, t.claimedUntil).where(sql`claimed_until is not null`),
   ],
@@ -82,3 +87,11 @@ export const webhookAttempts = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.deliveryId, t.number] })],
 );
+
+/**
+ * `status = '<status>'` with the status written out, not bound: SQLite uses a partial index (the
+ * due and held indexes above) only for a query whose WHERE names the index's own condition.
+ */
+export function deliveryStatusIs(status: "pending" | "failed" | "held") {
+  return sql`${webhookDeliveries.status} = ${sql.raw(`'${status}'`)}`;
+}

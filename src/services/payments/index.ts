@@ -2,7 +2,7 @@ import { and, eq, type SQL } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
 import { inList } from "../../db/in-list";
 import { isUniqueViolation } from "../../db/errors";
-import { counterparties, invoices, paymentInvoices } from "../../db/schema";
+import { counterparties, invoiceClaimed, invoices, paymentInvoices } from "../../db/schema";
 import { AppError, conflict, notFound } from "../../errors";
 import { newId, newToken } from "../../lib/ids";
 import { handOver, subscribersQuery } from "../../webhooks";
@@ -38,7 +38,7 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
       db
         .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
         .from(paymentInvoices)
-        .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), eq(paymentInvoices.active, 1)))
+        .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), invoiceClaimed))
         .limit(fixedLimit(1)),
       subscribersQuery(db, accountId),
     ]);

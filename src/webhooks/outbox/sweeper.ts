@@ -1,9 +1,9 @@
-import { and, asc, eq, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
+import { and, asc, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import type { Db } from "../../db/client";
-import { webhookDeliveries } from "../../db/schema";
+import { deliveryStatusIs, webhookDeliveries } from "../../db/schema";
 import type { ShardQueue } from "./message";
 import { lostAtRestart } from "../../dev";
 import { CLAIM_MS } from "../wire/retry-schedule";
@@ -44,7 +44,7 @@ export async function sweepOutbox(
   const lostBefore = now - LOST_AFTER_MS;
   const since = restartedAt === undefined ? undefined : Math.min(restartedAt, now);
   const lost = and(
-    eq(webhookDeliveries.status, "pending"),
+    deliveryStatusIs("pending"),
     notHeldByMove(webhookDeliveries.accountId),
     lte(webhookDeliveries.nextAttemptAt, now),
     since !== undefined

@@ -1,9 +1,9 @@
-import { and, asc, eq, exists, isNull, type SQL } from "drizzle-orm";
+import { and, asc, eq, exists, isNull, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
 import { inList } from "../../db/in-list";
 import { groupBy } from "../../lib/group-by";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../../db/schema";
+import { paymentEvents, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
@@ -37,7 +37,7 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
     ...timeConditions(webhookDeliveries.createdAt, "created", filters as Record<string, Instant | undefined>),
   ];
   if (filters.status) conditions.push(inList(webhookDeliveries.status, filters.status));
-  if (filters.payment_id !== undefined) conditions.push(eq(webhookDeliveries.paymentId, filters.payment_id));
+  if (filters.payment_id !== undefined) conditions.push(...ofPayment(filters.payment_id));
   const where = and(...conditions)!;
   const page = await listTable(db, webhookDeliveries, {
     where,
@@ -47,6 +47,16 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
     count: countWhere(db, webhookDeliveries, where),
   }, request);
   return { ...page, results: await withAttempts(db, page.rows) };
+}
+
+/**
+ * The deliveries a payment's changes made: each change's deliveries are created at its stamp, which
+ * is its event's `created`, so they are found on the log index at those few instants (a test
+ * delivery, made at another time, is not one of them).
+ */
+function ofPayment(paymentId: string): SQL[] {
+  const stamps = sql`(select ${paymentEvents.createdAt} from ${paymentEvents} where ${paymentEvents.paymentId} = ${paymentId})`;
+  return [sql`${webhookDeliveries.createdAt} in ${stamps}`, eq(webhookDeliveries.paymentId, paymentId)];
 }
 
 export async function withAttempts(db: Db, rows: DeliveryRow[]) {

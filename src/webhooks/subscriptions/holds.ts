@@ -10,7 +10,7 @@
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { deliveryStatusIs, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
@@ -25,7 +25,7 @@ export function holdPending(db: Db, accountId: string, subscriptionId: string, n
   return db
     .update(d)
     .set({ ...HELD, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), eq(d.status, "pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now))));
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now))));
 }
 
 /** Makes the subscription's held deliveries pending again, due now with a fresh retry schedule; returns their ids, oldest sequence first. */
@@ -34,7 +34,7 @@ export function releaseHeld(db: Db, accountId: string, subscriptionId: string, n
   return db
     .update(d)
     .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, scheduleFirstAttempt: sql`${d.attempts} + 1`, enqueuedAt: now, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), eq(d.status, "held")))
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held")))
     .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
 }
 
@@ -58,7 +58,7 @@ export async function discardHeld({ db, accountId }: ServiceContext, subscriptio
     .get();
   if (!subscription) throw notFound();
   if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
-  const held = and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), eq(d.status, "held"));
+  const held = and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held"));
   const [, , gone] = (await runBatch(db, [
     db
       .update(s)
@@ -72,7 +72,7 @@ export async function discardHeld({ db, accountId }: ServiceContext, subscriptio
   return { discarded: gone.length };
 }
 
-/** How many deliveries the subscription holds now, counted on its status index. */
+/** How many deliveries the subscription holds now, counted on its held index. */
 export function heldCount(subscriptionId: SQL) {
   return sql<number>`(select count(*) from ${webhookDeliveries} h where h.subscription_id = ${subscriptionId} and h.status = 'held')`.mapWith(Number);
 }

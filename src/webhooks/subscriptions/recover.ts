@@ -1,7 +1,7 @@
 import { and, between, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { runBatch } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
-import { webhookDeliveries } from "../../db/schema";
+import { deliveryStatusIs, webhookDeliveries } from "../../db/schema";
 import { inAccount } from "../../db/scope";
 import { invalid } from "../../errors";
 import { noAnswer, type Answer } from "../../idempotency";
@@ -39,7 +39,7 @@ export async function recoverDeliveries(
   const failed = db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
-    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.status, "failed"), between(webhookDeliveries.createdAt, window.since, window.until)))
+    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), deliveryStatusIs("failed"), between(webhookDeliveries.createdAt, window.since, window.until)))
     .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
     .limit(fixedLimit(MAX_RECOVERED));
   const [recovered] = (await runBatch(db, [

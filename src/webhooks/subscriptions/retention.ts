@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, inArray, lt, sql } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
 import type { Db } from "../../db/client";
 import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions } from "../../db/schema";
@@ -14,7 +14,7 @@ import { deliveryView } from "./delivery-record";
 export const DEFAULT_RETENTION_DAYS = 30;
 /** Health buckets outlive the log: 90 days of a subscription's history stay in its stats. */
 export const STATS_KEEP_DAYS = 90;
-/** Deliveries one cron run removes at most, per status: the run stays short however much is due. */
+/** Deliveries one cron run removes at most: the run stays short however much is due. */
 export const RETENTION_CHUNK = 200;
 const DAY_MS = 86_400_000;
 /** What retention removes: deliveries that ended, and those held (contract 11.2), past RETENTION_DAYS since they last changed. */
@@ -40,33 +40,37 @@ export interface RetentionReport {
 
 /**
  * One cron run's retention: ended deliveries whose last change is older than `days` are written to
- * the archive (when bound) and then removed with their attempts, at most RETENTION_CHUNK per status;
+ * the archive (when bound) and then removed with their attempts, at most RETENTION_CHUNK a run;
  * health buckets older than STATS_KEEP_DAYS go too. A delivery that changed meanwhile (redelivered)
  * is not removed. Archiving before removing, and skipping lines already archived, means a run cut
  * short between the two archives nothing twice and loses nothing.
  */
 export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number): Promise<RetentionReport> {
   const cutoff = now - days * DAY_MS;
-  // Ended deliveries share the due index's (status, null) key, in rowid order: the order they were
-  // made. Each run reads only the front of it, the oldest, and keeps those past the cutoff; so a run
-  // reads at most RETENTION_CHUNK rows per status, however long the log, and stops early once the
-  // front is younger than the cutoff.
-  const front = (status: (typeof ENDED)[number]) =>
-    db
-      .select()
-      .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.status, status), isNull(webhookDeliveries.nextAttemptAt), notHeldByMove(webhookDeliveries.accountId)))
-      .orderBy(sql`rowid`)
-      .limit(fixedLimit(RETENTION_CHUNK));
-  const fronts = await db.batch([front("succeeded"), front("failed"), front("held")]);
-  const rows = fronts.flat().filter((row) => row.updatedAt < cutoff);
+  // Each subscription's log starts with its oldest deliveries (the log index, by created): a run
+  // reads the front of each, where what is past the cutoff is, and keeps the ended ones that
+  // have not changed since. A delivery is never older than its last change, so nothing past the
+  // front's cutoff by `created` is left unread; a run reads at most RETENTION_CHUNK of them.
+  const d = webhookDeliveries;
+  const rows = await db
+    .select()
+    .from(d)
+    .where(
+      and(
+        inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)),
+        lt(d.createdAt, cutoff),
+        inArray(d.status, [...ENDED]),
+        lt(d.updatedAt, cutoff),
+        notHeldByMove(d.accountId),
+      ),
+    )
+    .limit(fixedLimit(RETENTION_CHUNK));
   const deliveries = await withAttempts(db, rows);
   const archived = archive ? await archiveAll(archive, deliveries) : 0;
   let removed = 0;
   if (rows.length > 0) {
     const ids = rows.map((row) => row.id);
     const stillOld = and(inList(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, [...ENDED]), lt(webhookDeliveries.updatedAt, cutoff));
-    const d = webhookDeliveries;
     const [, , gone] = await db.batch([
       // The subscriptions' sequences go on past what is removed (outbox.ts), even when nothing of them is kept.
       db
