@@ -8,12 +8,10 @@ import type { CountQuery, Seek } from "../db/list-page";
 
 /**
  * The timestamps whose time ranges are counted from buckets (db/schema/time-counts): every
- * invoice's and payment's `created`, and each payment status's own `created` buckets (for a status
- * filter with a created range). Only timestamps a row keeps: a payment's `updated` moves with every
- * event, and buckets for it would cost each event a row written per bucket size; an `updated`
- * range is counted on its index instead (rows read, which D1 bills a thousandth of a row written).
+ * invoice's and payment's, and each payment status's own `created` buckets (for a status filter
+ * with a created range).
  */
-export type TimeKey = "invoices.created_at" | "payments.created_at" | `payments.created_at|status=${string}`;
+export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_at" | `payments.created_at|status=${string}`;
 
 /** The key of one payment status's `created` buckets. */
 export function createdWithStatus(status: string): TimeKey {
@@ -36,6 +34,26 @@ export function countAt(db: Db, accountId: string, key: TimeKey, ms: number | SQ
   return db
     .insert(timeCounts)
     .select(sql`select a, k, s, b, n from (${sql.join(rows, sql` union all `)}) where ${guard}`)
+    .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
+}
+
+/**
+ * The statement that moves one row's count from the buckets holding `from` to those holding `to`
+ * (a payment's `updated` moving to its new stamp), touching only the sizes whose bucket changes:
+ * a write a second after the last one leaves the day and hour buckets alone.
+ */
+export function countMove(db: Db, accountId: string, key: TimeKey, from: number, to: SQL, guard: SQL = sql`1`) {
+  // The old buckets as one JSON parameter, and the new stamp read once: D1 allows 100 parameters.
+  const old = JSON.stringify(bucketsOf(from).map(({ size, start }) => [size, start]));
+  return db
+    .insert(timeCounts)
+    .select(
+      sql`select ${accountId}, ${key}, p.s, case when m.n = -1 then p.b else t.v - t.v % p.s end, m.n
+          from (select (${to}) as v) t,
+               (select json_extract(value, '$[0]') as s, json_extract(value, '$[1]') as b from json_each(${old})) p,
+               (select -1 as n union all select 1) m
+          where t.v - t.v % p.s <> p.b and ${guard}`,
+    )
     .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
 }
 

@@ -22,7 +22,7 @@ export function recountSql(accountId) {
     byValue("payments", "originating_counterparty_id"),
     byValue("payments", "receiving_counterparty_id"),
     `DELETE FROM time_counts ${where};`,
-    ...[["invoices", "created_at"], ["payments", "created_at"]].flatMap(([table, column]) =>
+    ...[["invoices", "created_at"], ["payments", "created_at"], ["payments", "updated_at"]].flatMap(([table, column]) =>
       BUCKET_SIZES_MS.map(
         (size) =>
           `INSERT INTO time_counts SELECT account_id, '${table}.${column}', ${size}, (${column} / ${size}) * ${size}, count(*) FROM ${table} ${where} GROUP BY 1, 2, 3, 4;`,

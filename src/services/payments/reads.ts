@@ -64,20 +64,17 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
   const stored = storedCountKey("payments", filters);
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
   const sortField = filters.ordering === "updated" ? "updated" : "created";
-  // Bounds on created alone are counted from its buckets; on updated, on the rows (time-counts.ts).
-  const created = timeCountField(filters, ["created"]) === "created";
+  const field = timeCountField(filters, ["created", "updated"]);
   // One status, and at most bounds on created: that status's own created buckets count it.
   const status = statusWithCreated(filters);
-  // page=N by the created buckets, when the only filters bound created (or are one status), for a
-  // list by created.
+  // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp
+  // (or are one status, for a list by created).
   const seek =
-    sortField !== "created"
-      ? undefined
-      : stored === countKey("payments") || created
-        ? seekBy(db, paymentBuckets(accountId), rangeOf("created", times))
-        : status
-          ? seekBy(db, paymentBuckets(accountId, status), rangeOf("created", times))
-          : undefined;
+    stored === countKey("payments") || field === sortField
+      ? seekBy(db, paymentBuckets(accountId, sortField), rangeOf(sortField, times))
+      : status && sortField === "created"
+        ? seekBy(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
+        : undefined;
   const page = await listTable(db, payments, {
     // The stored detail is the whole answer; the rest of the row is not read out.
     fields: ["detail"],
@@ -88,21 +85,21 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     id: payments.id,
     count: stored
       ? storedCountQuery(db, accountId, stored)
-      : created
-        ? countInRange(db, paymentBuckets(accountId), rangeOf("created", times))
+      : field === "created" || field === "updated"
+        ? countInRange(db, paymentBuckets(accountId, field), rangeOf(field, times))
         : status
-          ? countInRange(db, paymentBuckets(accountId, status), rangeOf("created", times))
+          ? countInRange(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
           : countWhere(db, payments, where),
   }, request);
   return { ...page, results: page.rows.map(storedText) };
 }
 
-/** Where a `created` range of payments is counted: its buckets, or one status's. */
-function paymentBuckets(accountId: string, status?: PaymentStatus): Buckets {
-  const column = payments.createdAt;
+/** Where a payment timestamp's ranges are counted: its buckets, or one status's `created` buckets. */
+function paymentBuckets(accountId: string, field: "created" | "updated", status?: PaymentStatus): Buckets {
+  const column = field === "created" ? payments.createdAt : payments.updatedAt;
   return status
     ? { accountId, key: createdWithStatus(status), table: "payments", column, also: eq(payments.status, status) }
-    : { accountId, key: "payments.created_at", table: "payments", column };
+    : { accountId, key: `payments.${field}_at`, table: "payments", column };
 }
 
 /** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */

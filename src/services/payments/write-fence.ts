@@ -26,7 +26,7 @@ import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks";
 import { countKey, countOneIf, uncountOneIf } from "../list-counts";
 import { inAccount } from "../../db/scope";
-import { countAt, createdWithStatus } from "../time-counts";
+import { countAt, countMove, createdWithStatus } from "../time-counts";
 import { releasesInvoices } from "./status";
 import { detailAfter, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
@@ -138,6 +138,7 @@ function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoic
     ].map((key) => countOneIf(db, accountId, key, applied)),
     countAt(db, accountId, "payments.created_at", stamp, 1, applied),
     countAt(db, accountId, createdWithStatus(payment.status), stamp, 1, applied),
+    countAt(db, accountId, "payments.updated_at", stamp, 1, applied),
   ];
 }
 
@@ -145,6 +146,7 @@ function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoic
 function eventStatements(db: Db, next: PaymentRow, previous: PaymentRow, stamp: SQL, applied: SQL): BatchStatement[] {
   const accountId = next.accountId;
   return [
+    countMove(db, accountId, "payments.updated_at", previous.updatedAt, stamp, applied),
     ...(next.status !== previous.status
       ? [
           uncountOneIf(db, accountId, countKey("payments", "status", previous.status), applied),
