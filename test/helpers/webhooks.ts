@@ -52,3 +52,20 @@ export async function subscribeToReceiver(user: User, fields: Record<string, unk
   const box = await mailbox({ secret: res.json.secret, publicKey: res.json.public_key ?? undefined, ...HOOK_USER, responses }, path);
   return { subscription: res.json, box };
 }
+
+/**
+ * Sends the subscription's newest delivery once more and waits for it to arrive: a second
+ * attempt, which webhook_attempts keeps (a delivery's first attempt is kept on its row).
+ */
+export async function secondAttempt(user: User, subscriptionId: string, box: Box): Promise<void> {
+  const before = (await receivedAt(box)).length;
+  const log = await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1`, { headers: user.headers });
+  const [newest] = log.json.results as { id: string }[];
+  const res = await call("POST", `/v1/webhooks/${subscriptionId}/deliveries/${newest!.id}/redeliver/`, { headers: user.headers });
+  if (res.status !== 202) throw new Error(`redeliver: ${res.status} ${JSON.stringify(res.json)}`);
+  await waitFor(() => receivedAt(box), (got) => got.length === before + 1);
+  await waitFor(
+    () => call("GET", `/v1/webhooks/${subscriptionId}/deliveries/${newest!.id}/`, { headers: user.headers }),
+    (one) => one.json.attempts.length === 2 && one.json.status === "succeeded",
+  );
+}

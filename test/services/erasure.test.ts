@@ -6,7 +6,7 @@ import { applyRetention } from "../../src/webhooks/subscriptions/retention";
 import { boundShards } from "../../src/db/shards";
 import { ADMIN, call, makeCounterparty, makePayment, makeTenant, shardD1 } from "../helpers/api";
 import { tenantRows } from "../helpers/tenant-rows";
-import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { receivedAt, secondAttempt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 /** How many rows of the account each table holds, in the directory and in every shard. */
 async function rowsOf(accountId: string) {
@@ -23,12 +23,13 @@ describe("erasing an account", () => {
     const doomed = await makeTenant();
     const kept = await makeTenant();
     for (const tenant of [doomed, kept]) {
-      const { box } = await subscribeToReceiver(tenant.client, { payment_status: true });
+      const { subscription, box } = await subscribeToReceiver(tenant.client, { payment_status: true });
       const buyer = await makeCounterparty(tenant.client, "buyer");
       const supplier = await makeCounterparty(tenant.client, "supplier");
       for (let i = 0; i < 3; i++) await makePayment(tenant.client, { buyer, supplier });
       await call("POST", "/v1/counterparties/", { headers: { ...tenant.client.headers, "idempotency-key": "k1" }, body: { internal_id: "idem", type: "buyer", name: "Idem" } });
       await waitFor(() => receivedAt(box), (got) => got.length === 3);
+      await secondAttempt(tenant.client, subscription.id, box);
       await env.ARCHIVE!.put(`deliveries/${tenant.account.id}/s/2026-01-01.ndjson.gz`, "x");
     }
     const before = await rowsOf(doomed.account.id);

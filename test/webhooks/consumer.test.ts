@@ -88,7 +88,14 @@ async function oneAfterAnother(ids: string[]): Promise<void> {
 }
 
 const deliveryRow = (id: string) => db.prepare("select * from webhook_deliveries where id = ?").bind(id).first<Record<string, any>>();
-const attemptRows = (id: string) => db.prepare("select * from webhook_attempts where delivery_id = ? order by number").bind(id).all<Record<string, any>>().then((r) => r.results);
+/** The attempts stored for deliveries, as columns: a first attempt on its delivery's row, later ones in webhook_attempts. */
+const STORED_ATTEMPTS = `select id as delivery_id, 1 as number, first_started_at as started_at, first_duration_ms as duration_ms,
+    first_response_status as response_status, first_error as error, first_response_excerpt as response_excerpt, first_ended as ended, first_headers as headers
+  from webhook_deliveries where first_started_at is not null
+  union all select delivery_id, number, started_at, duration_ms, response_status, error, response_excerpt, ended, headers from webhook_attempts`;
+const storedAttempts = (ids: string[]) =>
+  db.prepare(`select * from (${STORED_ATTEMPTS}) where delivery_id in (select value from json_each(?)) order by delivery_id, number`).bind(JSON.stringify(ids)).all<Record<string, any>>().then((r) => r.results);
+const attemptRows = (id: string) => storedAttempts([id]);
 const subscriptionRow = (id: string) => db.prepare("select * from webhook_subscriptions where id = ?").bind(id).first<Record<string, any>>();
 
 describe("the delivery consumer", () => {
@@ -147,6 +154,23 @@ describe("the delivery consumer", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 1 });
     expect(row.next_attempt_at - before).toBeGreaterThanOrEqual(4_500);
     expect((await attemptRows(id))[0]).toMatchObject({ response_status: 500, error: "HTTP 500" });
+  });
+
+  it("keeps a delivery's first attempt on its row and each later one in webhook_attempts; the log shows them all, in order", async () => {
+    const { client, subscription, id } = await pendingDelivery([500, 200]);
+    await consume(id);
+    expect((await deliveryRow(id))!).toMatchObject({ attempts: 1, first_response_status: 500, first_error: "HTTP 500", first_ended: 1 });
+    expect(await db.prepare("select count(*) as n from webhook_attempts where delivery_id = ?").bind(id).first("n")).toBe(0);
+    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
+    await consume(id);
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 2, first_response_status: 500 });
+    const later = await db.prepare("select number, response_status, ended from webhook_attempts where delivery_id = ?").bind(id).all();
+    expect(later.results).toEqual([{ number: 2, response_status: 200, ended: 1 }]);
+    const log = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers });
+    expect(log.json.attempts.map((a: { number: number; response_status: number; error: string | null }) => [a.number, a.response_status, a.error])).toEqual([
+      [1, 500, "HTTP 500"],
+      [2, 200, null],
+    ]);
   });
 
   it("retries a network error", async () => {
@@ -511,7 +535,7 @@ describe("secrets", () => {
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(echoes.map((echo, i) => `${i}=${echo}`).join(" "), { status: 200 }));
     await consume(id);
     const log = (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).json;
-    const stored = JSON.stringify(await db.prepare("select response_excerpt from webhook_attempts where delivery_id = ?").bind(id).all());
+    const stored = JSON.stringify((await attemptRows(id)).map((row) => row.response_excerpt));
     for (const echo of echoes) {
       expect(JSON.stringify(log)).not.toContain(echo);
       expect(stored).not.toContain(echo);
@@ -536,7 +560,8 @@ describe("secrets", () => {
     await consume(second);
 
     const secrets = [HOOK_USER.password, subscription.secret, subscription.secret.slice(6), rotated.json.secret, rotated.json.secret.slice(6), client.password, btoa(`${HOOK_USER.username}:${HOOK_USER.password}`)];
-    const excerpts = await db.prepare("select response_excerpt, error from webhook_attempts where delivery_id in (?, ?)").bind(id, second).all();
+    const excerpts = { results: (await storedAttempts([id, second])).map(({ response_excerpt, error }) => ({ response_excerpt, error })) };
+    expect(excerpts.results).toHaveLength(2);
     expect(excerpts.results.map((row) => row.response_excerpt).join("")).toContain("[redacted]");
     const stored = JSON.stringify([
       excerpts.results,

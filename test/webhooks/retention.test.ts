@@ -29,6 +29,7 @@ async function age(deliveryId: string, days: number) {
   const shift = days * DAY;
   await shard.batch([
     shard.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where id = ?2").bind(shift, deliveryId),
+    shard.prepare("update webhook_deliveries set first_started_at = first_started_at - ?1 where id = ?2").bind(shift, deliveryId),
     shard.prepare("update webhook_attempts set started_at = started_at - ?1 where delivery_id = ?2").bind(shift, deliveryId),
   ]);
 }
@@ -65,6 +66,12 @@ describe("retention", () => {
     const { client } = await makeTenant({ shard: SHARD });
     const { subscription, deliveries } = await loggedDeliveries(client, 3);
     const [old, older, recent] = deliveries;
+    // A second attempt for one of them (its first is on its row; later ones in webhook_attempts).
+    expect((await call("POST", `/v1/webhooks/${subscription.id}/deliveries/${old!.id}/redeliver/`, { headers: client.headers })).status).toBe(202);
+    await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${old!.id}/`, { headers: client.headers }),
+      (res) => res.json.attempts.length === 2 && res.json.status === "succeeded",
+    );
     const records = new Map<string, unknown>();
     await age(old!.id, 31);
     await age(older!.id, 31);
@@ -77,6 +84,7 @@ describe("retention", () => {
     expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.count).toBe(1);
     const attempts = await shard.prepare("select count(*) as n from webhook_attempts where delivery_id in (?, ?)").bind(old!.id, older!.id).first<{ n: number }>();
     expect(attempts!.n).toBe(0);
+    expect((records.get(old!.id) as { attempts: unknown[] }).attempts).toHaveLength(2);
 
     const day = new Date(Date.parse(old!.created) - 31 * DAY).toISOString().slice(0, 10);
     const archived = await archiveLines(client, subscription.id, day);

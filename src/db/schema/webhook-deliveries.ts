@@ -53,6 +53,17 @@ export const webhookDeliveries = sqliteTable(
     // What it tells (`hook-event`, and the body's `event`): null for `payment.changed`; an
     // operational event's name (webhooks/health.ts) for a `subscription.health` subscription.
     event: text("event"),
+    // Its first attempt, kept on the row (most deliveries take one): the claim that starts it sets
+    // `first_started_at` and `first_ended` 0, the record of its outcome the rest, as
+    // webhook_attempts keeps each later attempt. Null before the first attempt, and on rows whose
+    // first attempt webhook_attempts holds (made before these columns).
+    firstStartedAt: integer("first_started_at"),
+    firstDurationMs: integer("first_duration_ms"),
+    firstResponseStatus: integer("first_response_status"),
+    firstError: text("first_error"),
+    firstResponseExcerpt: text("first_response_excerpt"),
+    firstEnded: integer("first_ended"),
+    firstHeaders: text("first_headers"),
   },
   // D1 writes an entry in each index a new row falls in: a change's delivery writes its row, its
   // id, its log entry and its due entry (or, held, its held entry), and no more.
@@ -69,6 +80,7 @@ export const webhookDeliveries = sqliteTable(
   ],
 );
 
+/** A delivery's attempts after its first (which its row keeps), and first attempts made before the row kept them. */
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {

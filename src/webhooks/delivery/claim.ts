@@ -78,6 +78,8 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at"): SQL {
 export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, subscriptions: SubscriptionRow[], now: number): Promise<Map<string, Claim>> {
   const token = crypto.randomUUID();
   const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
+  // The claim starts the delivery's first attempt (SET reads the row as it was before the claim).
+  const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
   const waiting = and(
     eq(webhookDeliveries.status, "pending"),
     lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
@@ -87,12 +89,20 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
   const [claimed, , putOff, states, sources] = await db.batch([
     db
       .update(webhookDeliveries)
-      .set({ claimedUntil: now + CLAIM_MS, claimToken: token, attempts: sql`${webhookDeliveries.attempts} + ${active}` })
+      .set({
+        claimedUntil: now + CLAIM_MS,
+        claimToken: token,
+        attempts: sql`${webhookDeliveries.attempts} + ${active}`,
+        // A first attempt is logged as started on the row itself; a later one in webhook_attempts.
+        firstStartedAt: sql`case when ${firstAttempt} then ${now} else ${webhookDeliveries.firstStartedAt} end`,
+        firstDurationMs: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstDurationMs} end`,
+        firstEnded: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstEnded} end`,
+      })
       .where(and(idIn(plan.claim), waiting, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.claim, "rank")} <= ${planned(plan.claim, "cap")}`))
       .returning(),
     db.insert(webhookAttempts).select(
       sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0, null from ${webhookDeliveries} d
-          where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token}
+          where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.attempts > 1
             and exists (select 1 from ${webhookSubscriptions} s where s.id = d.subscription_id and s.is_active = 1)`,
     ),
     db

@@ -68,7 +68,8 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
       // Every column of webhook_deliveries, in its order; a paused health subscription holds its events (holds.ts).
       sql`select ${uuidSql}, h.id, ${accountId}, '', null, case when h.content_type = 'application/json' then ${json} else ${form} end, null, h.content_type,
                  case when h.is_active = 1 then 'pending' else 'held' end, 0, case when h.is_active = 1 then ${now} end, null, null,
-                 case when h.is_active = 1 then ${now} end, null, null, ${nextSequence(sql`h.id`)}, null, 0, ${now}, ${now}, ${event.event}
+                 case when h.is_active = 1 then ${now} end, null, null, ${nextSequence(sql`h.id`)}, null, 0, ${now}, ${now}, ${event.event},
+                 null, null, null, null, null, null, null
           from ${webhookSubscriptions} h
           where h.account_id = ${accountId} and h.event = ${HEALTH_EVENT} and h.id <> ${event.subscriptionId} and ${when}`,
     )

@@ -98,8 +98,21 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const v = jsonColumn;
   // A retry of a subscription paused or deactivated meanwhile is held instead (holds.ts).
   const pausedRetry = sql`(${v("status")} = 'pending' and coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = "webhook_deliveries"."subscription_id"), 0) = 0)`;
+  // A first attempt's outcome goes on its delivery's row, when the claim started it there.
+  const onRow = sql`(${v("number")} = 1 and ${webhookDeliveries.firstStartedAt} is not null)`;
+  const first = (column: SQL, value: SQL) => sql`case when ${onRow} then ${value} else ${column} end`;
+  const firstAttempt = {
+    firstStartedAt: first(sql`${webhookDeliveries.firstStartedAt}`, v("startedAt")),
+    firstDurationMs: first(sql`${webhookDeliveries.firstDurationMs}`, v("durationMs")),
+    firstResponseStatus: first(sql`${webhookDeliveries.firstResponseStatus}`, v("responseStatus")),
+    firstError: first(sql`${webhookDeliveries.firstError}`, v("error")),
+    firstResponseExcerpt: first(sql`${webhookDeliveries.firstResponseExcerpt}`, v("excerpt")),
+    firstHeaders: first(sql`${webhookDeliveries.firstHeaders}`, v("headers")),
+    firstEnded: first(sql`${webhookDeliveries.firstEnded}`, sql`1`),
+  };
+  const attemptColumns = ["number", "startedAt", "durationMs", "responseStatus", "error", "excerpt", "headers"] as const;
   const statements: BatchStatement[] = [
-    // Each attempt's outcome, on the row the claim wrote when it started.
+    // Each later attempt's outcome, on the row the claim wrote when it started.
     db
       .update(webhookAttempts)
       .set({
@@ -124,8 +137,9 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
         claimedUntil: null,
         claimToken: null,
         updatedAt: v("updatedAt"),
+        ...firstAttempt,
       })
-      .from(jsonRows(values, "id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt"))
+      .from(jsonRows(values, "id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt", ...attemptColumns))
       .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.claimToken, v("claimToken"))))
       .returning({ id: webhookDeliveries.id, status: webhookDeliveries.status }),
     ...[...latest.values()].map(({ delivery, result, outcome }) => {
@@ -153,6 +167,14 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       statsRows(attempted.map(({ delivery, result, outcome }) => ({ subscriptionId: delivery.subscriptionId, startedAt: result.startedAt, durationMs: result.durationMs, status: outcome.status }))),
     ),
   ];
+  // A first attempt whose claim a redelivery replaced meanwhile: its outcome is still logged.
+  statements.push(
+    db
+      .update(webhookDeliveries)
+      .set(firstAttempt)
+      .from(jsonRows(values, "id", ...attemptColumns))
+      .where(and(eq(webhookDeliveries.id, v("id")), onRow, sql`${webhookDeliveries.firstEnded} = 0`)),
+  );
   // A subscription deactivated by these attempts holds its other pending deliveries at once.
   for (const { delivery, outcome } of latest.values()) if (outcome.deactivate) statements.push(holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt));
   // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.

@@ -168,8 +168,20 @@ export function newDelivery<
     createdAt: createdAt ?? now,
     updatedAt: now,
     event: null,
+    ...NOT_ATTEMPTED,
   };
 }
+
+/** A delivery's first-attempt columns before its first attempt. */
+const NOT_ATTEMPTED = {
+  firstStartedAt: null,
+  firstDurationMs: null,
+  firstResponseStatus: null,
+  firstError: null,
+  firstResponseExcerpt: null,
+  firstEnded: null,
+  firstHeaders: null,
+} as const;
 
 /**
  * Sends committed deliveries to the queue, now or after a delay. If the send fails, their rows

@@ -68,7 +68,27 @@ export async function withAttempts(db: Db, rows: DeliveryRow[]) {
     bodySources(db, eventsToRebuild(rows)),
   ]);
   const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
-  return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: attemptsOf.get(row.id) ?? [] }));
+  return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: allAttempts(row, attemptsOf.get(row.id) ?? []) }));
+}
+
+/**
+ * A delivery's attempts, oldest first: its first from its row (when the row keeps it) before the
+ * later ones webhook_attempts holds (`logged`, in order). Pure.
+ */
+export function allAttempts(delivery: DeliveryRow, logged: AttemptRow[]): AttemptRow[] {
+  if (delivery.firstStartedAt === null || logged[0]?.number === 1) return logged;
+  const first: AttemptRow = {
+    deliveryId: delivery.id,
+    number: 1,
+    startedAt: delivery.firstStartedAt,
+    durationMs: delivery.firstDurationMs ?? 0,
+    responseStatus: delivery.firstResponseStatus,
+    error: delivery.firstError,
+    responseExcerpt: delivery.firstResponseExcerpt,
+    ended: delivery.firstEnded ?? 0,
+    headers: delivery.firstHeaders,
+  };
+  return [first, ...logged];
 }
 
 /** A delivery with its attempts, oldest first. */
@@ -85,7 +105,7 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
   ]);
   const delivery = found[0];
   if (!delivery) throw notFound();
-  return { delivery: applyBodies([delivery], sources)[0]!, attempts };
+  return { delivery: applyBodies([delivery], sources)[0]!, attempts: allAttempts(delivery, attempts) };
 }
 
 /**
