@@ -115,14 +115,18 @@ const worker = async () => {
     if (i === moveAt) await startMove();
     const { p, round } = jobs[i];
     const body = { event_code: "PU15", description: `soak ${p}.${round}` };
+    // One key per event, as a careful client sends: a retry after an answer cut off by the kill
+    // gets the committed event's answer again instead of recording a second event.
+    const headers = { ...PROCESSOR, "idempotency-key": `soak-${p}-${round}` };
     for (;;) {
-      const res = await api("POST", `/v2/payments/${s.paymentId(p)}/events/`, body, PROCESSOR).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
+      const res = await api("POST", `/v2/payments/${s.paymentId(p)}/events/`, body, headers).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
       answers[res.status] = (answers[res.status] ?? 0) + 1;
       if (res.status === 201) {
         if (res.json?.id) accepted.push(res.json.id); // else the answer was cut off: committed, but not counted as expected
         break;
       }
-      if (typeof res.status === "number" && res.status < 500) break; // refused: nothing to deliver
+      // 409: the key is still held by the request the kill cut short, until its lock lapses.
+      if (typeof res.status === "number" && res.status < 500 && res.status !== 409) break; // refused: nothing to deliver
       await sleep(200); // the service is down or busy: the client retries, as a real one would
     }
   }
