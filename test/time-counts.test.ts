@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseInstant } from "../src/lib/time";
 import { statusWithCreated, type PaymentFilters } from "../src/services/payments/reads";
 import { rangeOf, timeCountField } from "../src/services/time-counts";
@@ -73,6 +73,54 @@ describe("time-range counts", () => {
       expect(res.json.count, filter).toBe(res.json.results.length);
     }
     expect((await call("GET", `/v2/payments/?updated__gt=${middle}`, { headers: client.headers })).json.count).toBe(5);
+  });
+});
+
+describe("updated, counted as created plus its moves", () => {
+  it("counts and pages updated ranges exactly when events move updated across a second, a minute, an hour and days", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const t0 = Date.UTC(2026, 0, 5, 10, 0, 0, 0);
+      vi.setSystemTime(t0);
+      const { client, processor } = await makeTenant();
+      const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
+      const made: { id: string }[] = [];
+      for (let i = 0; i < 5; i++) {
+        vi.setSystemTime(t0 + i * 7);
+        made.push((await makePayment(client, parties)).payment);
+      }
+      // Events later by 1.5 s, 2 min, 3 h, 2 days and 40 days, one payment moved twice.
+      for (const [i, later] of [[0, 1_500], [1, 120_000], [2, 3 * 3_600_000], [0, 2 * 86_400_000], [3, 40 * 86_400_000]] as const) {
+        vi.setSystemTime(t0 + later);
+        expect((await call("POST", `/v2/payments/${made[i]!.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers })).status).toBe(201);
+      }
+      vi.useRealTimers();
+      const all = (await call("GET", "/v2/payments/?ordering=updated&page_size=1000", { headers: client.headers })).json.results as { id: string; created: string; updated: string }[];
+      expect(all).toHaveLength(5);
+      const instants = [...new Set(all.flatMap((row) => [row.created, row.updated]))];
+      for (const instant of instants) {
+        for (const [op, keep] of [
+          ["gt", (u: string) => u > instant],
+          ["gte", (u: string) => u >= instant],
+          ["lt", (u: string) => u < instant],
+          ["lte", (u: string) => u <= instant],
+        ] as const) {
+          const filter = `ordering=updated&updated__${op}=${instant}`;
+          const expected = all.filter((row) => keep(row.updated)).map((row) => row.id);
+          const res = await call("GET", `/v2/payments/?${filter}&page_size=1000`, { headers: client.headers });
+          expect(res.json.count, filter).toBe(expected.length);
+          expect(res.json.results.map((row: { id: string }) => row.id), filter).toEqual(expected);
+        }
+      }
+      // page=N by updated finds each page through the buckets, as following next links does.
+      for (let page = 1; page <= 5; page++) {
+        const res = await call("GET", `/v2/payments/?ordering=updated&page_size=1&page=${page}`, { headers: client.headers });
+        expect(res.json.results.map((row: { id: string }) => row.id), `page ${page}`).toEqual([all[page - 1]!.id]);
+        expect(res.json.count).toBe(5);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

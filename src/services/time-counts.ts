@@ -8,10 +8,13 @@ import type { CountQuery, Seek } from "../db/list-page";
 
 /**
  * The timestamps whose time ranges are counted from buckets (db/schema/time-counts): every
- * invoice's and payment's, and each payment status's own `created` buckets (for a status filter
- * with a created range).
+ * invoice's and payment's `created`, each payment status's own `created` buckets (for a status
+ * filter with a created range), and a payment's `updated` as its moves away from `created`
+ * (`payments.updated_moves`): -1 in the buckets it left and +1 in those it reached at each event,
+ * so that `updated` counts are the `created` buckets plus these, and a new payment, whose
+ * `updated` is its `created`, writes none.
  */
-export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_at" | `payments.created_at|status=${string}`;
+export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_moves" | `payments.created_at|status=${string}`;
 
 /** The key of one payment status's `created` buckets. */
 export function createdWithStatus(status: string): TimeKey {
@@ -82,10 +85,14 @@ export function timeCountField(filters: object, fields: readonly string[]): stri
   return onlyBounds && prefixes.size === 1 && fields.includes(prefix!) ? prefix! : null;
 }
 
-/** Where a range is counted: a timestamp's buckets (`key`) and, for the edges, its rows (`also` narrows them). */
+/**
+ * Where a range is counted: a timestamp's buckets (`key`, with `plus`'s added to them) and, for
+ * the edges, its rows (`also` narrows them).
+ */
 export interface Buckets {
   accountId: string;
   key: TimeKey;
+  plus?: TimeKey;
   table: string;
   column: Column;
   also?: SQL;
@@ -96,11 +103,11 @@ export interface Buckets {
  * shorter than a second counted on the index, in one statement, as a query a list reads in the
  * same round trip as its page.
  */
-export function countInRange(db: Db, { accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number]): CountQuery {
+export function countInRange(db: Db, { accountId, key, plus, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number]): CountQuery {
   const parts = pieces(lo, hi).map((piece) =>
     piece.kind === "rows"
       ? rowsBetween(accountId, table, column, piece.from, piece.to, also)
-      : sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
+      : sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
   );
   const sum = parts.length === 0 ? sql`0` : sql.join(parts, sql` + `);
   // Read off the account's own row: one row, found by its key (a FROM-less select is not a
@@ -121,7 +128,7 @@ export function countInRange(db: Db, { accountId, key, table, column, also = sql
  * read, the rows still to skip at the parent's start, and `hit`: [the parent's start, the rows
  * before it within its own parent].
  */
-export function seekStatement({ accountId, key, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
+export function seekStatement({ accountId, key, plus, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
   // The range's pieces as one JSON list (a compound SELECT of them would pass D1's limit on
   // compound terms), each counted on its buckets or, for an edge under a second, on its rows.
   const parts = pieces(lo, hi).map((piece) => ({ size: piece.kind === "rows" ? null : piece.size, lo: piece.from, hi: piece.to }));
@@ -129,7 +136,7 @@ export function seekStatement({ accountId, key, table, column, also = sql`1` }: 
   const to = sql`(value ->> 'hi')`;
   const counted = sql`select key as ord, value ->> 'size' as size, ${from} as lo, ${to} as hi, case when value ->> 'size' is null
     then ${rowsBetween(accountId, table, column, from, to, also)}
-    else (select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and key = ${key} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
+    else (select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
     from json_each(${JSON.stringify(parts)})`;
   const finerSize = sql.join(
     BUCKET_SIZES_MS.slice(0, -1).map((size) => sql`when ${size} then ${finer(size)}`),
@@ -139,7 +146,9 @@ export function seekStatement({ accountId, key, table, column, also = sql`1` }: 
   const rem = sql`(rem - (hit ->> 1))`;
   // The bucket of size w.size in [start, start + span) that holds position rem, with the rows
   // before it there (min() takes its row's other columns: no sort).
-  const next = sql`(select json_array(min(bucket), before) from (select bucket, n, sum(n) over (order by bucket) - n as before from time_counts where account_id = ${accountId} and key = ${key} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span and n > 0) where before + n > ${rem})`;
+  // (Each bucket's count summed over the keys first: a `plus` bucket alone may be below zero.)
+  const buckets = sql`select bucket, sum(n) as n from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span group by bucket`;
+  const next = sql`(select json_array(min(bucket), before) from (select bucket, n, sum(n) over (order by bucket) - n as before from (${buckets}) where n > 0) where before + n > ${rem})`;
   return sql`with recursive seek_pieces as (${counted}),
 seek_walk(size, span, rem, hit) as (
   select size, hi - lo, ${offset}, json_array(lo, before) from (select ord, size, lo, hi, min(ord), before from (select *, sum(n) over (order by ord) - n as before from seek_pieces) where before + n > ${offset})
@@ -158,6 +167,11 @@ export function seekBy(db: Db, buckets: Buckets, range: [number, number]): Seek 
     const walk = db.$with("seek", { lo: sql<number>`lo`, skip: sql<number>`skip` }).as(seekStatement(buckets, range, offset));
     return { with: walk, condition: sql`${buckets.column} >= (select lo from ${walk})`, skip: sql`coalesce((select skip from ${walk}), 0)` };
   };
+}
+
+/** `key = …`, or `key in (…, …)` with the buckets added to it. */
+function keysOf(key: TimeKey, plus?: TimeKey): SQL {
+  return plus ? sql`key in (${key}, ${plus})` : sql`key = ${key}`;
 }
 
 /** `(select count(*) …)` of the account's rows with `column` in [from, to) (and `also`), read on the index. */

@@ -22,11 +22,16 @@ export function recountSql(accountId) {
     byValue("payments", "originating_counterparty_id"),
     byValue("payments", "receiving_counterparty_id"),
     `DELETE FROM time_counts ${where};`,
-    ...[["invoices", "created_at"], ["payments", "created_at"], ["payments", "updated_at"]].flatMap(([table, column]) =>
+    ...[["invoices", "created_at"], ["payments", "created_at"]].flatMap(([table, column]) =>
       BUCKET_SIZES_MS.map(
         (size) =>
           `INSERT INTO time_counts SELECT account_id, '${table}.${column}', ${size}, (${column} / ${size}) * ${size}, count(*) FROM ${table} ${where} GROUP BY 1, 2, 3, 4;`,
       ),
+    ),
+    // Each payment's moves of `updated` away from `created`: +1 where it is, -1 where it was made.
+    ...BUCKET_SIZES_MS.map(
+      (size) =>
+        `INSERT INTO time_counts SELECT account_id, 'payments.updated_moves', ${size}, b, sum(d) FROM (SELECT account_id, (updated_at / ${size}) * ${size} AS b, 1 AS d FROM payments ${where} UNION ALL SELECT account_id, (created_at / ${size}) * ${size}, -1 FROM payments ${where}) GROUP BY account_id, b HAVING sum(d) <> 0;`,
     ),
     // Each payment status's own created buckets (a status filter with a created range).
     ...BUCKET_SIZES_MS.map(

@@ -1,9 +1,10 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * Rows per account, timestamp (`invoices.created_at`, `payments.created_at`, `payments.updated_at`)
- * and time bucket of each size in lib/time-buckets, kept in the batch of each write, so that a
- * list filtered by a time range answers `count` from a few hundred buckets whatever it matches.
+ * Rows per account, timestamp key (services/time-counts: `invoices.created_at`,
+ * `payments.created_at`, it per payment status, and `payments.updated_moves`) and time bucket of
+ * each size in lib/time-buckets, kept in the batch of each write, so that a list filtered by a
+ * time range answers `count` from a few hundred buckets whatever it matches.
  */
 export const timeCounts = sqliteTable(
   "time_counts",

@@ -99,7 +99,9 @@ function paymentBuckets(accountId: string, field: "created" | "updated", status?
   const column = field === "created" ? payments.createdAt : payments.updatedAt;
   return status
     ? { accountId, key: createdWithStatus(status), table: "payments", column, also: eq(payments.status, status) }
-    : { accountId, key: `payments.${field}_at`, table: "payments", column };
+    : field === "created"
+      ? { accountId, key: "payments.created_at", table: "payments", column }
+      : { accountId, key: "payments.created_at", plus: "payments.updated_moves", table: "payments", column };
 }
 
 /** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */

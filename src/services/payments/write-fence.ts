@@ -138,7 +138,6 @@ function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoic
     ].map((key) => countOneIf(db, accountId, key, applied)),
     countAt(db, accountId, "payments.created_at", stamp, 1, applied),
     countAt(db, accountId, createdWithStatus(payment.status), stamp, 1, applied),
-    countAt(db, accountId, "payments.updated_at", stamp, 1, applied),
   ];
 }
 
@@ -146,7 +145,7 @@ function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoic
 function eventStatements(db: Db, next: PaymentRow, previous: PaymentRow, stamp: SQL, applied: SQL): BatchStatement[] {
   const accountId = next.accountId;
   return [
-    countMove(db, accountId, "payments.updated_at", previous.updatedAt, stamp, applied),
+    countMove(db, accountId, "payments.updated_moves", previous.updatedAt, stamp, applied),
     ...(next.status !== previous.status
       ? [
           uncountOneIf(db, accountId, countKey("payments", "status", previous.status), applied),
