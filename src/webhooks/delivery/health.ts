@@ -14,6 +14,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { BatchStatement, Db } from "../../db/client";
 import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { nextSequence } from "../outbox/outbox";
+import { guardedInsert } from "../../db/guarded-insert";
 import { encodeBody } from "../wire/payload";
 
 export const HEALTH_EVENT = "subscription.health";
@@ -62,16 +63,27 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
   const json = encodeBody(body, "application/json");
   const form = encodeBody(body, "application/x-www-form-urlencoded");
   const d = webhookDeliveries;
-  return db
-    .insert(d)
-    .select(
-      // Every column of webhook_deliveries, in its order; a paused health subscription holds its events (holds.ts).
-      sql`select ${uuidSql}, h.id, ${accountId}, '', null, case when h.content_type = 'application/json' then ${json} else ${form} end, null, h.content_type,
-                 case when h.is_active = 1 then 'pending' else 'held' end, 0, case when h.is_active = 1 then ${now} end, null, null,
-                 case when h.is_active = 1 then ${now} end, null, null, ${nextSequence(sql`h.id`)}, null, 0, ${now}, ${now}, ${event.event},
-                 null, null, null, null, null, null, null
-          from ${webhookSubscriptions} h
-          where h.account_id = ${accountId} and h.event = ${HEALTH_EVENT} and h.id <> ${event.subscriptionId} and ${when}`,
-    )
+  // A paused health subscription holds its events (holds.ts).
+  const active = sql`h.is_active = 1`;
+  const row = {
+    id: uuidSql,
+    subscriptionId: sql`h.id`,
+    accountId,
+    paymentId: "",
+    eventId: null,
+    body: sql`case when h.content_type = 'application/json' then ${json} else ${form} end`,
+    flags: null,
+    contentType: sql`h.content_type`,
+    status: sql`case when ${active} then 'pending' else 'held' end`,
+    attempts: 0,
+    nextAttemptAt: sql`case when ${active} then ${now} end`,
+    enqueuedAt: sql`case when ${active} then ${now} end`,
+    sequence: nextSequence(sql`h.id`),
+    createdAt: now,
+    updatedAt: now,
+    event: event.event,
+  };
+  const others = sql`h.account_id = ${accountId} and h.event = ${HEALTH_EVENT} and h.id <> ${event.subscriptionId} and ${when}`;
+  return guardedInsert(db, d, row, others, sql`${webhookSubscriptions} h`)
     .returning({ id: d.id, status: d.status });
 }
