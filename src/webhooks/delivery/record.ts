@@ -98,19 +98,16 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const v = jsonColumn;
   // A retry of a subscription paused or deactivated meanwhile is held instead (holds.ts).
   const pausedRetry = sql`(${v("status")} = 'pending' and coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = "webhook_deliveries"."subscription_id"), 0) = 0)`;
-  // A first attempt's outcome goes on its delivery's row, when the claim started it there.
+  // A first attempt's outcome goes on its delivery's row, when the claim started it there: each
+  // first-attempt column takes its value, or keeps its own.
   const onRow = sql`(${v("number")} = 1 and ${webhookDeliveries.firstStartedAt} is not null)`;
-  const first = (column: SQL, value: SQL) => sql`case when ${onRow} then ${value} else ${column} end`;
-  const firstAttempt = {
-    firstStartedAt: first(sql`${webhookDeliveries.firstStartedAt}`, v("startedAt")),
-    firstDurationMs: first(sql`${webhookDeliveries.firstDurationMs}`, v("durationMs")),
-    firstResponseStatus: first(sql`${webhookDeliveries.firstResponseStatus}`, v("responseStatus")),
-    firstError: first(sql`${webhookDeliveries.firstError}`, v("error")),
-    firstResponseExcerpt: first(sql`${webhookDeliveries.firstResponseExcerpt}`, v("excerpt")),
-    firstHeaders: first(sql`${webhookDeliveries.firstHeaders}`, v("headers")),
-    firstEnded: first(sql`${webhookDeliveries.firstEnded}`, sql`1`),
-  };
-  const attemptColumns = ["number", "startedAt", "durationMs", "responseStatus", "error", "excerpt", "headers"] as const;
+  const firstOutcome = Object.fromEntries(
+    Object.entries(FIRST_ATTEMPT_VALUES).map(([column, value]) => [
+      column,
+      sql`case when ${onRow} then ${value === null ? sql`1` : v(value)} else ${webhookDeliveries[column as keyof typeof FIRST_ATTEMPT_VALUES]} end`,
+    ]),
+  );
+  const attemptColumns = ["number", ...Object.values(FIRST_ATTEMPT_VALUES).filter((value) => value !== null)] as const;
   const statements: BatchStatement[] = [
     // Each later attempt's outcome, on the row the claim wrote when it started.
     db
@@ -137,7 +134,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
         claimedUntil: null,
         claimToken: null,
         updatedAt: v("updatedAt"),
-        ...firstAttempt,
+        ...firstOutcome,
       })
       .from(jsonRows(values, "id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt", ...attemptColumns))
       .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.claimToken, v("claimToken"))))
@@ -171,7 +168,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   statements.push(
     db
       .update(webhookDeliveries)
-      .set(firstAttempt)
+      .set(firstOutcome)
       .from(jsonRows(values, "id", ...attemptColumns))
       .where(and(eq(webhookDeliveries.id, v("id")), onRow, sql`${webhookDeliveries.firstEnded} = 0`)),
   );
@@ -206,6 +203,17 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && held.has(delivery.id));
   await handOver(db, queue, [...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })), ...healthIds]);
 }
+
+/** Each first-attempt column of a delivery row and the attempt's value it records (null: `first_ended`, set to 1). */
+const FIRST_ATTEMPT_VALUES = {
+  firstStartedAt: "startedAt",
+  firstDurationMs: "durationMs",
+  firstResponseStatus: "responseStatus",
+  firstError: "error",
+  firstResponseExcerpt: "excerpt",
+  firstHeaders: "headers",
+  firstEnded: null,
+} as const;
 
 /** A subscription's failed attempts since its last success, as SQL over its row, after `attempted` (health.ts). */
 function runOf(attempted: Attempted[], subscriptionId: string): SQL {

@@ -47,10 +47,10 @@ export interface RetentionReport {
  */
 export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number): Promise<RetentionReport> {
   const cutoff = now - days * DAY_MS;
-  // Each subscription's log starts with its oldest deliveries (the log index, by created): a run
-  // reads the front of each, where what is past the cutoff is, and keeps the ended ones that
-  // have not changed since. A delivery is never older than its last change, so nothing past the
-  // front's cutoff by `created` is left unread; a run reads at most RETENTION_CHUNK of them.
+  // Each subscription's log starts with its oldest deliveries (the log index, by created). A
+  // delivery last changed before the cutoff was also made before it, so a run reads only the front
+  // of each log, up to the cutoff, and takes the ended ones not changed since: at most
+  // RETENTION_CHUNK of them.
   const d = webhookDeliveries;
   const rows = await db
     .select()
