@@ -2,8 +2,8 @@ export const USER_AGENT = "payments-webhooks/0.1.0";
 /** How the delivery log shows the Basic credentials an attempt sent. */
 export const MASKED_AUTHORIZATION = "Basic ********";
 
-/** The headers an attempt sent that nothing else can rebuild: its signatures. */
-const SIGNATURES = ["hook-hmac", "hook-hmac-next", "webhook-signature"] as const;
+/** The headers an attempt sent that nothing else can rebuild: its signatures (`hook-hmac-next` only during a rotation, so last). */
+const SIGNATURES = ["hook-hmac", "webhook-signature", "hook-hmac-next"] as const;
 
 /** The headers that place a delivery in its subscription's sequence and its payment's versions; none on a test delivery. Pure. */
 export function orderHeaders(delivery: { sequence: number | null; paymentVersion: number | null }): Record<string, string> {
@@ -13,10 +13,21 @@ export function orderHeaders(delivery: { sequence: number | null; paymentVersion
   };
 }
 
-/** What the delivery log stores of an attempt's headers: the signatures only (JSON). Pure. */
+/**
+ * What the delivery log stores of an attempt's headers: its signatures only, their values one per
+ * line in the order of SIGNATURES (an empty line for one it did not send), with no names: about 90
+ * bytes an attempt where the names in JSON made it 130. Pure.
+ */
 export function storedHeaders(sent: Record<string, string> | null): string | null {
   if (sent === null) return null;
-  return JSON.stringify(Object.fromEntries(SIGNATURES.filter((name) => sent[name] !== undefined).map((name) => [name, sent[name]])));
+  return SIGNATURES.map((name) => sent[name] ?? "").join("\n").replace(/\n+$/, "");
+}
+
+/** The signatures from what storedHeaders kept, or from a JSON object (how rows made before it kept them). Pure. */
+function storedSignatures(stored: string): Record<string, string> {
+  if (stored.startsWith("{")) return JSON.parse(stored) as Record<string, string>;
+  const values = stored.split("\n");
+  return Object.fromEntries(SIGNATURES.flatMap((name, i) => (values[i] ? [[name, values[i]!]] : [])));
 }
 
 /**
@@ -29,7 +40,7 @@ export function sentHeaders(
   attempt: { startedAt: number; headers: string | null },
 ): Record<string, string> | null {
   if (attempt.headers === null) return null;
-  const stored = JSON.parse(attempt.headers) as Record<string, string>;
+  const stored = storedSignatures(attempt.headers);
   if (stored.authorization !== undefined) return stored;
   return {
     authorization: MASKED_AUTHORIZATION,
