@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, makePayment, makeTenant } from "../helpers/api";
+import { call, makePayment, makeTenant, shardD1 } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 type Row = { id: string; payment_id: string; payment_version: number; status: string; test: boolean };
@@ -33,5 +33,27 @@ describe("GET /v1/webhooks/{id}/deliveries/ filtered", () => {
     expect((await byPayment(payment.id, "&status=succeeded")).count).toBe(3);
     expect((await byPayment(payment.id, "&status=failed")).results).toEqual([]);
     expect((await byPayment("pmt_none")).count).toBe(0);
+  }, 30_000);
+
+  it("names each delivery's event, found by its payment and version; a row from before that names its event shows the same", async () => {
+    const { client, processor } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client, { payment_events: true });
+    const { payment } = await makePayment(client);
+    expect((await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers })).status).toBe(201);
+    await waitFor(() => receivedAt(box), (received) => received.length === 2);
+    const events = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json.events as { id: string }[];
+    const log = async () => (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.results as (Row & { event_id: string; body: string })[];
+    const before = await log();
+    expect(before.map((row) => [row.payment_version, row.event_id])).toEqual([
+      [2, events[1]!.id],
+      [1, events[0]!.id],
+    ]);
+    // A row made before rows kept their version: its event named, its version null.
+    const shard = await shardD1(client.accountId);
+    await shard.prepare("update webhook_deliveries set payment_version = null, event_id = ?2 where id = ?1").bind(before[1]!.id, events[0]!.id).run();
+    const after = await log();
+    expect(after[1]).toMatchObject({ event_id: events[0]!.id, body: before[1]!.body, payment_version: null });
+    const one = (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${before[1]!.id}/`, { headers: client.headers })).json;
+    expect(one).toMatchObject({ event_id: events[0]!.id, body: before[1]!.body });
   }, 30_000);
 });

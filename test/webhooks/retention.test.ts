@@ -101,9 +101,9 @@ describe("retention", () => {
     // Copies of the aged delivery: more than one run removes.
     const copies = RETENTION_CHUNK + 30;
     await shard.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
-       select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, null, created_at, updated_at, test from webhook_deliveries, n where id = ?3`,
+       select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, null, created_at, updated_at, test from webhook_deliveries, n where id = ?3`,
     ).bind(copies, made!.id, made!.id).run();
     // An old delivery still being retried stays whatever its age.
     await shard.prepare("update webhook_deliveries set status = 'pending', next_attempt_at = ?1 where id = ?2").bind(Date.now() + DAY, `${made!.id}-1`).run();

@@ -1,10 +1,15 @@
-import { integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { payments, PAYMENT_STATUSES } from "./payments";
 
+/**
+ * A payment's events, keyed by the payment and their order. The table is WITHOUT ROWID (migration
+ * 0012; drizzle cannot say so): an event is one row and no index entry, and an event is found by
+ * its payment and sequence number, or by its id among its payment's events.
+ */
 export const paymentEvents = sqliteTable(
   "payment_events",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     paymentId: text("payment_id").notNull().references(() => payments.id),
     // 1 for the creation event, then one more per event: the order of `events`.
     seq: integer("seq").notNull(),
@@ -18,5 +23,5 @@ export const paymentEvents = sqliteTable(
     refundReason: text("refund_reason"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [uniqueIndex("payment_events_seq_uq").on(t.paymentId, t.seq)],
+  (t) => [primaryKey({ columns: [t.paymentId, t.seq] })],
 );

@@ -13,7 +13,8 @@ export const webhookDeliveries = sqliteTable(
     subscriptionId: text("subscription_id").notNull().references(() => webhookSubscriptions.id),
     accountId: text("account_id").notNull(),
     paymentId: text("payment_id").notNull(),
-    // The payment event whose change made it (pev_…); null for a test delivery.
+    // The payment event whose change made it (pev_…), on rows made before migration 0012; later
+    // rows find it by payment and `payment_version` (its sequence number). Null for a test delivery.
     eventId: text("event_id"),
     // The exact bytes every attempt sends, when stored: a test delivery's, and those made before
     // `flags` was kept. Otherwise empty, and rebuilt from the payment as it was after `event_id`.

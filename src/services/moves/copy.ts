@@ -11,15 +11,37 @@ export const COPY_CHUNK = 100;
 type Row = Record<string, unknown>;
 const quoted = (column: string) => `"${column}"`;
 
-/** One chunk of a table's rows of the account in rowid order, after `after` and up to `upTo`, upserted into `to`. */
-export async function copyChunk(from: D1Database, to: D1Database, table: MovedTable, accountId: string, after: number, upTo: number) {
-  const { results } = await from
+/** Where the bulk copy of a table stands: the last rowid copied, or a WITHOUT ROWID table's last key (0 before its first row). */
+export type CopyCursor = number | unknown[];
+
+/**
+ * One chunk of a table's rows of the account, after `after`, upserted into `to`: in rowid order up
+ * to `upTo` (the highest rowid when the move's triggers came on), or a WITHOUT ROWID table in key
+ * order to its end (a row written since is copied as it is now, and its logged change replays
+ * after the bulk copy, so copying it early changes nothing).
+ */
+export async function copyChunk(from: D1Database, to: D1Database, table: MovedTable, accountId: string, after: CopyCursor, upTo: number): Promise<{ copied: number; last: CopyCursor | null }> {
+  const { results } = table.withoutRowid ? await keyedChunk(from, table, accountId, after) : await rowidChunk(from, table, accountId, Number(after), upTo);
+  const rows = results.map(({ __rowid, ...row }) => row);
+  if (rows.length > 0) await applyOrSkip(to, [upsert(to, table, rows)], () => rows.map((row) => upsert(to, table, [row])));
+  const last = results.at(-1);
+  return { copied: rows.length, last: last === undefined ? null : table.withoutRowid ? table.key.map((column) => last[column]) : Number(last.__rowid) };
+}
+
+const rowidChunk = (from: D1Database, table: MovedTable, accountId: string, after: number, upTo: number) =>
+  from
     .prepare(`select rowid as "__rowid", * from ${quoted(table.name)} where rowid > ?2 and rowid <= ?3 and (${table.rows}) order by rowid limit ${COPY_CHUNK}`)
     .bind(accountId, after, upTo)
     .all<Row>();
-  const rows = results.map(({ __rowid, ...row }) => row);
-  if (rows.length > 0) await applyOrSkip(to, [upsert(to, table, rows)], () => rows.map((row) => upsert(to, table, [row])));
-  return { copied: rows.length, last: rows.length > 0 ? Number(results.at(-1)!.__rowid) : null };
+
+function keyedChunk(from: D1Database, table: MovedTable, accountId: string, after: CopyCursor) {
+  const key = table.key.map(quoted).join(", ");
+  const start = Array.isArray(after);
+  const past = start ? `and (${key}) > (${table.key.map((_, i) => `?${i + 2}`).join(", ")})` : "";
+  return from
+    .prepare(`select * from ${quoted(table.name)} where (${table.rows}) ${past} order by ${key} limit ${COPY_CHUNK}`)
+    .bind(accountId, ...(start ? after : []))
+    .all<Row>();
 }
 
 /**

@@ -5,7 +5,8 @@
  *   start    the directory records the move (`copying`); nothing else changes yet.
  *   arm      the source shard gets a `moves` row for the account, in the batch that reads each
  *            table's highest rowid: from then on triggers log every change of its rows (move_log).
- *   bulk     rows up to those rowids are copied table by table, parents first, upserted by key.
+ *   bulk     rows up to those rowids are copied table by table, parents first, upserted by key
+ *            (a WITHOUT ROWID table in key order to its end).
  *   log      the log is replayed: each logged row as it is now (upserted, or deleted when gone).
  *   drain    when the log is nearly caught up: no new delivery claims for the account, and the
  *            step waits until none of its attempts is in flight (so none is sent twice).
@@ -31,14 +32,14 @@ import type { Account } from "../accounts";
 import { getAccount } from "../accounts";
 import { removeAccountRows } from "../erasure";
 import { chooseShard, listShards } from "../shards";
-import { copyChunk, fingerprint, replayLog } from "./copy";
+import { copyChunk, fingerprint, replayLog, type CopyCursor } from "./copy";
 import { MOVED_TABLES } from "./tables";
 
-/** Where a copy stands: the bulk copy's table and rowid, each table's highest rowid when it began, and the log replayed so far. */
+/** Where a copy stands: the bulk copy's table and place in it, each table's highest rowid when it began, and the log replayed so far. */
 interface Progress {
   phase: "bulk" | "log";
   table: number;
-  after: number;
+  after: CopyCursor;
   upTo: number[];
   seq: number;
 }
@@ -158,7 +159,7 @@ async function arm(from: D1Database, to: D1Database, accountId: string, startedA
   await to.prepare("insert into moves (account_id, state, started_at) values (?1, 'arriving', ?2) on conflict (account_id) do update set state = 'arriving'").bind(accountId, startedAt).run();
   const [, ...highest] = await from.batch([
     from.prepare("insert into moves (account_id, state, started_at) values (?1, 'copying', ?2) on conflict (account_id) do update set state = 'copying'").bind(accountId, startedAt),
-    ...MOVED_TABLES.map((table) => from.prepare(`select coalesce(max(rowid), 0) as n from "${table.name}"`)),
+    ...MOVED_TABLES.map((table) => from.prepare(table.withoutRowid ? "select 0 as n" : `select coalesce(max(rowid), 0) as n from "${table.name}"`)),
   ]);
   return { phase: "bulk", table: 0, after: 0, upTo: highest.map((result) => Number((result!.results[0] as { n: number }).n)), seq: 0 };
 }

@@ -10,6 +10,8 @@ export interface MovedTable {
   account: string;
   /** SQL picking the account's rows, the account id bound as ?1. */
   rows: string;
+  /** A WITHOUT ROWID table: the bulk copy walks it in key order, not rowid order. */
+  withoutRowid?: true;
 }
 
 const own = (name: string, key: string[], column = "account_id"): MovedTable => ({ name, key, account: `row.${column}`, rows: `"${column}" = ?1` });
@@ -20,6 +22,7 @@ const child = (name: string, key: string[], column: string, parent: string): Mov
   account: `(select x.account_id from ${parent} x where x.id = row.${column})`,
   rows: `"${column}" in (select id from ${parent} where account_id = ?1)`,
 });
+const withoutRowid = (table: MovedTable): MovedTable => ({ ...table, withoutRowid: true });
 
 export const MOVED_TABLES: readonly MovedTable[] = [
   own("tenants", ["id"], "id"),
@@ -27,7 +30,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   own("invoices", ["id"]),
   own("payments", ["id"]),
   child("payment_invoices", ["payment_id", "invoice_id"], "payment_id", "payments"),
-  child("payment_events", ["id"], "payment_id", "payments"),
+  withoutRowid(child("payment_events", ["payment_id", "seq"], "payment_id", "payments")),
   own("webhook_subscriptions", ["id"]),
   own("webhook_deliveries", ["id"]),
   child("webhook_attempts", ["delivery_id", "number"], "delivery_id", "webhook_deliveries"),

@@ -87,7 +87,7 @@ export async function commitPaymentChange(
     payment_method: next.paymentMethod,
     amount_cents: next.amountCents,
   };
-  const outbox = outboxStatements(db, { accountId, paymentId: next.id, eventId: event.id, version: next.version, payment, guard: applied, stamp }, subscribers, now);
+  const outbox = outboxStatements(db, { accountId, paymentId: next.id, version: next.version, payment, guard: applied, stamp }, subscribers, now);
 
   const write = previous
     ? db

@@ -122,7 +122,7 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
     // What rebuilds the claimed deliveries' bodies, in the same round trip.
     bodySources(
       db,
-      sql`(select d.event_id from ${webhookDeliveries} d where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.flags is not null)`,
+      sql`select d.payment_id, d.payment_version, d.event_id from ${webhookDeliveries} d where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.flags is not null`,
     ),
   ]);
   return sortClaims(ids, applyBodies(claimed, sources), subscriptions, states, now, putOff);

@@ -1,22 +1,34 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { inList } from "../../db/in-list";
 import { paymentEvents, payments, webhookDeliveries } from "../../db/schema";
 import type { webhookDeliveries as Deliveries } from "../../db/schema";
 
 type DeliveryRow = typeof Deliveries.$inferSelect;
 import { encodeBody, flagsOf, payloadFor, snapshotAt, type EventState, type StoredDetail } from "../wire/payload";
 
-type Source = { id: string; seq: number; instrumentNumber: string | null; refundReason: string | null; detail: string | null };
+type Source = { id: string; paymentId: string; seq: number; instrumentNumber: string | null; refundReason: string | null; detail: string | null };
+
+/**
+ * The event that rebuilds a delivery's body: its payment's event at the delivery's payment version
+ * (the event's sequence number), or on a row made before it kept its version, the event it names.
+ */
+type EventRef = Pick<DeliveryRow, "paymentId" | "paymentVersion" | "eventId">;
 
 /**
  * What rebuilds bodies: each event with the payment's stored detail, for the events `which` picks
- * (a list of ids, or SQL for them). A query to run in the caller's own batch, beside what it reads.
+ * (a list of references, or SQL selecting `payment_id, payment_version, event_id` of deliveries),
+ * each found on the events' key (payment, sequence number). A query to run in the caller's own
+ * batch, beside what it reads.
  */
-export function bodySources(db: Db, which: string[] | SQL) {
+export function bodySources(db: Db, which: EventRef[] | SQL) {
+  const refs = Array.isArray(which)
+    ? sql`select json_extract(value, '$[0]') as payment_id, json_extract(value, '$[1]') as payment_version, json_extract(value, '$[2]') as event_id
+          from json_each(${JSON.stringify(which.map((ref) => [ref.paymentId, ref.paymentVersion, ref.eventId]))})`
+    : which;
   return db
     .select({
       id: paymentEvents.id,
+      paymentId: paymentEvents.paymentId,
       seq: paymentEvents.seq,
       instrumentNumber: paymentEvents.instrumentNumber,
       refundReason: paymentEvents.refundReason,
@@ -24,28 +36,37 @@ export function bodySources(db: Db, which: string[] | SQL) {
     })
     .from(paymentEvents)
     .innerJoin(payments, eq(payments.id, paymentEvents.paymentId))
-    .where(Array.isArray(which) ? inList(paymentEvents.id, which.length > 0 ? which : [""]) : sql`${paymentEvents.id} in ${which}`);
+    .where(
+      sql`(${paymentEvents.paymentId}, ${paymentEvents.seq}) in (
+        select r.payment_id, coalesce(r.payment_version, (select x.seq from ${paymentEvents} x where x.payment_id = r.payment_id and x.id = r.event_id))
+        from (${refs}) r)`,
+    );
 }
 
 /** The event that rebuilds the body of the delivery `ofRow` picks (scoped as the caller scopes it), as SQL for bodySources. */
 export const eventOfDelivery = (ofRow: SQL | undefined) =>
-  sql`(select ${webhookDeliveries.eventId} from ${webhookDeliveries} where ${ofRow} and ${webhookDeliveries.flags} is not null)`;
+  sql`select ${webhookDeliveries.paymentId}, ${webhookDeliveries.paymentVersion}, ${webhookDeliveries.eventId} from ${webhookDeliveries} where ${ofRow} and ${webhookDeliveries.flags} is not null`;
 
 /** The events whose bodies `rows` rebuild. Pure. */
-export const eventsToRebuild = (rows: DeliveryRow[]) => [...new Set(rows.filter((row) => row.flags !== null).map((row) => row.eventId!))];
+export const eventsToRebuild = (rows: DeliveryRow[]): EventRef[] => {
+  const refs = rows.filter((row) => row.flags !== null).map(({ paymentId, paymentVersion, eventId }) => ({ paymentId, paymentVersion, eventId }));
+  return [...new Map(refs.map((ref) => [JSON.stringify(ref), ref])).values()];
+};
 
 /**
- * The rows with their bodies: stored on the row (a test delivery, or one made before rows kept
- * `flags`), or rebuilt from the payment's stored detail as the delivery's event left it, shaped by
- * the flags and content type the row froze. Pure; the same bytes on every attempt, since an event
- * only appends to the detail.
+ * The rows with their bodies and events: stored on the row (a test delivery, or one made before
+ * rows kept `flags`), or rebuilt from the payment's stored detail as the delivery's event left it,
+ * shaped by the flags and content type the row froze; `event_id` is that event's. Pure; the same
+ * bytes on every attempt, since an event only appends to the detail.
  */
 export function applyBodies<Row extends DeliveryRow>(rows: Row[], sources: Source[]): Row[] {
-  const byEvent = new Map<string, EventState & { detail: StoredDetail }>(sources.map(({ id, detail, ...rest }) => [id, { ...rest, detail: JSON.parse(detail!) as StoredDetail }]));
+  const states: (EventState & Source & { stored: StoredDetail })[] = sources.map((source) => ({ ...source, stored: JSON.parse(source.detail!) as StoredDetail }));
+  const byVersion = new Map(states.map((state) => [`${state.paymentId} ${state.seq}`, state]));
+  const byId = new Map(states.map((state) => [state.id, state]));
   return rows.map((row) => {
     if (row.flags === null) return row;
-    const source = byEvent.get(row.eventId!);
-    if (!source) throw new Error(`delivery ${row.id}: its payment event ${row.eventId} is gone`);
-    return { ...row, body: encodeBody(payloadFor(snapshotAt(source.detail, source), flagsOf(row.flags)), row.contentType) };
+    const source = row.paymentVersion !== null ? byVersion.get(`${row.paymentId} ${row.paymentVersion}`) : byId.get(row.eventId!);
+    if (!source) throw new Error(`delivery ${row.id}: its payment event (${row.paymentId} version ${row.paymentVersion ?? row.eventId}) is gone`);
+    return { ...row, eventId: source.id, body: encodeBody(payloadFor(snapshotAt(source.stored, source), flagsOf(row.flags)), row.contentType) };
   });
 }

@@ -38,9 +38,7 @@ export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookCont
 export interface OutboxChange {
   accountId: string;
   paymentId: string;
-  /** The event the change adds: its body is the payment as that event left it (bodies.ts). */
-  eventId: string;
-  /** The payment's version after the change. */
+  /** The payment's version after the change: the sequence number of the event it adds, whose body is the payment as that event left it (bodies.ts). */
   version: number;
   /** The payment as the change leaves it, as far as filters look (filters.ts). */
   payment: FilteredPayment;
@@ -76,7 +74,8 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     subscriptionId: v("subscriptionId"),
     accountId: change.accountId,
     paymentId: change.paymentId,
-    eventId: change.eventId,
+    // Found by the payment and version (the event's key); `event_id` is kept only on older rows.
+    eventId: null,
     body: "",
     flags: v("flags"),
     contentType: v("contentType"),
