@@ -40,9 +40,9 @@ const lists: [string, string, RegExp | null][] = [
   ["/v2/payments/?ordering=updated&updated__gt=2026-01-01T00:00:00Z&page=2&page_size=1", "payments", /updated_at>\?/],
   [firstPage.json.next.slice(firstPage.json.next.indexOf("/v1/")), "invoices", null],
   [`/v2/payments/${payment.id}/`, "payments", null],
-  // A payment's deliveries are found on the log at its changes' stamps; a status is read off the log index.
-  [`/v1/webhooks/${subscription.id}/deliveries/?payment_id=${payment.id}`, "webhook_deliveries", /log_idx \(subscription_id=\? AND created_at=\?/],
-  [`/v1/webhooks/${subscription.id}/deliveries/?status=failed`, "webhook_deliveries", /(log_idx|held_idx) \(subscription_id=\?/],
+  // A payment's deliveries are found on the log (the table's key) at its changes' stamps.
+  [`/v1/webhooks/${subscription.id}/deliveries/?payment_id=${payment.id}`, "webhook_deliveries", /PRIMARY KEY \(subscription_id=\? AND created_at=\?/],
+  [`/v1/webhooks/${subscription.id}/deliveries/?status=failed`, "webhook_deliveries", /(PRIMARY KEY|held_idx) \(subscription_id=\?/],
   [`/v1/webhooks/${subscription.id}/deliveries/?created__gte=2026-01-01T00:00:00Z`, "webhook_deliveries", /created_at>\?/],
   [`/v1/webhooks/${subscription.id}/stats/?window=7d`, "webhook_stats", /bucket_start>\?/],
 ];
@@ -152,10 +152,10 @@ describe("query plans of retention", () => {
     const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
     for (const rows of plans) expect(faults(rows)).toEqual([]);
     for (const { sql } of statements) expect(sql).not.toMatch(/\blimit\s+\?/i);
-    // The log index of each subscription up to the cutoff, and for each row found a look-up of the
-    // (empty) moves table by its key.
+    // The log of each subscription (the table's key) up to the cutoff, and for each row found a
+    // look-up of the (empty) moves table by its key.
     expect(plans[0]!.map((row) => row.detail)).toEqual([
-      "SEARCH webhook_deliveries USING INDEX webhook_deliveries_log_idx (subscription_id=? AND created_at<?)",
+      "SEARCH webhook_deliveries USING PRIMARY KEY (subscription_id=? AND created_at<?)",
       "USING INDEX sqlite_autoindex_webhook_subscriptions_1 FOR IN-OPERATOR",
       expect.stringMatching(/^CORRELATED SCALAR SUBQUERY \d+$/),
       "SEARCH m USING INDEX sqlite_autoindex_moves_1 (account_id=?)",

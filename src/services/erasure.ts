@@ -1,5 +1,5 @@
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { createDb, runBatch, type Db } from "../db/client";
 import { shardBinding, shardNotConfigured } from "../db/shards";
 import type { Env } from "../env";
@@ -57,9 +57,9 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
 const pauseSubscriptions = (db: Db, id: string) =>
   db.update(webhookSubscriptions).set({ isActive: false }).where(and(eq(webhookSubscriptions.accountId, id), eq(webhookSubscriptions.isActive, true)));
 
-/** A bounded delete: at most `limit` rows of `table` that `where` picks, by rowid. */
-function deleteSome(db: Db, table: SQLiteTable, where: SQL, limit = ERASE_CHUNK) {
-  return db.delete(table).where(sql`rowid in (select rowid from ${table} where ${where} limit ${fixedLimit(limit)})`).returning({ gone: sql`1` });
+/** A bounded delete: at most `limit` rows of `table` that `where` picks, by `key` (rowid, or a WITHOUT ROWID table's unique column). */
+function deleteSome(db: Db, table: SQLiteTable, where: SQL, { limit = ERASE_CHUNK, key = sql`rowid` }: { limit?: number; key?: SQL | SQLiteColumn } = {}) {
+  return db.delete(table).where(sql`${key} in (select ${key} from ${table} where ${where} limit ${fixedLimit(limit)})`).returning({ gone: sql`1` });
 }
 
 /**
@@ -106,7 +106,7 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
   const results = (await runBatch(db, [
     ...(pause ? [pauseSubscriptions(db, id).returning({ gone: sql`1` })] : []),
     db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
-    deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`),
+    deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`, { key: webhookDeliveries.id }),
     deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
     deleteSome(db, webhookSubscriptions, sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`),
     db.delete(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),

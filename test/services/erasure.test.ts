@@ -63,9 +63,9 @@ describe("erasing an account", () => {
     // More deliveries than one run removes, old enough for retention to archive meanwhile.
     const shard = await shardD1(account.id);
     await shard.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
-       select id || '-' || i, subscription_id, account_id, payment_id, event_id, body, flags, content_type, status, attempts, null, created_at - 40 * 86400000, updated_at - 40 * 86400000, test
+       select id || '-' || i, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, null, created_at - 40 * 86400000, updated_at - 40 * 86400000, test
        from webhook_deliveries, n where account_id = ?2`,
     ).bind(ERASE_CHUNK + 50, account.id).run();
     // More invoices than one run removes.

@@ -15,7 +15,7 @@ const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, payment
 /** A payment's deliveries in the order they were made, with the bodies their attempts send. */
 async function bodiesOf(accountId: string, paymentId: string) {
   const db = createDb(await shardD1(accountId));
-  const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, paymentId)).orderBy(asc(webhookDeliveries.createdAt), sql`rowid`);
+  const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, paymentId)).orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.sequence));
   return applyBodies(rows, await bodySources(db, eventsToRebuild(rows))).map((row) => ({ subscription_id: row.subscriptionId, body: row.body, content_type: row.contentType }));
 }
 

@@ -1,15 +1,19 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { WEBHOOK_CONTENT_TYPES, webhookSubscriptions } from "./webhook-subscriptions";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "held"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-/** The outbox: one row per subscription and payment change, written in the change's own batch. */
+/**
+ * The outbox: one row per subscription and payment change, written in the change's own batch. The
+ * table is WITHOUT ROWID (migration 0013; drizzle cannot say so), keyed by the subscription's log
+ * order: the log is the table itself, and a delivery is found by its id on the id index.
+ */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     subscriptionId: text("subscription_id").notNull().references(() => webhookSubscriptions.id),
     accountId: text("account_id").notNull(),
     paymentId: text("payment_id").notNull(),
@@ -66,12 +70,12 @@ export const webhookDeliveries = sqliteTable(
     firstEnded: integer("first_ended"),
     firstHeaders: text("first_headers"),
   },
-  // D1 writes an entry in each index a new row falls in: a change's delivery writes its row, its
-  // id, its log entry and its due entry (or, held, its held entry), and no more.
+  // D1 writes an entry in each index a new row falls in: a change's delivery writes its row (its
+  // log entry), its id and its due entry (or, held, its held entry), and no more.
   (t) => [
-    // The subscription's log in created order (its sequence order), its status carried along so
-    // that a status filter or count reads the index alone.
-    index("webhook_deliveries_log_idx").on(t.subscriptionId, t.createdAt, t.id, t.status),
+    // The subscription's log in created order (its sequence order).
+    primaryKey({ columns: [t.subscriptionId, t.createdAt, t.id] }),
+    uniqueIndex("webhook_deliveries_id_uq").on(t.id),
     // What the sweeper walks: pending deliveries by when they are due.
     index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
     // A subscription's held and failed deliveries (release, discard, counts, recovery).
