@@ -4,6 +4,27 @@ import { ATTEMPT_TIMEOUT_MS } from "../wire/retry-schedule";
 import { requestHeaders, type OutgoingDelivery } from "../wire/request-headers";
 
 const EXCERPT_CHARS = 500;
+const EXCERPT_BYTES = 500;
+
+/**
+ * The log's excerpt of an answer: its first 500 characters, or fewer whole characters when those
+ * take more than 500 bytes of UTF-8, so that a delivery row with its first attempt stays well
+ * inside one page of its WITHOUT ROWID table (a longer row spills into an overflow page of its
+ * own). Pure.
+ */
+export function excerptOf(text: string): string {
+  const chars = text.slice(0, EXCERPT_CHARS);
+  const encoder = new TextEncoder();
+  if (encoder.encode(chars).length <= EXCERPT_BYTES) return chars;
+  let bytes = 0;
+  let end = 0;
+  for (const char of chars) {
+    bytes += encoder.encode(char).length;
+    if (bytes > EXCERPT_BYTES) break;
+    end += char.length;
+  }
+  return chars.slice(0, end);
+}
 /**
  * How much of a receiver's answer is read: enough for the excerpt and the secrets it must not
  * show, then the rest is cancelled, so an answer of any size costs the isolate this much.
@@ -50,7 +71,7 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       responseStatus: response.status,
       timedOut: false,
       error: response.ok ? null : `HTTP ${response.status}`,
-      excerpt: redacted(text, secretsOf(request)).slice(0, EXCERPT_CHARS),
+      excerpt: excerptOf(redacted(text, secretsOf(request))),
       retryAfter: response.headers.get("retry-after"),
       headers: sent,
     };
