@@ -84,7 +84,7 @@ export async function collect(receiver, tags, expected, timeoutMs) {
 }
 
 /** Figures of one run: what arrived for `tags`, timed against when each payment's event was sent. */
-function figures(name, { sentAt, events, acceptedPerS, non2xx, statuses, firstSent, lastAccepted }, arrivalsByTag, extra = {}) {
+function figures(name, { sentAt, events, acceptedPerS, non2xx, statuses, samples = {}, firstSent, lastAccepted }, arrivalsByTag, extra = {}) {
   const arrivals = arrivalsByTag.flat();
   // The same delivery id twice at a receiver (the contract allows it, rarely; it should be 0 here).
   const duplicates = arrivals.length - new Set(arrivals.map(([, , deliveryId]) => deliveryId)).size;
@@ -104,6 +104,7 @@ function figures(name, { sentAt, events, acceptedPerS, non2xx, statuses, firstSe
     events_per_s: acceptedPerS,
     non_2xx: non2xx,
     non_2xx_statuses: statuses,
+    ...(Object.keys(samples).length > 0 ? { non_2xx_samples: samples } : {}),
     deliveries_expected: events * arrivalsByTag.length,
     delivered: arrivals.length,
     duplicates,
@@ -200,7 +201,8 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
     let non2xx;
     // Which answers were not 2xx, by status (a 409 is a payment at its 100 events).
     const statuses = {};
-    if (rate) ({ events, non2xx } = await paced(ids, rate, connections, stamp, statuses));
+    const samples = {};
+    if (rate) ({ events, non2xx } = await paced(ids, rate, connections, stamp, statuses, samples));
     else {
       let index = 0;
       const result = await autocannon({
@@ -225,7 +227,7 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {})) if (!status.startsWith("2")) statuses[status] = (statuses[status] ?? 0) + count;
     }
     const lastAccepted = Date.now();
-    return { sentAt, events, firstSent, lastAccepted, non2xx, statuses, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
+    return { sentAt, events, firstSent, lastAccepted, non2xx, statuses, samples, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
   }
 
   /**
@@ -234,7 +236,7 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
    * per connection and per whole second, so its "10 a second over 10 connections" sends all 10
    * at once at each second's start: a burst of 10 every second, not a trickle.
    */
-  async function paced(ids, rate, connections, stamp, statuses) {
+  async function paced(ids, rate, connections, stamp, statuses, samples) {
     const start = Date.now();
     let open = 0;
     let events = 0;
@@ -250,11 +252,13 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       pending.push(
         fetch(`${base}/v2/payments/${id}/events/`, { method: "POST", headers: processor, body: NOTE })
           .then(async (response) => {
-            await response.arrayBuffer();
+            const text = await response.text();
             if (response.status >= 200 && response.status < 300) events++;
             else {
               non2xx++;
               statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+              // What the answer said, once per status: whose 503 it was (ours, or the local runtime's).
+              samples[response.status] ??= `${response.headers.get("content-type") ?? ""} ${text.slice(0, 200)}`;
             }
           }, () => {
             non2xx++;
