@@ -3,6 +3,8 @@
 // changes, in a new custom migration (`npx drizzle-kit generate --config drizzle/shard.config.ts
 // --custom --name move_triggers`) that first drops the old triggers; test/moves.test.ts checks the
 // applied triggers against the list.
+//   node tools/dev/move-triggers.mjs --print TABLE...   prints those tables' triggers instead, for a
+//   generated migration that rebuilds a table (dropping a table drops its triggers).
 import { build } from "esbuild";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -10,6 +12,11 @@ import { join, resolve } from "node:path";
 const ROOT = resolve(import.meta.dirname, "../..");
 const bundled = await build({ entryPoints: [join(ROOT, "src/services/moves/tables.ts")], bundle: true, write: false, format: "esm", platform: "neutral" });
 const { MOVED_TABLES, moveTriggers } = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`);
+const printed = process.argv[2] === "--print" ? process.argv.slice(3) : null;
+if (printed) {
+  console.log(MOVED_TABLES.filter((table) => printed.includes(table.name)).flatMap(moveTriggers).join("\n--> statement-breakpoint\n"));
+  process.exit(0);
+}
 const dir = join(ROOT, "migrations/shard");
 const file = readdirSync(dir).filter((name) => name.endsWith("_move_triggers.sql")).sort().at(-1);
 const sql = MOVED_TABLES.flatMap(moveTriggers).join("\n--> statement-breakpoint\n");
