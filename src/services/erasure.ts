@@ -57,9 +57,10 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
 const pauseSubscriptions = (db: Db, id: string) =>
   db.update(webhookSubscriptions).set({ isActive: false }).where(and(eq(webhookSubscriptions.accountId, id), eq(webhookSubscriptions.isActive, true)));
 
-/** A bounded delete: at most `limit` rows of `table` that `where` picks, by `key` (rowid, or a WITHOUT ROWID table's unique column). */
-function deleteSome(db: Db, table: SQLiteTable, where: SQL, { limit = ERASE_CHUNK, key = sql`rowid` }: { limit?: number; key?: SQL | SQLiteColumn } = {}) {
-  return db.delete(table).where(sql`${key} in (select ${key} from ${table} where ${where} limit ${fixedLimit(limit)})`).returning({ gone: sql`1` });
+/** A bounded delete: at most `limit` rows of `table` that `where` picks, by `key` (rowid, or a WITHOUT ROWID table's key columns). */
+function deleteSome(db: Db, table: SQLiteTable, where: SQL, { limit = ERASE_CHUNK, key = [sql`rowid`] }: { limit?: number; key?: (SQL | SQLiteColumn)[] } = {}) {
+  const columns = sql.join(key, sql`, `);
+  return db.delete(table).where(sql`(${columns}) in (select ${columns} from ${table} where ${where} limit ${fixedLimit(limit)})`).returning({ gone: sql`1` });
 }
 
 /**
@@ -106,7 +107,7 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
   const results = (await runBatch(db, [
     ...(pause ? [pauseSubscriptions(db, id).returning({ gone: sql`1` })] : []),
     db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
-    deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`, { key: webhookDeliveries.id }),
+    deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`, { key: [webhookDeliveries.id] }),
     deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
     deleteSome(db, webhookSubscriptions, sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`),
     db.delete(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
@@ -118,8 +119,8 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
     ),
     deleteSome(db, invoices, sql`${invoices.accountId} = ${id} and not exists (select 1 from ${paymentInvoices} l where l.invoice_id = ${invoices.id})`),
     deleteSome(db, counterparties, sql`${counterparties.accountId} = ${id} and not exists (select 1 from ${invoices} i where i.account_id = ${id}) and not exists (select 1 from ${payments} p where p.account_id = ${id})`),
-    deleteSome(db, listCounts, eq(listCounts.accountId, id)),
-    deleteSome(db, timeCounts, eq(timeCounts.accountId, id)),
+    deleteSome(db, listCounts, eq(listCounts.accountId, id), { key: [listCounts.accountId, listCounts.resource] }),
+    deleteSome(db, timeCounts, eq(timeCounts.accountId, id), { key: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket] }),
     deleteSome(db, idempotencyKeys, eq(idempotencyKeys.accountId, id)),
     db
       .delete(tenants)

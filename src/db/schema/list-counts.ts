@@ -3,7 +3,7 @@ import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core"
 /**
  * Row counts per account and key (a resource, or a resource and one value of a filter: see
  * services/list-counts), kept in the same batch as each write, so that a list answers `count`
- * without counting its matches.
+ * without counting its matches. WITHOUT ROWID (migration 0014; drizzle cannot say so).
  */
 export const listCounts = sqliteTable(
   "list_counts",

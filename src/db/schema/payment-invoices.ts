@@ -3,6 +3,7 @@ import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm
 import { invoices } from "./invoices";
 import { payments } from "./payments";
 
+/** A payment's invoices. WITHOUT ROWID (migration 0014; drizzle cannot say so): a link is one row and its claim entry. */
 export const paymentInvoices = sqliteTable(
   "payment_invoices",
   {

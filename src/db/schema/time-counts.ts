@@ -4,7 +4,8 @@ import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core"
  * Rows per account, timestamp key (services/time-counts: `invoices.created_at`,
  * `payments.created_at`, it per payment status, and `payments.updated_moves`) and time bucket of
  * each size in lib/time-buckets, kept in the batch of each write, so that a list filtered by a
- * time range answers `count` from a few hundred buckets whatever it matches.
+ * time range answers `count` from a few hundred buckets whatever it matches. WITHOUT ROWID
+ * (migration 0014; drizzle cannot say so): a new bucket is one row and no key entry.
  */
 export const timeCounts = sqliteTable(
   "time_counts",

@@ -29,14 +29,14 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   own("counterparties", ["id"]),
   own("invoices", ["id"]),
   own("payments", ["id"]),
-  child("payment_invoices", ["payment_id", "invoice_id"], "payment_id", "payments"),
+  withoutRowid(child("payment_invoices", ["payment_id", "invoice_id"], "payment_id", "payments")),
   withoutRowid(child("payment_events", ["payment_id", "seq"], "payment_id", "payments")),
   own("webhook_subscriptions", ["id"]),
   withoutRowid(own("webhook_deliveries", ["id"])),
   withoutRowid(child("webhook_attempts", ["delivery_id", "number"], "delivery_id", "webhook_deliveries")),
   child("webhook_stats", ["subscription_id", "bucket_start"], "subscription_id", "webhook_subscriptions"),
-  own("list_counts", ["account_id", "resource"]),
-  own("time_counts", ["account_id", "key", "size", "bucket"]),
+  withoutRowid(own("list_counts", ["account_id", "resource"])),
+  withoutRowid(own("time_counts", ["account_id", "key", "size", "bucket"])),
   own("idempotency_keys", ["account_id", "username", "key"]),
 ];
 
