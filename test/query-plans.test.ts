@@ -144,6 +144,30 @@ describe("query plans of the outbox sweeper", () => {
   });
 });
 
+describe("query plans of the sweeper's look at fresh deliveries", () => {
+  it("finds lapsed claims on the claimed index and reads each subscription's log in the window on its key", async () => {
+    const now = Date.now() + 10 * 60_000;
+    const created = now - 3 * 60_000;
+    await shard.prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+       values (?, ?, ?, ?, '{}', 'pending', 0, ?, ?, ?, ?)`,
+    )
+      .bind(crypto.randomUUID(), subscription.id, tenant.client.accountId, payment.id, created, created, created, created)
+      .run();
+    const { db, statements } = recordingD1(shard);
+    const queue = { send: async () => {}, sendBatch: async () => {} } as unknown as Queue<DeliveryMessage>;
+    expect(await sweepOutbox(createDb(db), { queue, shard: "test" }, now)).toBeGreaterThanOrEqual(1);
+    const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
+    const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results.map((row) => row.detail)));
+    for (const { sql } of selects) expect(sql).not.toMatch(/\blimit\s+\?/i);
+    // Only the claimed index is read whole: it holds the deliveries under a claim, and no others.
+    for (const plan of plans) expect(plan.filter((detail) => /^SCAN webhook_deliveries(?! USING INDEX webhook_deliveries_claimed_idx$)|TEMP B-TREE/.test(detail))).toEqual([]);
+    const all = plans.flat();
+    expect(all).toContainEqual("SCAN webhook_deliveries USING INDEX webhook_deliveries_claimed_idx");
+    expect(all).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING PRIMARY KEY \(subscription_id=\? AND created_at>\? AND created_at<\?\)/));
+  });
+});
+
 describe("query plans of retention", () => {
   it("reads the front of each subscription's log, oldest first, and the stats' old buckets by their key", async () => {
     const { db, statements } = recordingD1(shard);

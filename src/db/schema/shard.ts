@@ -12,3 +12,4 @@ export * from "./time-counts";
 export * from "./idempotency-keys";
 export * from "./webhook-stats";
 export * from "./moves";
+export * from "./sweep-marks";

@@ -76,8 +76,10 @@ export const webhookDeliveries = sqliteTable(
     // The subscription's log in created order (its sequence order).
     primaryKey({ columns: [t.subscriptionId, t.createdAt, t.id] }),
     uniqueIndex("webhook_deliveries_id_uq").on(t.id),
-    // What the sweeper walks: pending deliveries by when they are due.
-    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    // What the sweeper walks: pending deliveries by when they are due, but for those handed over at
+    // their creation and never since (the happy path, which so writes no entry here): the sweeper
+    // finds a lost one of those on the logs, past its mark (outbox/fresh.ts).
+    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending' and (enqueued_at is null or enqueued_at <> created_at)`),
     // A subscription's held and failed deliveries (release, discard, counts, recovery).
     index("webhook_deliveries_held_idx").on(t.subscriptionId, t.status, t.createdAt, t.id).where(sql`status = 'failed' or status = 'held'`),
     // A subscription's attempts in flight (the admission rule counts them): only claimed rows.
@@ -111,4 +113,20 @@ export const webhookAttempts = sqliteTable(
  */
 export function deliveryStatusIs(status: "pending" | "failed" | "held") {
   return sql`${webhookDeliveries.status} = ${sql.raw(`'${status}'`)}`;
+}
+
+/**
+ * A pending delivery handed over since its creation, or never: the due index's condition, written
+ * out, since SQLite uses a partial index only for a query that names its condition. The other
+ * pending ones are fresh: handed over at their creation (`enqueued_at = created_at`), never since.
+ */
+export function deliveryDue() {
+  const d = webhookDeliveries;
+  return sql`${deliveryStatusIs("pending")} and (${d.enqueuedAt} is null or ${d.enqueuedAt} <> ${d.createdAt})`;
+}
+
+/** A pending delivery handed over at its creation and never since (the sweeper looks for lost ones on the logs). */
+export function deliveryFresh() {
+  const d = webhookDeliveries;
+  return sql`${deliveryStatusIs("pending")} and ${d.enqueuedAt} = ${d.createdAt}`;
 }

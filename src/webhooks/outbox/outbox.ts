@@ -91,7 +91,8 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     ...template,
     status: sql`case when ${active} then 'pending' else 'held' end`,
     nextAttemptAt: sql`case when ${active} then ${now} end`,
-    enqueuedAt: sql`case when ${active} and ${v("sent")} = 1 then ${now} end`,
+    // Handed over at its stamp: fresh (enqueued_at = created_at), so the due index leaves it out.
+    enqueuedAt: sql`case when ${active} and ${v("sent")} = 1 then ${change.stamp} end`,
   };
   // Each row also needs its subscription still there when the batch runs, and its filters (as they
   // are then) to pass the payment: one deleted or filtered out since the write read it gets no

@@ -3,11 +3,12 @@ import { fixedLimit } from "../../db/fixed-limit";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import type { Db } from "../../db/client";
-import { deliveryStatusIs, webhookDeliveries } from "../../db/schema";
+import { deliveryDue, webhookDeliveries } from "../../db/schema";
 import type { ShardQueue } from "./message";
 import { lostAtRestart } from "../../dev";
 import { CLAIM_MS } from "../wire/retry-schedule";
 import { handOver } from "./outbox";
+import { sweepFresh } from "./fresh";
 
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
 export const LOST_AFTER_MS = 2 * 60 * 1000;
@@ -22,7 +23,9 @@ const SWEEP_ROUND = 500;
 const SWEEP_MAX = 60_000;
 
 /**
- * The cron trigger, on each shard: re-sends due deliveries whose message will not come. The row tells which:
+ * The cron trigger, on each shard: re-sends due deliveries whose message will not come, walking
+ * the due index, then looks at those it leaves out, handed over at their creation and never since
+ * (fresh.ts). The row tells which:
  *   - never handed over: the send after the commit failed;
  *   - claimed, and the claim lapsed with no outcome recorded: the worker died mid-attempt (the
  *     log shows that attempt as never answered);
@@ -44,7 +47,7 @@ export async function sweepOutbox(
   const lostBefore = now - LOST_AFTER_MS;
   const since = restartedAt === undefined ? undefined : Math.min(restartedAt, now);
   const lost = and(
-    deliveryStatusIs("pending"),
+    deliveryDue(),
     notHeldByMove(webhookDeliveries.accountId),
     lte(webhookDeliveries.nextAttemptAt, now),
     since !== undefined
@@ -78,9 +81,18 @@ export async function sweepOutbox(
       .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
       .where(and(inList(webhookDeliveries.id, due.map((row) => row.id)), lost))
       .returning({ id: webhookDeliveries.id });
-    if (!(await handOver(db, queue, taken.map((row) => row.id)))) break; // the queue is down: the next sweep tries again
+    if (!(await handOver(db, queue, taken.map((row) => row.id)))) return resent; // the queue is down: the next sweep tries again
     resent += taken.length;
     if (due.length < round) break;
+  }
+  // Deliveries handed over at their creation and never since are not in the due index (fresh.ts).
+  if (resent < max) {
+    resent += await sweepFresh(db, queue, now, {
+      lostBefore: since ?? lostBefore,
+      claimLapsedBefore: since !== undefined ? since + CLAIM_MS : now,
+      round,
+      max: max - resent,
+    });
   }
   if (resent > 0) console.log(JSON.stringify({ type: "outbox_sweep", shard: queue.shard, resent, restarted: restartedAt !== undefined || undefined }));
   return resent;

@@ -1,0 +1,94 @@
+import { and, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
+import { inList } from "../../db/in-list";
+import { notHeldByMove } from "../../db/moving";
+import { deliveryFresh, sweepMarks, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import type { ShardQueue } from "./message";
+import { handOver } from "./outbox";
+
+/** How much of the logs one look reads: a minute of deliveries, across the shard's subscriptions. */
+export const FRESH_WINDOW_MS = 60_000;
+/** The most windows one sweep looks at: an hour of deliveries, so a sweeper that was stopped catches up an hour a run. */
+export const FRESH_WINDOWS = 60;
+const MARK = "fresh";
+
+/**
+ * The sweeper's look at deliveries handed over at their creation and never since ("fresh"), which
+ * the due index leaves out so that a change and its happy path write no entry in it. A fresh
+ * delivery whose message is lost is found on its subscription's log: every sweep reads the logs
+ * from the shard's `fresh` mark up to `lostBefore` (LOST_AFTER_MS ago, or the restart), a window
+ * at a time, re-sends the fresh deliveries there that no claim holds, and moves the mark past the
+ * window. A re-sent delivery is handed over anew, so the due index holds it from then on. A stamp
+ * is taken when its write starts and D1 ends a write long before LOST_AFTER_MS, so no delivery
+ * lands behind the mark. The mark stops before a fresh delivery that a move holds (it goes on
+ * after the move, from the shard that has it). A fresh delivery under a claim that lapsed (its
+ * worker died mid-attempt) is found on the claimed index, wherever the mark is.
+ */
+export async function sweepFresh(
+  db: Db,
+  queue: ShardQueue,
+  now: number,
+  { lostBefore, claimLapsedBefore, round, max }: { lostBefore: number; claimLapsedBefore: number; round: number; max: number },
+): Promise<number> {
+  const d = webhookDeliveries;
+  // Due (as a fresh delivery is from its creation) and under no live claim.
+  const unclaimed = and(lte(d.nextAttemptAt, now), or(isNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore)))!;
+  const lost = and(deliveryFresh(), unclaimed, notHeldByMove(d.accountId))!;
+  let resent = 0;
+  // Claims that lapsed, on the claimed index (only rows under a claim are in it).
+  const lapsed = await db
+    .select({ id: d.id })
+    .from(d)
+    .where(and(isNotNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore), lost))
+    .limit(fixedLimit(Math.min(round, max)));
+  const sent = await resend(db, queue, lapsed, lost, now);
+  if (sent === null) return 0;
+  resent += sent;
+
+  let from = (await db.select({ at: sweepMarks.at }).from(sweepMarks).where(eq(sweepMarks.name, MARK)).get())?.at ?? lostBefore - FRESH_WINDOW_MS * FRESH_WINDOWS;
+  for (let window = 0; window < FRESH_WINDOWS && from < lostBefore && resent < max; window++) {
+    const to = Math.min(from + FRESH_WINDOW_MS, lostBefore);
+    let reached = to;
+    // Rounds over the window until one reads it to its end: what a round re-sends is no longer fresh.
+    for (;;) {
+      const limit = Math.min(round, max - resent);
+      const rows = await db
+        .select({ id: d.id, createdAt: d.createdAt, held: sql<number>`not ${notHeldByMove(d.accountId)}`.mapWith(Boolean) })
+        .from(d)
+        // Each subscription's log in the window, on the table's key (as retention reads it).
+        .where(and(inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)), gt(d.createdAt, from), lte(d.createdAt, to), deliveryFresh(), unclaimed))
+        .limit(fixedLimit(limit));
+      const moving = rows.filter((row) => row.held);
+      const sent = await resend(db, queue, rows.filter((row) => !row.held), lost, now);
+      if (sent === null) return resent; // the queue is down: the next sweep looks again from the mark
+      resent += sent;
+      if (rows.length < limit) {
+        if (moving.length > 0) reached = Math.min(...moving.map((row) => row.createdAt)) - 1;
+        break;
+      }
+      // A full round: more may be left. Look again, unless nothing in it could be sent (a move holds
+      // them) or the sweep's share is used up; the mark stays, and the next sweep looks again.
+      if (sent === 0 || resent >= max) return resent;
+    }
+    await db
+      .insert(sweepMarks)
+      .values({ name: MARK, at: reached })
+      .onConflictDoUpdate({ target: sweepMarks.name, set: { at: sql`max(${sweepMarks.at}, excluded.at)` } });
+    if (reached < to) break;
+    from = to;
+  }
+  return resent;
+}
+
+/** Hands the rows over anew, each only if still lost; how many went, or null when the queue refused them. */
+async function resend(db: Db, queue: ShardQueue, rows: { id: string }[], lost: SQL, now: number): Promise<number | null> {
+  if (rows.length === 0) return 0;
+  const d = webhookDeliveries;
+  const taken = await db
+    .update(d)
+    .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
+    .where(and(inList(d.id, rows.map((row) => row.id)), lost))
+    .returning({ id: d.id });
+  return (await handOver(db, queue, taken.map((row) => row.id))) ? taken.length : null;
+}
