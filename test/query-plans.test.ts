@@ -44,6 +44,8 @@ const lists: [string, string, RegExp | null][] = [
   [`/v1/webhooks/${subscription.id}/deliveries/?payment_id=${payment.id}`, "webhook_deliveries", /PRIMARY KEY \(subscription_id=\? AND created_at=\?/],
   [`/v1/webhooks/${subscription.id}/deliveries/?status=failed`, "webhook_deliveries", /(PRIMARY KEY|held_idx) \(subscription_id=\?/],
   [`/v1/webhooks/${subscription.id}/deliveries/?created__gte=2026-01-01T00:00:00Z`, "webhook_deliveries", /created_at>\?/],
+  // Each delivery's body is rebuilt from its event, sought on the events' whole key.
+  [`/v1/webhooks/${subscription.id}/deliveries/`, "payment_events", /PRIMARY KEY \(payment_id=\? AND seq=\?\)/],
   [`/v1/webhooks/${subscription.id}/stats/?window=7d`, "webhook_stats", /bucket_start>\?/],
 ];
 

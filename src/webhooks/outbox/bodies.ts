@@ -22,7 +22,8 @@ type EventRef = Pick<DeliveryRow, "paymentId" | "paymentVersion" | "eventId">;
  */
 export function bodySources(db: Db, which: EventRef[] | SQL) {
   const refs = Array.isArray(which)
-    ? sql`select json_extract(value, '$[0]') as payment_id, json_extract(value, '$[1]') as payment_version, json_extract(value, '$[2]') as event_id
+    ? // Typed as the columns are, so that SQLite seeks each event on the whole key (payment, sequence number).
+      sql`select cast(json_extract(value, '$[0]') as text) as payment_id, cast(json_extract(value, '$[1]') as integer) as payment_version, json_extract(value, '$[2]') as event_id
           from json_each(${JSON.stringify(which.map((ref) => [ref.paymentId, ref.paymentVersion, ref.eventId]))})`
     : which;
   return db
