@@ -217,6 +217,13 @@ describe("moving an account to another shard", () => {
     )
       .bind(client.accountId, subscription.id, now, now + 60_000)
       .run();
+    // A delivery handed over at its creation and never since: while the move holds it, the sweeper's look at the logs passes it.
+    await env.SHARD_A!.prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+       values ('fresh-' || ?1, ?2, ?1, 'pmt_test', '{}', 'pending', 0, ?3, ?3, ?3, ?3)`,
+    )
+      .bind(client.accountId, subscription.id, now + 1)
+      .run();
     expect((await move(client.accountId, "B")).status).toBe(202);
     for (let i = 0; i < 10 && (await accountOf(client.accountId)).move.state === "copying"; i++) await continueMoves(directory(), env, 5);
     expect((await accountOf(client.accountId)).move.state).toBe("draining");
@@ -230,6 +237,8 @@ describe("moving an account to another shard", () => {
     await continueMoves(directory(), env, 5);
     expect(errors.mock.calls.some(([line]) => String(line).includes('"move_cutover_failed"'))).toBe(true);
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "A", move: { state: "copying" } });
+    // Its fresh delivery is due again on A, for the sweeper's walk of the due index.
+    expect(await env.SHARD_A!.prepare("select enqueued_at from webhook_deliveries where id = 'fresh-' || ?1").bind(client.accountId).first()).toEqual({ enqueued_at: null });
     expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "after-check", type: "buyer", name: "Later" }, headers: client.headers })).status).toBe(201);
     // The copy from the start puts it right, and the move completes.
     for (let i = 0; i < 20 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env, 5);

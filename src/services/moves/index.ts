@@ -191,8 +191,13 @@ async function cutOver(directory: Db, from: D1Database, to: D1Database, account:
     await to.prepare("update webhook_deliveries set enqueued_at = null, claimed_until = null, claim_token = null where account_id = ?1 and status = 'pending'").bind(account.id).run();
   } catch (error) {
     console.error(JSON.stringify({ type: "move_cutover_failed", account_id: account.id, error: String(error) }));
-    // Back to copying from the start: writes work again, and every row is copied again.
-    await setSourceState(from, account.id, "copying");
+    // Back to copying from the start: writes work again, and every row is copied again. Its
+    // deliveries handed over at their creation and never since, which the sweeper left alone while
+    // the move held them (and its mark passed), become due: the sweeper's due walk has them again.
+    await from.batch([
+      from.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
+      from.prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at").bind(account.id),
+    ]);
     await directory
       .update(accounts)
       .set({ moveState: "copying", moveProgress: JSON.stringify({ ...progress, phase: "bulk", table: 0, after: 0 }) })

@@ -21,9 +21,10 @@ const MARK = "fresh";
  * at a time, re-sends the fresh deliveries there that no claim holds, and moves the mark past the
  * window. A re-sent delivery is handed over anew, so the due index holds it from then on. A stamp
  * is taken when its write starts and D1 ends a write long before LOST_AFTER_MS, so no delivery
- * lands behind the mark. The mark stops before a fresh delivery that a move holds (it goes on
- * after the move, from the shard that has it). A fresh delivery under a claim that lapsed (its
- * worker died mid-attempt) is found on the claimed index, wherever the mark is.
+ * lands behind the mark. A fresh delivery that a move holds is left alone, and the mark passes it:
+ * the move hands it over from the shard it goes to, deletes it from the one it leaves, or, when
+ * its cut-over fails, makes it due (services/moves). A fresh delivery under a claim that lapsed
+ * (its worker died mid-attempt) is found on the claimed index, wherever the mark is.
  */
 export async function sweepFresh(
   db: Db,
@@ -49,33 +50,27 @@ export async function sweepFresh(
   let from = (await db.select({ at: sweepMarks.at }).from(sweepMarks).where(eq(sweepMarks.name, MARK)).get())?.at ?? lostBefore - FRESH_WINDOW_MS * FRESH_WINDOWS;
   for (let window = 0; window < FRESH_WINDOWS && from < lostBefore && resent < max; window++) {
     const to = Math.min(from + FRESH_WINDOW_MS, lostBefore);
-    let reached = to;
     // Rounds over the window until one reads it to its end: what a round re-sends is no longer fresh.
     for (;;) {
       const limit = Math.min(round, max - resent);
       const rows = await db
-        .select({ id: d.id, createdAt: d.createdAt, held: sql<number>`not ${notHeldByMove(d.accountId)}`.mapWith(Boolean) })
+        .select({ id: d.id })
         .from(d)
         // Each subscription's log in the window, on the table's key (as retention reads it).
-        .where(and(inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)), gt(d.createdAt, from), lte(d.createdAt, to), deliveryFresh(), unclaimed))
+        .where(and(inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)), gt(d.createdAt, from), lte(d.createdAt, to), lost))
         .limit(fixedLimit(limit));
-      const moving = rows.filter((row) => row.held);
-      const sent = await resend(db, queue, rows.filter((row) => !row.held), lost, now);
+      const sent = await resend(db, queue, rows, lost, now);
       if (sent === null) return resent; // the queue is down: the next sweep looks again from the mark
       resent += sent;
-      if (rows.length < limit) {
-        if (moving.length > 0) reached = Math.min(...moving.map((row) => row.createdAt)) - 1;
-        break;
-      }
-      // A full round: more may be left. Look again, unless nothing in it could be sent (a move holds
-      // them) or the sweep's share is used up; the mark stays, and the next sweep looks again.
+      if (rows.length < limit) break;
+      // A full round: more may be left. Look again, unless the round sent none (all claimed since
+      // it read them) or the sweep's share is used up: the mark stays, and the next sweep looks again.
       if (sent === 0 || resent >= max) return resent;
     }
     await db
       .insert(sweepMarks)
-      .values({ name: MARK, at: reached })
+      .values({ name: MARK, at: to })
       .onConflictDoUpdate({ target: sweepMarks.name, set: { at: sql`max(${sweepMarks.at}, excluded.at)` } });
-    if (reached < to) break;
     from = to;
   }
   return resent;
