@@ -66,6 +66,7 @@ export async function sweepOutbox(
   // not read again from its start each round. Rows re-sent in a round are handed over at `now`,
   // so a row at the boundary that the next round reads again is not lost any more.
   let from: number | null = null;
+  let queueDown = false;
   while (resent < max) {
     const due = await db
       .select({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt })
@@ -81,12 +82,15 @@ export async function sweepOutbox(
       .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
       .where(and(inList(webhookDeliveries.id, due.map((row) => row.id)), lost))
       .returning({ id: webhookDeliveries.id });
-    if (!(await handOver(db, queue, taken.map((row) => row.id)))) return resent; // the queue is down: the next sweep tries again
+    if (!(await handOver(db, queue, taken.map((row) => row.id)))) {
+      queueDown = true; // the next sweep tries again
+      break;
+    }
     resent += taken.length;
     if (due.length < round) break;
   }
   // Deliveries handed over at their creation and never since are not in the due index (fresh.ts).
-  if (resent < max) {
+  if (!queueDown && resent < max) {
     resent += await sweepFresh(db, queue, now, {
       lostBefore: since ?? lostBefore,
       claimLapsedBefore: since !== undefined ? since + CLAIM_MS : now,
