@@ -7,7 +7,8 @@ CREATE TABLE `sweep_marks` (
 	`at` integer NOT NULL
 );
 --> statement-breakpoint
+-- Read on the old due index (every pending row), before it goes.
+UPDATE `webhook_deliveries` SET `enqueued_at` = `enqueued_at` + 1 WHERE `status` = 'pending' AND `enqueued_at` = `created_at`;--> statement-breakpoint
 DROP INDEX `webhook_deliveries_due_idx`;--> statement-breakpoint
 CREATE INDEX `webhook_deliveries_due_idx` ON `webhook_deliveries` (`next_attempt_at`) WHERE status = 'pending' and (enqueued_at is null or enqueued_at <> created_at);--> statement-breakpoint
-UPDATE `webhook_deliveries` SET `enqueued_at` = `enqueued_at` + 1 WHERE `status` = 'pending' AND `enqueued_at` = `created_at`;--> statement-breakpoint
 INSERT INTO `sweep_marks` (`name`, `at`) VALUES ('fresh', CAST(strftime('%s', 'now') AS INTEGER) * 1000);
