@@ -4,7 +4,7 @@ import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import type { ClaimPlan } from "./admission";
-import { applyBodies, bodySources } from "../outbox/bodies";
+import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { CLAIM_MS, queueDelay } from "../wire/retry-schedule";
 
@@ -120,10 +120,7 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
     // What rebuilds the claimed deliveries' bodies, in the same round trip.
-    bodySources(
-      db,
-      sql`select d.payment_id, d.payment_version, d.event_id from ${webhookDeliveries} d where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.flags is not null`,
-    ),
+    bodySources(db, eventOfDelivery(and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token)))),
   ]);
   return sortClaims(ids, applyBodies(claimed, sources), subscriptions, states, now, putOff);
 }

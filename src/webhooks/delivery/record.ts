@@ -173,7 +173,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       .where(and(eq(webhookDeliveries.id, v("id")), onRow, sql`${webhookDeliveries.firstEnded} = 0`)),
   );
   // A subscription deactivated by these attempts holds its other pending deliveries at once.
-  for (const { delivery, outcome } of latest.values()) if (outcome.deactivate) statements.push(...holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt));
+  for (const { delivery, outcome } of latest.values()) if (outcome.deactivate) statements.push(holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt));
   // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.
   const told = healthStatements(db, attempted, latest, recordedAt);
   const toldFrom = statements.length;

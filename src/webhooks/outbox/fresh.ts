@@ -1,11 +1,10 @@
-import { and, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
-import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import { deliveryFresh, sweepMarks, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import type { ShardQueue } from "./message";
-import { handOver } from "./outbox";
+import { handOverAgain } from "./outbox";
 
 /** How much of the logs one look reads: a minute of deliveries, across the shard's subscriptions. */
 export const FRESH_WINDOW_MS = 60_000;
@@ -43,7 +42,7 @@ export async function sweepFresh(
     .from(d)
     .where(and(isNotNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore), lost))
     .limit(fixedLimit(Math.min(round, max)));
-  const sent = await resend(db, queue, lapsed, lost, now);
+  const sent = await handOverAgain(db, queue, lapsed.map((row) => row.id), lost, now);
   if (sent === null) return 0;
   resent += sent;
 
@@ -59,7 +58,7 @@ export async function sweepFresh(
         // Each subscription's log in the window, on the table's key (as retention reads it).
         .where(and(inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)), gt(d.createdAt, from), lte(d.createdAt, to), lost))
         .limit(fixedLimit(limit));
-      const sent = await resend(db, queue, rows, lost, now);
+      const sent = await handOverAgain(db, queue, rows.map((row) => row.id), lost, now);
       if (sent === null) return resent; // the queue is down: the next sweep looks again from the mark
       resent += sent;
       if (rows.length < limit) break;
@@ -76,14 +75,3 @@ export async function sweepFresh(
   return resent;
 }
 
-/** Hands the rows over anew, each only if still lost; how many went, or null when the queue refused them. */
-async function resend(db: Db, queue: ShardQueue, rows: { id: string }[], lost: SQL, now: number): Promise<number | null> {
-  if (rows.length === 0) return 0;
-  const d = webhookDeliveries;
-  const taken = await db
-    .update(d)
-    .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
-    .where(and(inList(d.id, rows.map((row) => row.id)), lost))
-    .returning({ id: d.id });
-  return (await handOver(db, queue, taken.map((row) => row.id))) ? taken.length : null;
-}

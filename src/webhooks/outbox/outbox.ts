@@ -206,3 +206,18 @@ export async function handOver(db: Db, queue: ShardQueue, items: Handover[], mar
     return false;
   }
 }
+
+/**
+ * Hands deliveries the sweeper found lost to the queue again: each only if `stillLost` holds when
+ * the update runs (a delivery claimed since it was read is its claimer's), as handed over now and
+ * under no claim. How many went, or null when the queue refused them (the next sweep tries again).
+ */
+export async function handOverAgain(db: Db, queue: ShardQueue, ids: string[], stillLost: SQL, now: number): Promise<number | null> {
+  if (ids.length === 0) return 0;
+  const taken = await db
+    .update(webhookDeliveries)
+    .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
+    .where(and(inList(webhookDeliveries.id, ids), stillLost))
+    .returning({ id: webhookDeliveries.id });
+  return (await handOver(db, queue, taken.map((row) => row.id))) ? taken.length : null;
+}

@@ -1,13 +1,12 @@
 import { and, asc, gte, isNotNull, isNull, lt, lte, or } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
-import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import type { Db } from "../../db/client";
 import { deliveryDue, webhookDeliveries } from "../../db/schema";
 import type { ShardQueue } from "./message";
 import { lostAtRestart } from "../../dev";
 import { CLAIM_MS } from "../wire/retry-schedule";
-import { handOver } from "./outbox";
+import { handOverAgain } from "./outbox";
 import { sweepFresh } from "./fresh";
 
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
@@ -60,7 +59,7 @@ export async function sweepOutbox(
             and(lt(webhookDeliveries.enqueuedAt, lostBefore), lt(webhookDeliveries.nextAttemptAt, lostBefore)),
           ),
         ),
-  );
+  )!;
   let resent = 0;
   // Rounds walk the due index in order from where the last one stopped, so a large backlog is
   // not read again from its start each round. Rows re-sent in a round are handed over at `now`,
@@ -76,17 +75,12 @@ export async function sweepOutbox(
       .limit(fixedLimit(Math.min(round, max - resent)));
     if (due.length === 0) break;
     from = due.at(-1)!.nextAttemptAt;
-    // Taken only if still lost: a row claimed since the select is its claimer's.
-    const taken = await db
-      .update(webhookDeliveries)
-      .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
-      .where(and(inList(webhookDeliveries.id, due.map((row) => row.id)), lost))
-      .returning({ id: webhookDeliveries.id });
-    if (!(await handOver(db, queue, taken.map((row) => row.id)))) {
+    const sent = await handOverAgain(db, queue, due.map((row) => row.id), lost, now);
+    if (sent === null) {
       queueDown = true; // the next sweep tries again
       break;
     }
-    resent += taken.length;
+    resent += sent;
     if (due.length < round) break;
   }
   // Deliveries handed over at their creation and never since are not in the due index (fresh.ts).

@@ -7,10 +7,10 @@
  * held if it would have been retried (record.ts), and a claimed delivery of an inactive
  * subscription is held (consumer.ts).
  */
-import { and, eq, gt, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
-import { deliveryDue, deliveryFresh, deliveryStatusIs, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { deliveryStatusIs, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
@@ -19,18 +19,13 @@ import { handOver } from "../outbox/outbox";
 /** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
 export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
 
-/** How far back a hold looks for fresh deliveries: the sweeper re-sends an older one, and the consumer holds what it claims for a paused subscription. */
-const FRESH_HOLD_MS = 24 * 60 * 60 * 1000;
-
-/**
- * Holds the subscription's pending deliveries that no attempt is working on: those on the due
- * index, and the fresh ones (handed over at their creation and never since) of its last day of log.
- */
-export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number): BatchStatement[] {
+/** Holds the subscription's pending deliveries that no attempt is working on (read on its log, whether on the due index or fresh). */
+export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number): BatchStatement {
   const d = webhookDeliveries;
-  const mine = and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), or(isNull(d.claimedUntil), lt(d.claimedUntil, now)));
-  const hold = (which: SQL) => db.update(d).set({ ...HELD, updatedAt: now }).where(and(mine, which));
-  return [hold(deliveryDue()), hold(and(gt(d.createdAt, now - FRESH_HOLD_MS), deliveryFresh())!)];
+  return db
+    .update(d)
+    .set({ ...HELD, updatedAt: now })
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now))));
 }
 
 /** Makes the subscription's held deliveries pending again, due now with a fresh retry schedule; returns their ids, oldest sequence first. */

@@ -47,7 +47,7 @@ export interface RetentionReport {
  */
 export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number): Promise<RetentionReport> {
   const cutoff = now - days * DAY_MS;
-  // Each subscription's log starts with its oldest deliveries (the log index, by created). A
+  // Each subscription's log starts with its oldest deliveries (the table's key, by created). A
   // delivery last changed before the cutoff was also made before it, so a run reads only the front
   // of each log, up to the cutoff, and takes the ended ones not changed since: at most
   // RETENTION_CHUNK of them.

@@ -222,7 +222,7 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
       .set(changes)
       .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
       .returning(),
-    ...(input.is_active === false ? holdPending(db, caller.accountId, id, now) : []),
+    ...(input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : []),
     ...(input.is_active === true ? [releaseHeld(db, caller.accountId, id, now)] : []),
   ])) as [SubscriptionRow[], { id: string; sequence: number | null; createdAt: number }[] | undefined];
   if (!row) throw notFound();
