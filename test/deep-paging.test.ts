@@ -26,12 +26,12 @@ describe(`deep paging over ${ROWS} invoices`, () => {
          insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
          select printf('inv_bench%016d', i), ?, printf('B-%d', i), ?, ?, 100, 'USD', ? + i * 7 / 3, ? + i * 7 / 3 from n`,
       ).bind(ROWS, account.id, buyer.id, supplier.id, t0, t0),
-      shard.prepare("insert into list_counts values (?, 'invoices', ?)").bind(account.id, ROWS),
+      shard.prepare("insert into list_counts (account_id, resource, n) values (?, 'invoices', ?)").bind(account.id, ROWS),
       // The time buckets createInvoice keeps, built as migration 0007 builds them.
       ...BUCKET_SIZES_MS.map((size) =>
         // The size inline: a bound number is a REAL to SQLite, and the division would not floor.
         shard.prepare(
-          `insert into time_counts select account_id, 'invoices.created_at', ${size}, (created_at / ${size}) * ${size}, count(*) from invoices where account_id = ? group by 1, 2, 3, 4`,
+          `insert into time_counts (account_id, key, size, bucket, n) select account_id, 'invoices.created_at', ${size}, (created_at / ${size}) * ${size}, count(*) from invoices where account_id = ? group by 1, 2, 3, 4`,
         ).bind(account.id),
       ),
     ]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { storedCountKey } from "../src/services/list-counts";
+import { storedAt, storedCountKey } from "../src/services/list-counts";
 import { call, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
 
 describe("storedCountKey", () => {
@@ -21,6 +21,20 @@ describe("storedCountKey", () => {
     ["invoices", { created__lt: { ms: 1 } }, null],
   ] as const)("%s %j -> %s", (resource, filters, key) => {
     expect(storedCountKey(resource, filters)).toBe(key);
+  });
+});
+
+describe("storedAt", () => {
+  it.each([
+    ["payments", { resource: "payments", column: "n" }],
+    ["payments/status=pending", { resource: "payments", column: "pending" }],
+    ["payments/status=in-progress", { resource: "payments", column: "in_progress" }],
+    ["payments/status=refunded", { resource: "payments", column: "refunded" }],
+    ["payments/status=unknown", { resource: "payments/status=unknown", column: "n" }],
+    ["payments/receiving_counterparty_id=cpty_1", { resource: "payments/receiving_counterparty_id=cpty_1", column: "n" }],
+    ["counterparties/type=buyer", { resource: "counterparties/type=buyer", column: "n" }],
+  ] as const)("%s -> %j", (key, stored) => {
+    expect(storedAt(key)).toEqual(stored);
   });
 });
 

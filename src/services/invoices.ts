@@ -59,7 +59,7 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, an
   await db.batch([
     db.insert(invoices).values(row),
     countOne(db, accountId, countKey("invoices")),
-    countAt(db, accountId, "invoices.created_at", row.createdAt, 1),
+    countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }),
     ...(await answer(row)),
   ]);
   return row;

@@ -1,7 +1,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
-import { listCounts } from "../db/schema";
+import { listCounts, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../db/schema";
 
 /**
  * Counts that a list's `count` reads in one row instead of counting its matches. Each is kept in
@@ -9,6 +9,7 @@ import { listCounts } from "../db/schema";
  * - `payments`, `invoices`, `counterparties`: every row of the account;
  * - `<resource>/<field>=<value>`: the rows with that value of a filter that the counts cover
  *   (`COUNTED_FILTERS`): a payment's status and its two counterparties, a counterparty's type.
+ *   A payment status's count is stored as a column of the `payments` row (`storedAt`).
  */
 export type CountKey = string;
 
@@ -41,6 +42,14 @@ export function storedCountKey(resource: Resource, filters: object): CountKey | 
   return counted && Array.isArray(value) && value.length === 1 ? countKey(resource, field, String(value[0])) : null;
 }
 
+/** Where a count is stored: its row, and the column of it. Pure. */
+export function storedAt(key: CountKey): { resource: string; column: "n" | StatusColumn } {
+  const status = /^payments\/status=(.*)$/.exec(key)?.[1];
+  return status !== undefined && (PAYMENT_STATUSES as readonly string[]).includes(status)
+    ? { resource: "payments", column: statusColumn(status as PaymentStatus) }
+    : { resource: key, column: "n" };
+}
+
 /** The statement that adds one to a count, for the insert's own batch. */
 export function countOne(db: Db, accountId: string, key: CountKey) {
   return db
@@ -49,26 +58,30 @@ export function countOne(db: Db, accountId: string, key: CountKey) {
     .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`${listCounts.n} + 1` } });
 }
 
-/** Same, but only when `guard` holds inside the batch. */
-export function countOneIf(db: Db, accountId: string, key: CountKey, guard: SQL) {
-  return guardedInsert(db, listCounts, { accountId, resource: key, n: 1 }, guard).onConflictDoUpdate({
+/** Same, but only when `guard` holds inside the batch; a new payment's `status` is counted in the same row. */
+export function countOneIf(db: Db, accountId: string, key: CountKey, guard: SQL, status?: PaymentStatus) {
+  const column = status && statusColumn(status);
+  const added = column ? { [column]: sql`${sql.identifier(column)} + 1` } : {};
+  return guardedInsert(db, listCounts, { accountId, resource: key, n: 1, ...(column ? { [column]: 1 } : {}) }, guard).onConflictDoUpdate({
     target: [listCounts.accountId, listCounts.resource],
-    set: { n: sql`${listCounts.n} + 1` },
+    set: { n: sql`${listCounts.n} + 1`, ...added },
   });
 }
 
-/** Takes one from a count, only when `guard` holds inside the batch. */
-export function uncountOneIf(db: Db, accountId: string, key: CountKey, guard: SQL) {
+/** Moves one of the account's payments from one status's count to another's (one row), only when `guard` holds. */
+export function moveStatusCountIf(db: Db, accountId: string, from: PaymentStatus, to: PaymentStatus, guard: SQL) {
+  const [out, into] = [statusColumn(from), statusColumn(to)].map((column) => sql.identifier(column));
   return db
     .update(listCounts)
-    .set({ n: sql`${listCounts.n} - 1` })
-    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key), guard));
+    .set({ [statusColumn(from)]: sql`${out} - 1`, [statusColumn(to)]: sql`${into} + 1` })
+    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, countKey("payments")), guard));
 }
 
 /** The query that reads a stored count, for a list to read in the same round trip as its rows. */
 export function storedCountQuery(db: Db, accountId: string, key: CountKey) {
+  const { resource, column } = storedAt(key);
   return db
-    .select({ n: listCounts.n })
+    .select({ n: sql<number>`${sql.identifier(column)}`.mapWith(Number) })
     .from(listCounts)
-    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, key)));
+    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, resource)));
 }

@@ -1,6 +1,6 @@
 import { eq, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { tenants, timeCounts } from "../db/schema";
+import { PAYMENT_STATUSES, statusColumn, tenants, timeCounts, type StatusColumn } from "../db/schema";
 import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
 import { givenFilters } from "./list-counts";
@@ -8,36 +8,57 @@ import type { CountQuery, Seek } from "../db/list-page";
 
 /**
  * The timestamps whose time ranges are counted from buckets (db/schema/time-counts): every
- * invoice's and payment's `created`, each payment status's own `created` buckets (for a status
- * filter with a created range), and a payment's `updated` as its moves away from `created`
+ * invoice's and payment's `created` (a payment's buckets also count its status, by column: a
+ * status filter with a created range), and a payment's `updated` as its moves away from `created`
  * (`payments.updated_moves`): -1 in the buckets it left and +1 in those it reached at each event,
  * so that `updated` counts are the `created` buckets plus these, and a new payment, whose
  * `updated` is its `created`, writes none.
  */
-export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_moves" | `payments.created_at|status=${string}`;
+export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_moves";
 
-/** The key of one payment status's `created` buckets. */
-export function createdWithStatus(status: string): TimeKey {
-  return `payments.created_at|status=${status}`;
-}
+/** A count column of a bucket: `n` (every row) or a payment status's (db/schema/status-counts). */
+export type CountColumn = "n" | StatusColumn;
+
+/** What a write adds to each count column of a bucket (a column left out: nothing). */
+export type Deltas = Partial<Record<CountColumn, number>>;
 
 const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
 
+/** The count columns in the table's order, after its key. */
+const COUNT_COLUMNS: string[] = ["n", ...PAYMENT_STATUSES.map(statusColumn)];
+
+/** `<delta> as <column>` for every count column, in the table's order, as a SELECT that inserts rows lists them. */
+function deltaColumns(deltas: Deltas | Record<string, SQL>): SQL {
+  return sql.join(
+    COUNT_COLUMNS.map((column) => {
+      const delta = (deltas as Record<string, number | SQL | undefined>)[column] ?? 0;
+      return sql`${typeof delta === "number" ? sql.raw(String(Math.trunc(delta))) : delta} as ${sql.identifier(column)}`;
+    }),
+    sql`, `,
+  );
+}
+
+/** On an existing bucket, every count column plus the insert's. */
+const addedOn = () => Object.fromEntries(COUNT_COLUMNS.map((column) => [column, sql`${sql.identifier(column)} + excluded.${sql.identifier(column)}`]));
+
+const bucketKey = [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket];
+
 /**
- * The statement that adds `delta` to the buckets holding `ms`, for the write's own batch; with a
+ * The statement that adds `deltas` to the buckets holding `ms`, for the write's own batch; with a
  * `guard`, only when it holds there (as the payment write's other statements). `ms` may be an SQL
  * expression for an integer taken earlier in the batch (a payment write's stamp).
  */
-export function countAt(db: Db, accountId: string, key: TimeKey, ms: number | SQL, delta: 1 | -1, guard: SQL = sql`1`) {
+export function countAt(db: Db, accountId: string, key: TimeKey, ms: number | SQL, deltas: Deltas, guard: SQL = sql`1`) {
+  const columns = deltaColumns(deltas);
   const rows =
     typeof ms === "number"
-      ? bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${delta} as n`)
-      : BUCKET_SIZES_MS.map((size) => sql`select ${accountId} as a, ${key} as k, ${size} as s, (${ms}) - (${ms}) % ${size} as b, ${delta} as n`);
+      ? bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${columns}`)
+      : BUCKET_SIZES_MS.map((size) => sql`select ${accountId} as a, ${key} as k, ${size} as s, (${ms}) - (${ms}) % ${size} as b, ${columns}`);
   // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
   return db
     .insert(timeCounts)
-    .select(sql`select a, k, s, b, n from (${sql.join(rows, sql` union all `)}) where ${guard}`)
-    .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
+    .select(sql`select * from (${sql.join(rows, sql` union all `)}) where ${guard}`)
+    .onConflictDoUpdate({ target: bucketKey, set: addedOn() });
 }
 
 /**
@@ -51,13 +72,13 @@ export function countMove(db: Db, accountId: string, key: TimeKey, from: number,
   return db
     .insert(timeCounts)
     .select(
-      sql`select ${accountId}, ${key}, p.s, case when m.n = -1 then p.b else t.v - t.v % p.s end, m.n
+      sql`select ${accountId}, ${key}, p.s, case when m.n = -1 then p.b else t.v - t.v % p.s end, ${deltaColumns({ n: sql`m.n` })}
           from (select (${to}) as v) t,
                (select json_extract(value, '$[0]') as s, json_extract(value, '$[1]') as b from json_each(${old})) p,
                (select -1 as n union all select 1) m
           where t.v - t.v % p.s <> p.b and ${guard}`,
     )
-    .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: { n: sql`${timeCounts.n} + excluded.n` } });
+    .onConflictDoUpdate({ target: bucketKey, set: addedOn() });
 }
 
 /** The integer-ms half-open range [lo, hi) that `<prefix>__gt|gte|lt|lte` filters select. */
@@ -86,13 +107,14 @@ export function timeCountField(filters: object, fields: readonly string[]): stri
 }
 
 /**
- * Where a range is counted: a timestamp's buckets (`key`, with `plus`'s added to them) and, for
- * the edges, its rows (`also` narrows them).
+ * Where a range is counted: a timestamp's buckets (`key`, with `plus`'s added to them; their
+ * `count` column, `n` unless given) and, for the edges, its rows (`also` narrows them).
  */
 export interface Buckets {
   accountId: string;
   key: TimeKey;
   plus?: TimeKey;
+  count?: CountColumn;
   table: string;
   column: Column;
   also?: SQL;
@@ -103,11 +125,11 @@ export interface Buckets {
  * shorter than a second counted on the index, in one statement, as a query a list reads in the
  * same round trip as its page.
  */
-export function countInRange(db: Db, { accountId, key, plus, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number]): CountQuery {
+export function countInRange(db: Db, { accountId, key, plus, count = "n", table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number]): CountQuery {
   const parts = pieces(lo, hi).map((piece) =>
     piece.kind === "rows"
       ? rowsBetween(accountId, table, column, piece.from, piece.to, also)
-      : sql`(select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
+      : sql`(select coalesce(sum(${sql.identifier(count)}), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
   );
   const sum = parts.length === 0 ? sql`0` : sql.join(parts, sql` + `);
   // Read off the account's own row: one row, found by its key (a FROM-less select is not a
@@ -128,7 +150,7 @@ export function countInRange(db: Db, { accountId, key, plus, table, column, also
  * read, the rows still to skip at the parent's start, and `hit`: [the parent's start, the rows
  * before it within its own parent].
  */
-export function seekStatement({ accountId, key, plus, table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
+export function seekStatement({ accountId, key, plus, count = "n", table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
   // The range's pieces as one JSON list (a compound SELECT of them would pass D1's limit on
   // compound terms), each counted on its buckets or, for an edge under a second, on its rows.
   const parts = pieces(lo, hi).map((piece) => ({ size: piece.kind === "rows" ? null : piece.size, lo: piece.from, hi: piece.to }));
@@ -136,7 +158,7 @@ export function seekStatement({ accountId, key, plus, table, column, also = sql`
   const to = sql`(value ->> 'hi')`;
   const counted = sql`select key as ord, value ->> 'size' as size, ${from} as lo, ${to} as hi, case when value ->> 'size' is null
     then ${rowsBetween(accountId, table, column, from, to, also)}
-    else (select coalesce(sum(n), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
+    else (select coalesce(sum(${sql.identifier(count)}), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
     from json_each(${JSON.stringify(parts)})`;
   const finerSize = sql.join(
     BUCKET_SIZES_MS.slice(0, -1).map((size) => sql`when ${size} then ${finer(size)}`),
@@ -147,7 +169,7 @@ export function seekStatement({ accountId, key, plus, table, column, also = sql`
   // The bucket of size w.size in [start, start + span) that holds position rem, with the rows
   // before it there (min() takes its row's other columns: no sort).
   // (Each bucket's count summed over the keys first: a `plus` bucket alone may be below zero.)
-  const buckets = sql`select bucket, sum(n) as n from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span group by bucket`;
+  const buckets = sql`select bucket, sum(${sql.identifier(count)}) as n from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span group by bucket`;
   const next = sql`(select json_array(min(bucket), before) from (select bucket, n, sum(n) over (order by bucket) - n as before from (${buckets}) where n > 0) where before + n > ${rem})`;
   return sql`with recursive seek_pieces as (${counted}),
 seek_walk(size, span, rem, hit) as (

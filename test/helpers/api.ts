@@ -139,14 +139,20 @@ export async function insertInvoiceAt(accountId: string, buyerId: string, suppli
     db.prepare(
       "insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at) values (?, ?, ?, ?, ?, 100, 'USD', ?, ?)",
     ).bind(id, accountId, invoiceNumber, buyerId, supplierId, ms, ms),
-    db.prepare("insert into list_counts values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
+    db.prepare("insert into list_counts (account_id, resource, n) values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
   ]);
   // What createInvoice's batch also keeps: the time buckets that count created ranges.
-  await countAt(createDb(db), accountId, "invoices.created_at", ms, 1);
+  await countAt(createDb(db), accountId, "invoices.created_at", ms, { n: 1 });
   return id;
 }
 
 export const ids = (res: { json: { results: { id: string }[] } }) => res.json.results.map((row) => row.id);
+
+/** The Server-Timing header's D1 rows written by table (SERVER_TIMING on); a table it did not write is absent. */
+export function writtenByTable(res: { headers: Headers }): Record<string, number> {
+  const listed = /d1-written-by-table;desc="([^"]*)"/.exec(res.headers.get("server-timing") ?? "")?.[1] ?? "";
+  return Object.fromEntries(listed.split(" ").filter(Boolean).map((pair) => pair.split(":")).map(([table, n]) => [table!, Number(n)]));
+}
 
 /** The Server-Timing header's D1 figures (SERVER_TIMING on): counts, and D1's SQL time in ms. */
 export function d1Timing(res: { headers: Headers }) {

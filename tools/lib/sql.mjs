@@ -8,35 +8,39 @@ export const paymentDetailSql = () => readFileSync(new URL("./payment-detail.sql
 // The bucket sizes of src/lib/time-buckets.ts (a day, an hour, a minute, a second).
 const BUCKET_SIZES_MS = [86_400_000, 3_600_000, 60_000, 1_000];
 
+// The payment statuses and the columns that count them (src/db/schema/status-counts.ts).
+const STATUSES = ["pending", "in-progress", "settled", "canceled", "failed", "refunded"];
+const STATUS_COLUMNS = STATUSES.map((status) => status.replace("-", "_")).join(", ");
+const STATUS_SUMS = STATUSES.map((status) => `sum(status = '${status}')`).join(", ");
+
 /** Rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows. */
 export function recountSql(accountId) {
   const where = `WHERE account_id = '${accountId}'`;
   const byValue = (resource, field) =>
-    `INSERT OR REPLACE INTO list_counts SELECT account_id, '${resource}/${field}=' || ${field}, count(*) FROM ${resource} ${where} GROUP BY account_id, ${field};`;
+    `INSERT OR REPLACE INTO list_counts (account_id, resource, n) SELECT account_id, '${resource}/${field}=' || ${field}, count(*) FROM ${resource} ${where} GROUP BY account_id, ${field};`;
   return [
-    ...["counterparties", "invoices", "payments"].map(
-      (resource) => `INSERT OR REPLACE INTO list_counts SELECT '${accountId}', '${resource}', count(*) FROM ${resource} ${where};`,
+    ...["counterparties", "invoices"].map(
+      (resource) => `INSERT OR REPLACE INTO list_counts (account_id, resource, n) SELECT '${accountId}', '${resource}', count(*) FROM ${resource} ${where};`,
     ),
+    // The payments' row also counts them by status.
+    `INSERT OR REPLACE INTO list_counts (account_id, resource, n, ${STATUS_COLUMNS}) SELECT '${accountId}', 'payments', count(*), ${STATUSES.map((status) => `coalesce(sum(status = '${status}'), 0)`).join(", ")} FROM payments ${where};`,
     byValue("counterparties", "type"),
-    byValue("payments", "status"),
     byValue("payments", "originating_counterparty_id"),
     byValue("payments", "receiving_counterparty_id"),
     `DELETE FROM time_counts ${where};`,
-    ...[["invoices", "created_at"], ["payments", "created_at"]].flatMap(([table, column]) =>
-      BUCKET_SIZES_MS.map(
-        (size) =>
-          `INSERT INTO time_counts SELECT account_id, '${table}.${column}', ${size}, (${column} / ${size}) * ${size}, count(*) FROM ${table} ${where} GROUP BY 1, 2, 3, 4;`,
-      ),
+    ...BUCKET_SIZES_MS.map(
+      (size) =>
+        `INSERT INTO time_counts (account_id, key, size, bucket, n) SELECT account_id, 'invoices.created_at', ${size}, (created_at / ${size}) * ${size}, count(*) FROM invoices ${where} GROUP BY 1, 2, 3, 4;`,
+    ),
+    // A payment's created buckets also count it by its status.
+    ...BUCKET_SIZES_MS.map(
+      (size) =>
+        `INSERT INTO time_counts (account_id, key, size, bucket, n, ${STATUS_COLUMNS}) SELECT account_id, 'payments.created_at', ${size}, (created_at / ${size}) * ${size}, count(*), ${STATUS_SUMS} FROM payments ${where} GROUP BY 1, 2, 3, 4;`,
     ),
     // Each payment's moves of `updated` away from `created`: +1 where it is, -1 where it was made.
     ...BUCKET_SIZES_MS.map(
       (size) =>
-        `INSERT INTO time_counts SELECT account_id, 'payments.updated_moves', ${size}, b, sum(d) FROM (SELECT account_id, (updated_at / ${size}) * ${size} AS b, 1 AS d FROM payments ${where} UNION ALL SELECT account_id, (created_at / ${size}) * ${size}, -1 FROM payments ${where}) GROUP BY account_id, b HAVING sum(d) <> 0;`,
-    ),
-    // Each payment status's own created buckets (a status filter with a created range).
-    ...BUCKET_SIZES_MS.map(
-      (size) =>
-        `INSERT INTO time_counts SELECT account_id, 'payments.created_at|status=' || status, ${size}, (created_at / ${size}) * ${size}, count(*) FROM payments ${where} GROUP BY 1, 2, 3, 4;`,
+        `INSERT INTO time_counts (account_id, key, size, bucket, n) SELECT account_id, 'payments.updated_moves', ${size}, b, sum(d) FROM (SELECT account_id, (updated_at / ${size}) * ${size} AS b, 1 AS d FROM payments ${where} UNION ALL SELECT account_id, (created_at / ${size}) * ${size}, -1 FROM payments ${where}) GROUP BY account_id, b HAVING sum(d) <> 0;`,
     ),
   ].join("\n");
 }

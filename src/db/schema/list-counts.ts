@@ -1,4 +1,5 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { statusCounts } from "./status-counts";
 
 /**
  * Row counts per account and key (a resource, or a resource and one value of a filter: see
@@ -11,6 +12,8 @@ export const listCounts = sqliteTable(
     accountId: text("account_id").notNull(),
     resource: text("resource").notNull(),
     n: integer("n").notNull(),
+    // On the `payments` row: the account's payments by their status now.
+    ...statusCounts(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.resource] })],
 );

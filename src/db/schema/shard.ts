@@ -13,3 +13,4 @@ export * from "./idempotency-keys";
 export * from "./webhook-stats";
 export * from "./moves";
 export * from "./sweep-marks";
+export * from "./status-counts";

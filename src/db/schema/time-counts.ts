@@ -1,8 +1,9 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { statusCounts } from "./status-counts";
 
 /**
  * Rows per account, timestamp key (services/time-counts: `invoices.created_at`,
- * `payments.created_at`, it per payment status, and `payments.updated_moves`) and time bucket of
+ * `payments.created_at`, and `payments.updated_moves`) and time bucket of
  * each size in lib/time-buckets, kept in the batch of each write, so that a list filtered by a
  * time range answers `count` from a few hundred buckets whatever it matches. WITHOUT ROWID
  * (migration 0014; drizzle cannot say so): a new bucket is one row and no key entry.
@@ -15,6 +16,8 @@ export const timeCounts = sqliteTable(
     size: integer("size").notNull(),
     bucket: integer("bucket").notNull(),
     n: integer("n").notNull(),
+    // On a `payments.created_at` row: its payments by their status now.
+    ...statusCounts(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key, t.size, t.bucket] })],
 );

@@ -3,14 +3,14 @@ import { and, desc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
-import { payments, type PaymentStatus } from "../../db/schema";
+import { payments, statusColumn, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
 import { countKey, givenFilters, storedCountKey, storedCountQuery } from "../list-counts";
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
-import { countInRange, createdWithStatus, rangeOf, seekBy, timeCountField, type Buckets } from "../time-counts";
+import { countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "../time-counts";
 import { timeConditions } from "../../db/time-filters";
 import type { PaymentView } from "./view";
 
@@ -98,7 +98,7 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
 function paymentBuckets(accountId: string, field: "created" | "updated", status?: PaymentStatus): Buckets {
   const column = field === "created" ? payments.createdAt : payments.updatedAt;
   return status
-    ? { accountId, key: createdWithStatus(status), table: "payments", column, also: eq(payments.status, status) }
+    ? { accountId, key: "payments.created_at", count: statusColumn(status), table: "payments", column, also: eq(payments.status, status) }
     : field === "created"
       ? { accountId, key: "payments.created_at", table: "payments", column }
       : { accountId, key: "payments.created_at", plus: "payments.updated_moves", table: "payments", column };

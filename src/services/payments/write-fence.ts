@@ -22,11 +22,11 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { stampedJson } from "../../db/stamped-text";
-import { paymentEvents, paymentInvoices, payments } from "../../db/schema";
+import { paymentEvents, paymentInvoices, payments, statusColumn } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks";
-import { countKey, countOneIf, uncountOneIf } from "../list-counts";
+import { countKey, countOneIf, moveStatusCountIf } from "../list-counts";
 import { inAccount } from "../../db/scope";
-import { countAt, countMove, createdWithStatus } from "../time-counts";
+import { countAt, countMove } from "../time-counts";
 import { releasesInvoices } from "./status";
 import { detailAfter, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
@@ -130,14 +130,12 @@ function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoic
         applied,
       ),
     ),
+    countOneIf(db, accountId, countKey("payments"), applied, payment.status),
     ...[
-      countKey("payments"),
-      countKey("payments", "status", payment.status),
       countKey("payments", "originating_counterparty_id", payment.originatingCounterpartyId),
       countKey("payments", "receiving_counterparty_id", payment.receivingCounterpartyId),
     ].map((key) => countOneIf(db, accountId, key, applied)),
-    countAt(db, accountId, "payments.created_at", stamp, 1, applied),
-    countAt(db, accountId, createdWithStatus(payment.status), stamp, 1, applied),
+    countAt(db, accountId, "payments.created_at", stamp, { n: 1, [statusColumn(payment.status)]: 1 }, applied),
   ];
 }
 
@@ -148,10 +146,8 @@ function eventStatements(db: Db, next: PaymentRow, previous: PaymentRow, stamp: 
     countMove(db, accountId, "payments.updated_moves", previous.updatedAt, stamp, applied),
     ...(next.status !== previous.status
       ? [
-          uncountOneIf(db, accountId, countKey("payments", "status", previous.status), applied),
-          countOneIf(db, accountId, countKey("payments", "status", next.status), applied),
-          countAt(db, accountId, createdWithStatus(previous.status), previous.createdAt, -1, applied),
-          countAt(db, accountId, createdWithStatus(next.status), next.createdAt, 1, applied),
+          moveStatusCountIf(db, accountId, previous.status, next.status, applied),
+          countAt(db, accountId, "payments.created_at", next.createdAt, { [statusColumn(previous.status)]: -1, [statusColumn(next.status)]: 1 }, applied),
         ]
       : []),
     ...(releasesInvoices(next.status) && !releasesInvoices(previous.status)
