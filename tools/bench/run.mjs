@@ -279,7 +279,7 @@ const table = [
     ? [
         "| Webhook scenario | events/s accepted | non-2xx | delivered / expected | duplicates | deliveries/s | vs bare consumer | event-to-receipt p50 ms | p99 ms | drain s |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        ...hooks.map((h) => `| ${h.scenario}${h.vs_alone != null ? ` (${h.vs_alone} of alone; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`),
+        ...hooks.map((h) => `| ${h.scenario}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`),
         "",
       ]
     : []),

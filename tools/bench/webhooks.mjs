@@ -338,13 +338,16 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       await other.cleanUp();
     }
 
-    // Isolation: two healthy subscriptions alone, then beside one whose receiver never answers.
+    // Isolation: two healthy subscriptions beside a third healthy one, then beside one whose
+    // receiver never answers. Both have three subscriptions, so each event writes the same three
+    // deliveries and only the third receiver differs.
     if (!runs("isolation")) return rows;
     const events = smoke ? 50 : 2000;
     tags = ["alone-1", "alone-2"];
     for (const tag of tags) await subscribe("ok", tag);
+    await subscribe("ok", "third");
     fired = await fire(events);
-    const alone = figures(`2 healthy subscriptions alone: ${events} events`, fired, await collect(receiver, tags, fired.events, wait));
+    const alone = figures(`2 healthy subscriptions beside a third healthy one: ${events} events`, fired, await collect(receiver, tags, fired.events, wait));
     rows.push(alone);
     log(alone);
     await unsubscribeAll();
@@ -354,7 +357,7 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
     await subscribe("hang", "hanging");
     fired = await fire(events);
     const beside = figures(`the same 2 beside 1 hanging receiver: ${events} events`, fired, await collect(receiver, tags, fired.events, wait));
-    beside.vs_alone = alone.deliveries_per_s ? Math.round((beside.deliveries_per_s / alone.deliveries_per_s) * 100) / 100 : null;
+    beside.vs_healthy_third = alone.deliveries_per_s ? Math.round((beside.deliveries_per_s / alone.deliveries_per_s) * 100) / 100 : null;
     beside.hanging_attempts_started = (await receiver.arrivals("hanging")).length;
     rows.push(beside);
     log(beside);
