@@ -1,6 +1,6 @@
-import { eq, sql, type Column, type SQL } from "drizzle-orm";
+import { eq, getTableColumns, sql, type Column, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { PAYMENT_STATUSES, statusColumn, tenants, timeCounts, type StatusColumn } from "../db/schema";
+import { tenants, timeCounts, type StatusColumn } from "../db/schema";
 import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../lib/time-buckets";
 import { wholeMsBound, type Instant } from "../lib/time";
 import { givenFilters } from "./list-counts";
@@ -24,8 +24,10 @@ export type Deltas = Partial<Record<CountColumn, number>>;
 
 const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
 
-/** The count columns in the table's order, after its key. */
-const COUNT_COLUMNS: string[] = ["n", ...PAYMENT_STATUSES.map(statusColumn)];
+/** The count columns (every column after the key), in the table's order, as an insert lists them. */
+const COUNT_COLUMNS: string[] = Object.values(getTableColumns(timeCounts))
+  .map((column) => column.name)
+  .filter((name) => !["account_id", "key", "size", "bucket"].includes(name));
 
 /** `<delta> as <column>` for every count column, in the table's order, as a SELECT that inserts rows lists them. */
 function deltaColumns(deltas: Deltas | Record<string, SQL>): SQL {
