@@ -243,6 +243,9 @@ describe("the console", { skip: noBrowser }, () => {
     await page.locator("tbody tr", { hasText: "pmt_demoPaymentPending0001" }).getByRole("link", { name: "Acme Retail" }).waitFor();
     await page.getByRole("link", { name: "Counterparties", exact: true }).click();
     await page.getByRole("heading", { name: "Counterparties" }).waitFor();
+    // Every counterparty first, so that the supplier's row leaving means the filtered answer is
+    // shown: were the whole list still on its way, it could arrive after the filter was chosen.
+    await page.locator("tbody tr").filter({ hasText: "Northwind Paper" }).waitFor();
     await page.getByLabel("Type").selectOption("buyer");
     await page.locator("tbody tr").filter({ hasText: "Northwind Paper" }).waitFor({ state: "detached" });
     await page.locator("tbody tr").filter({ hasText: "Acme Retail" }).waitFor();
