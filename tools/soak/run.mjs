@@ -121,12 +121,13 @@ const worker = async () => {
     for (;;) {
       const res = await api("POST", `/v2/payments/${s.paymentId(p)}/events/`, body, headers).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
       answers[res.status] = (answers[res.status] ?? 0) + 1;
-      if (res.status === 201) {
-        if (res.json?.id) accepted.push(res.json.id); // else the answer was cut off: committed, but not counted as expected
+      if (res.status === 201 && res.json?.id) {
+        accepted.push(res.json.id);
         break;
       }
+      // A 201 whose body the kill cut off was committed: the same key answers it again (below).
       // 409: the key is still held by the request the kill cut short, until its lock lapses.
-      if (typeof res.status === "number" && res.status < 500 && res.status !== 409) break; // refused: nothing to deliver
+      if (typeof res.status === "number" && res.status < 500 && res.status !== 409 && res.status !== 201) break; // refused: nothing to deliver
       await sleep(200); // the service is down or busy: the client retries, as a real one would
     }
   }
