@@ -1,0 +1,70 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { PAYMENT_STATUSES, statusColumn } from "../../src/db/schema";
+import { call, makeCounterparty, makePayment, makeTenant, shardD1 } from "../helpers/api";
+
+// Migration 0016 folds each payment status's own count rows into columns of the payments' rows.
+// Here an account's counts are put back in the form the service wrote before it, the migration's
+// data statements run, and the lists must count as they did.
+const MIGRATION = "0016_status_count_columns.sql";
+
+/** The migration's statements that move data (its ALTERs have run with every other migration). */
+function dataStatements(): string[] {
+  const migration = (env.MIGRATIONS_SHARD as { name: string; queries: string[] }[]).find((m) => m.name === MIGRATION);
+  if (!migration) throw new Error(`no migration ${MIGRATION}`);
+  return migration.queries.filter((query) => !/^\s*(--[^\n]*\n\s*)*ALTER TABLE/i.test(query));
+}
+
+describe("migration 0016: status counts as columns", () => {
+  it("moves each status's own count rows into the columns and removes them, the lists counting as before", async () => {
+    const { account, client, processor } = await makeTenant();
+    const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
+    const made: { id: string; created: string }[] = [];
+    for (let i = 0; i < 5; i++) made.push((await makePayment(client, parties)).payment);
+    const move = (id: string, status: string) => call("POST", `/v2/payments/${id}/events/`, { body: { event_code: "PX", description: status, status }, headers: processor.headers });
+    for (const payment of made.slice(0, 3)) expect((await move(payment.id, "in-progress")).status).toBe(201);
+    expect((await move(made[0]!.id, "settled")).status).toBe(201);
+    expect((await move(made[4]!.id, "canceled")).status).toBe(201);
+
+    // A range of whole days: its count is read from the created buckets' status columns alone.
+    const lists = PAYMENT_STATUSES.flatMap((status) => [`/v2/payments/?status=${status}`, `/v2/payments/?status=${status}&created__gte=2020-01-01&created__lt=2100-01-01`]);
+    const counts = async () => Promise.all(lists.map(async (path) => (await call("GET", path, { headers: client.headers })).json.count as number));
+    const before = await counts();
+    expect(before.slice(0, 2)).toEqual([1, 1]); // pending: made[3]
+    expect(before.slice(2, 4)).toEqual([2, 2]); // in-progress: made[1], made[2]
+
+    // The counts as the service stored them before: a row per status, the columns unused.
+    const shard = await shardD1(account.id);
+    const columns = PAYMENT_STATUSES.map(statusColumn);
+    const zeroed = columns.map((column) => `${column} = 0`).join(", ");
+    await shard.batch([
+      ...PAYMENT_STATUSES.map((status) =>
+        shard
+          .prepare(`insert into list_counts (account_id, resource, n) select account_id, 'payments/status=${status}', ${statusColumn(status)} from list_counts where account_id = ? and resource = 'payments' and ${statusColumn(status)} > 0`)
+          .bind(account.id),
+      ),
+      ...PAYMENT_STATUSES.map((status) =>
+        shard
+          .prepare(
+            `insert into time_counts (account_id, key, size, bucket, n) select account_id, 'payments.created_at|status=${status}', size, bucket, ${statusColumn(status)} from time_counts where account_id = ? and key = 'payments.created_at' and ${statusColumn(status)} > 0`,
+          )
+          .bind(account.id),
+      ),
+      shard.prepare(`update list_counts set ${zeroed} where account_id = ? and resource = 'payments'`).bind(account.id),
+      shard.prepare(`update time_counts set ${zeroed} where account_id = ? and key = 'payments.created_at'`).bind(account.id),
+    ]);
+    const legacy = await shard
+      .prepare("select (select count(*) from list_counts where account_id = ?1 and resource like 'payments/status=%') + (select count(*) from time_counts where account_id = ?1 and key like '%|status=%') as n")
+      .bind(account.id)
+      .first<{ n: number }>();
+    expect(legacy!.n).toBeGreaterThan(0);
+
+    for (const statement of dataStatements()) await shard.prepare(statement).run();
+
+    expect(await counts()).toEqual(before);
+    const left = await shard
+      .prepare("select (select count(*) from list_counts where resource like 'payments/status=%') + (select count(*) from time_counts where key like '%|status=%') as n")
+      .first<{ n: number }>();
+    expect(left!.n).toBe(0);
+  });
+});
