@@ -29,3 +29,15 @@ UPDATE `time_counts` SET
   `refunded` = coalesce((SELECT s.`n` FROM `time_counts` s WHERE s.`account_id` = `time_counts`.`account_id` AND s.`key` = 'payments.created_at|status=refunded' AND s.`size` = `time_counts`.`size` AND s.`bucket` = `time_counts`.`bucket`), 0)
 WHERE `key` = 'payments.created_at';--> statement-breakpoint
 DELETE FROM `time_counts` WHERE `key` LIKE 'payments.created_at|status=%';
+--> statement-breakpoint
+-- A Worker still on the code before this migration (between `db:migrate` and `deploy`) would count
+-- a status in the rows just folded away, which nothing reads any more: its write fails instead, and
+-- its client retries it against the new code.
+CREATE TRIGGER `list_counts_status_in_columns` BEFORE INSERT ON `list_counts`
+WHEN NEW.`resource` LIKE 'payments/status=%' BEGIN
+  SELECT RAISE(ABORT, 'payment status counts are columns of the payments row');
+END;--> statement-breakpoint
+CREATE TRIGGER `time_counts_status_in_columns` BEFORE INSERT ON `time_counts`
+WHEN NEW.`key` LIKE 'payments.created_at|status=%' BEGIN
+  SELECT RAISE(ABORT, 'payment status counts are columns of the created buckets');
+END;

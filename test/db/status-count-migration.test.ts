@@ -8,11 +8,12 @@ import { call, makeCounterparty, makePayment, makeTenant, shardD1 } from "../hel
 // data statements run, and the lists must count as they did.
 const MIGRATION = "0016_status_count_columns.sql";
 
-/** The migration's statements that move data (its ALTERs have run with every other migration). */
-function dataStatements(): string[] {
+/** The migration's statements of one kind (`UPDATE`, `DELETE`, `CREATE TRIGGER`), leading comments aside. */
+function statements(...kinds: string[]): string[] {
   const migration = (env.MIGRATIONS_SHARD as { name: string; queries: string[] }[]).find((m) => m.name === MIGRATION);
   if (!migration) throw new Error(`no migration ${MIGRATION}`);
-  return migration.queries.filter((query) => !/^\s*(--[^\n]*\n\s*)*ALTER TABLE/i.test(query));
+  const bare = (query: string) => query.replace(/^(\s*--[^\n]*\n)*\s*/, "");
+  return migration.queries.filter((query) => kinds.some((kind) => bare(query).toUpperCase().startsWith(kind)));
 }
 
 describe("migration 0016: status counts as columns", () => {
@@ -33,8 +34,15 @@ describe("migration 0016: status counts as columns", () => {
     expect(before.slice(0, 2)).toEqual([1, 1]); // pending: made[3]
     expect(before.slice(2, 4)).toEqual([2, 2]); // in-progress: made[1], made[2]
 
-    // The counts as the service stored them before: a row per status, the columns unused.
+    // The counts as the service stored them before: a row per status, the columns unused (and
+    // the triggers that refuse such rows, which the migration makes last, not there yet).
     const shard = await shardD1(account.id);
+    const triggers = statements("CREATE TRIGGER");
+    expect(triggers).toHaveLength(2);
+    // Every migration applied: a later rebuild of either table must have made them again.
+    const applied = await shard.prepare("select name from sqlite_master where type = 'trigger' and name like '%_status_in_columns' order by name").all<{ name: string }>();
+    expect(applied.results.map((row) => row.name)).toEqual(["list_counts_status_in_columns", "time_counts_status_in_columns"]);
+    await shard.batch(["list_counts", "time_counts"].map((table) => shard.prepare(`drop trigger ${table}_status_in_columns`)));
     const columns = PAYMENT_STATUSES.map(statusColumn);
     const zeroed = columns.map((column) => `${column} = 0`).join(", ");
     await shard.batch([
@@ -59,12 +67,21 @@ describe("migration 0016: status counts as columns", () => {
       .first<{ n: number }>();
     expect(legacy!.n).toBeGreaterThan(0);
 
-    for (const statement of dataStatements()) await shard.prepare(statement).run();
+    for (const statement of [...statements("UPDATE", "DELETE"), ...triggers]) await shard.prepare(statement).run();
 
     expect(await counts()).toEqual(before);
     const left = await shard
       .prepare("select (select count(*) from list_counts where resource like 'payments/status=%') + (select count(*) from time_counts where key like '%|status=%') as n")
       .first<{ n: number }>();
     expect(left!.n).toBe(0);
+
+    // A Worker still on the old code counts a new payment's status in a row of its own: refused.
+    for (const old of [
+      `insert into list_counts (account_id, resource, n) values ('${account.id}', 'payments/status=pending', 1) on conflict do update set n = n + 1`,
+      `insert into time_counts (account_id, key, size, bucket, n) values ('${account.id}', 'payments.created_at|status=pending', 1000, 0, 1) on conflict do update set n = n + 1`,
+    ]) {
+      await expect(shard.prepare(old).run()).rejects.toThrow(/status counts are columns/);
+    }
+    expect(await counts()).toEqual(before);
   });
 });
