@@ -5,7 +5,7 @@ import { call, makeCounterparty, makePayment, makeTenant, shardD1 } from "../hel
 
 // Migration 0016 folds each payment status's own count rows into columns of the payments' rows.
 // Here an account's counts are put back in the form the service wrote before it, the migration's
-// data statements run, and the lists must count as they did.
+// data statements and triggers run, and the lists must count as they did.
 const MIGRATION = "0016_status_count_columns.sql";
 
 /** The migration's statements of one kind (`UPDATE`, `DELETE`, `CREATE TRIGGER`), leading comments aside. */
@@ -17,7 +17,7 @@ function statements(...kinds: string[]): string[] {
 }
 
 describe("migration 0016: status counts as columns", () => {
-  it("moves each status's own count rows into the columns and removes them, the lists counting as before", async () => {
+  it("moves each status's own count rows into the columns and removes them, the lists counting as before, then refuses a count in the old form", async () => {
     const { account, client, processor } = await makeTenant();
     const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
     const made: { id: string; created: string }[] = [];
