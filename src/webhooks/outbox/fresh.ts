@@ -42,9 +42,9 @@ export async function sweepFresh(
     .from(d)
     .where(and(isNotNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore), lost))
     .limit(fixedLimit(Math.min(round, max)));
-  const sent = await handOverAgain(db, queue, lapsed.map((row) => row.id), lost, now);
-  if (sent === null) return 0;
-  resent += sent;
+  const relapsed = await handOverAgain(db, queue, lapsed.map((row) => row.id), lost, now);
+  if (relapsed === null) return 0;
+  resent += relapsed;
 
   let from = (await db.select({ at: sweepMarks.at }).from(sweepMarks).where(eq(sweepMarks.name, MARK)).get())?.at ?? lostBefore - FRESH_WINDOW_MS * FRESH_WINDOWS;
   for (let window = 0; window < FRESH_WINDOWS && from < lostBefore && resent < max; window++) {
@@ -74,4 +74,3 @@ export async function sweepFresh(
   }
   return resent;
 }
-
