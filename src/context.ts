@@ -16,6 +16,8 @@ export interface ServiceContext {
   keys: Keys;
   /** The delivery log's archive (R2), when one is bound. */
   archive?: R2Bucket;
+  /** Runs work after the answer (the request's waitUntil); without it, the work is awaited. */
+  later?: (work: Promise<unknown>) => void;
 }
 
 /** The Worker secrets and settings a verb may need: the key that seals webhook secrets, and the local URL policy switch. */

@@ -5,12 +5,13 @@ import { forgetExpiredKeys } from "./idempotency";
 import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures } from "./services/erasure";
 import { continueMoves } from "./services/moves";
+import { foldBehindAccounts } from "./services/payment-counts";
 import { applyRetention, retentionDays, sweepOutbox } from "./webhooks";
 
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
- * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up and retention. Every
- * job is bounded and runs on its own: a slow or failing shard holds back none of the others' work,
+ * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention and the
+ * fold of payment counts (services/payment-counts). Every job is bounded and runs on its own: a slow or failing shard holds back none of the others' work,
  * and a failure is one log line naming the job and the shard.
  */
 export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}): Promise<void> {
@@ -27,6 +28,7 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
       ["sweep", shard, () => sweepOutbox(db, { queue: env.DELIVERIES, shard }, now, sweep)],
       ["idempotency", shard, () => forgetExpiredKeys(db, now)],
       ["retention", shard, () => applyRetention(db, env.ARCHIVE, days, now)],
+      ["counts", shard, () => foldBehindAccounts(db)],
     );
   }
   await Promise.all(

@@ -2,8 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { parseInstant } from "../src/lib/time";
 import { statusWithCreated, type PaymentFilters } from "../src/services/payments/reads";
 import { rangeOf, timeCountField } from "../src/services/time-counts";
-import { call, insertInvoiceAt, makeCounterparty, makePayment, makeTenant, writtenByTable } from "./helpers/api";
-import { BUCKET_SIZES_MS } from "../src/lib/time-buckets";
+import { call, insertInvoiceAt, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
 
 const at = (text: string) => parseInstant(text)!;
 
@@ -167,53 +166,6 @@ describe("a status with a created range, counted from its column of the created 
           expect(res.json.results, filter).toHaveLength(res.json.count);
         }
       }
-    }
-  });
-});
-
-describe("what a payment's counts write", () => {
-  // The bucket sizes whose bucket differs between two stamps: `updated` moves out of one and into the other.
-  const movedSizes = (from: string, to: string) => BUCKET_SIZES_MS.filter((size) => Math.floor(Date.parse(from) / size) !== Math.floor(Date.parse(to) / size)).length;
-
-  it("counts a new payment's status in the rows that count it, and moves it within them at a status change", async () => {
-    const { client, processor } = await makeTenant();
-    const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
-    const invoice = await call("POST", "/v1/invoices/", {
-      body: { invoice_number: "INV-COUNTS", buyer_id: parties.buyer.id, supplier_id: parties.supplier.id, amount_cents: 100 },
-      headers: client.headers,
-    });
-    const bindings = { SERVER_TIMING: "true" };
-    const made = await call("POST", "/v2/payments/", {
-      body: { originating_counterparty_id: parties.buyer.id, receiving_counterparty_id: parties.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
-      headers: client.headers,
-      bindings,
-    });
-    expect(made.status).toBe(201);
-    // The payments' count (with its status), each counterparty's; one created bucket a size.
-    expect(writtenByTable(made)).toMatchObject({ list_counts: 3, time_counts: BUCKET_SIZES_MS.length });
-
-    const event = (body: object) => call("POST", `/v2/payments/${made.json.id}/events/`, { body, headers: processor.headers, bindings });
-    const updated = async () => (await call("GET", `/v2/payments/${made.json.id}/`, { headers: client.headers })).json.updated as string;
-    let before = made.json.updated as string;
-    const moved = await event({ event_code: "PU10", description: "Sent", status: "in-progress" });
-    expect(moved.status).toBe(201);
-    let after = await updated();
-    expect(writtenByTable(moved)).toMatchObject({ list_counts: 1, time_counts: BUCKET_SIZES_MS.length + 2 * movedSizes(before, after) });
-
-    before = after;
-    const note = await event({ event_code: "PU15", description: "A note" });
-    expect(note.status).toBe(201);
-    after = await updated();
-    const noted = writtenByTable(note);
-    expect(noted.list_counts).toBeUndefined();
-    expect(noted.time_counts ?? 0).toBe(2 * movedSizes(before, after));
-
-    for (const [status, count] of [["pending", 0], ["in-progress", 1]] as const) {
-      const [all, ranged] = await Promise.all([
-        call("GET", `/v2/payments/?status=${status}`, { headers: client.headers }),
-        call("GET", `/v2/payments/?status=${status}&created__gte=${made.json.created}`, { headers: client.headers }),
-      ]);
-      expect([all.json.count, ranged.json.count], status).toEqual([count, count]);
     }
   });
 });

@@ -22,7 +22,18 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     queue: { queue: deliveriesQueue(c.env), shard: caller.shard },
     keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
     archive: c.env.ARCHIVE,
+    later: laterOf(c),
   };
+}
+
+/** The request's waitUntil, when it runs with an execution context. */
+function laterOf(c: Context<AppEnv>): ServiceContext["later"] {
+  try {
+    const execution = c.executionCtx;
+    return (work) => execution.waitUntil(work);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
-import { listCounts, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../db/schema";
+import { listCounts, tenants, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../db/schema";
 
 /**
  * Counts that a list's `count` reads in one row instead of counting its matches. Each is kept in
@@ -76,9 +76,20 @@ export function moveStatusCountIf(db: Db, accountId: string, from: PaymentStatus
     .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, countKey("payments")), guard));
 }
 
-/** The query that reads a stored count, for a list to read in the same round trip as its rows. */
-export function storedCountQuery(db: Db, accountId: string, key: CountKey) {
+/**
+ * The query that reads a stored count, for a list to read in the same round trip as its rows;
+ * with `plus`, what is not stored yet added to it (services/payment-counts), read off the
+ * account's own row since the count's may not exist yet.
+ */
+export function storedCountQuery(db: Db, accountId: string, key: CountKey, plus?: SQL) {
   const { resource, column } = storedAt(key);
+  if (plus) {
+    const stored = sql`(select ${sql.identifier(column)} from list_counts where account_id = ${accountId} and resource = ${resource})`;
+    return db
+      .select({ n: sql<number>`coalesce(${stored}, 0) + ${plus}`.mapWith(Number) })
+      .from(tenants)
+      .where(eq(tenants.id, accountId));
+  }
   return db
     .select({ n: sql<number>`${sql.identifier(column)}`.mapWith(Number) })
     .from(listCounts)

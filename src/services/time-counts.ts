@@ -120,6 +120,12 @@ export interface Buckets {
   table: string;
   column: Column;
   also?: SQL;
+  /**
+   * Counts not in the buckets yet, as rows of (key, at: the stamp they count at, and the count
+   * columns), added to the buckets they fall in (services/payment-counts: the payment changes
+   * after the mark).
+   */
+  after?: SQL;
 }
 
 /**
@@ -127,12 +133,17 @@ export interface Buckets {
  * shorter than a second counted on the index, in one statement, as a query a list reads in the
  * same round trip as its page.
  */
-export function countInRange(db: Db, { accountId, key, plus, count = "n", table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number]): CountQuery {
-  const parts = pieces(lo, hi).map((piece) =>
+export function countInRange(db: Db, { accountId, key, plus, count = "n", table, column, also = sql`1`, after }: Buckets, [lo, hi]: [number, number]): CountQuery {
+  const all = pieces(lo, hi);
+  const parts = all.map((piece) =>
     piece.kind === "rows"
       ? rowsBetween(accountId, table, column, piece.from, piece.to, also)
       : sql`(select coalesce(sum(${sql.identifier(count)}), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = ${piece.size} and bucket >= ${piece.from} and bucket < ${piece.to})`,
   );
+  const inBuckets = all.filter((piece) => piece.kind === "buckets").map((piece) => sql`(at >= ${piece.from} and at < ${piece.to})`);
+  if (after && inBuckets.length > 0) {
+    parts.push(sql`(select coalesce(sum(${sql.identifier(count)}), 0) from ${after} where ${keysOf(key, plus)} and (${sql.join(inBuckets, sql` or `)}))`);
+  }
   const sum = parts.length === 0 ? sql`0` : sql.join(parts, sql` + `);
   // Read off the account's own row: one row, found by its key (a FROM-less select is not a
   // query drizzle can batch).
@@ -152,7 +163,7 @@ export function countInRange(db: Db, { accountId, key, plus, count = "n", table,
  * read, the rows still to skip at the parent's start, and `hit`: [the parent's start, the rows
  * before it within its own parent].
  */
-export function seekStatement({ accountId, key, plus, count = "n", table, column, also = sql`1` }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
+export function seekStatement({ accountId, key, plus, count = "n", table, column, also = sql`1`, after }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
   // The range's pieces as one JSON list (a compound SELECT of them would pass D1's limit on
   // compound terms), each counted on its buckets or, for an edge under a second, on its rows.
   const parts = pieces(lo, hi).map((piece) => ({ size: piece.kind === "rows" ? null : piece.size, lo: piece.from, hi: piece.to }));
@@ -160,7 +171,9 @@ export function seekStatement({ accountId, key, plus, count = "n", table, column
   const to = sql`(value ->> 'hi')`;
   const counted = sql`select key as ord, value ->> 'size' as size, ${from} as lo, ${to} as hi, case when value ->> 'size' is null
     then ${rowsBetween(accountId, table, column, from, to, also)}
-    else (select coalesce(sum(${sql.identifier(count)}), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to}) end as n
+    else (select coalesce(sum(${sql.identifier(count)}), 0) from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = value ->> 'size' and bucket >= ${from} and bucket < ${to})${
+      after ? sql` + (select coalesce(sum(${sql.identifier(count)}), 0) from ${after} where ${keysOf(key, plus)} and at >= ${from} and at < ${to})` : sql``
+    } end as n
     from json_each(${JSON.stringify(parts)})`;
   const finerSize = sql.join(
     BUCKET_SIZES_MS.slice(0, -1).map((size) => sql`when ${size} then ${finer(size)}`),
@@ -171,7 +184,11 @@ export function seekStatement({ accountId, key, plus, count = "n", table, column
   // The bucket of size w.size in [start, start + span) that holds position rem, with the rows
   // before it there (min() takes its row's other columns: no sort).
   // (Each bucket's count summed over the keys first: a `plus` bucket alone may be below zero.)
-  const buckets = sql`select bucket, sum(${sql.identifier(count)}) as n from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span group by bucket`;
+  const stored = sql`select bucket, ${sql.identifier(count)} as c from time_counts where account_id = ${accountId} and ${keysOf(key, plus)} and size = w.size and bucket >= ${start} and bucket < ${start} + w.span`;
+  const added = after
+    ? sql` union all select at - at % w.size, ${sql.identifier(count)} from ${after} where ${keysOf(key, plus)} and at >= ${start} and at < ${start} + w.span`
+    : sql``;
+  const buckets = sql`select bucket, sum(c) as n from (${stored}${added}) group by bucket`;
   const next = sql`(select json_array(min(bucket), before) from (select bucket, n, sum(n) over (order by bucket) - n as before from (${buckets}) where n > 0) where before + n > ${rem})`;
   return sql`with recursive seek_pieces as (${counted}),
 seek_walk(size, span, rem, hit) as (

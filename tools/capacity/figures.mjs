@@ -6,13 +6,15 @@ const LOG_TABLES = new Set(["webhook_deliveries", "webhook_attempts"]);
 
 /**
  * Bytes per payment (all tables, and the delivery log's part, which retention removes), how many
- * payments a shard holds with and without their log, and the changes a second its SQL time allows.
+ * payments a shard holds with and without their log, and the changes a second its SQL time allows
+ * (a change's own and its share of the count folds').
  */
-export function shardFigures({ bytes, payments, perChange, eventsPerPayment }) {
+export function shardFigures({ bytes, payments, perChange, eventsPerPayment, foldShare = { sql_ms: 0 } }) {
   const sum = (list) => list.reduce((total, item) => total + item.bytes, 0);
   const all = sum(bytes) / payments;
   const log = sum(bytes.filter((item) => LOG_TABLES.has(item.table))) / payments;
-  const sqlMsPerChange = (perChange.creation.sql_ms + eventsPerPayment * perChange.event.sql_ms) / (1 + eventsPerPayment);
+  // A change's own batch, and its share of the folds of the payment counts.
+  const sqlMsPerChange = (perChange.creation.sql_ms + eventsPerPayment * perChange.event.sql_ms) / (1 + eventsPerPayment) + foldShare.sql_ms;
   return {
     bytes_per_payment: all,
     log_bytes_per_payment: log,

@@ -16,14 +16,17 @@ const STATUS_SUMS = STATUSES.map((status) => `sum(status = '${status}')`).join("
 /** Rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows. */
 export function recountSql(accountId) {
   const where = `WHERE account_id = '${accountId}'`;
+  // The payment counts count every change up to the account's latest stamp (src/services/payment-counts.ts).
+  const mark = `(SELECT coalesce(max(updated_at), 0) FROM payments ${where})`;
+  const markOf = (resource) => (resource === "payments" ? mark : "NULL");
   const byValue = (resource, field) =>
-    `INSERT OR REPLACE INTO list_counts (account_id, resource, n) SELECT account_id, '${resource}/${field}=' || ${field}, count(*) FROM ${resource} ${where} GROUP BY account_id, ${field};`;
+    `INSERT OR REPLACE INTO list_counts (account_id, resource, n, counted_to) SELECT account_id, '${resource}/${field}=' || ${field}, count(*), ${markOf(resource)} FROM ${resource} ${where} GROUP BY account_id, ${field};`;
   return [
     ...["counterparties", "invoices"].map(
       (resource) => `INSERT OR REPLACE INTO list_counts (account_id, resource, n) SELECT '${accountId}', '${resource}', count(*) FROM ${resource} ${where};`,
     ),
     // The payments' row also counts them by status.
-    `INSERT OR REPLACE INTO list_counts (account_id, resource, n, ${STATUS_COLUMNS}) SELECT '${accountId}', 'payments', count(*), ${STATUSES.map((status) => `coalesce(sum(status = '${status}'), 0)`).join(", ")} FROM payments ${where};`,
+    `INSERT OR REPLACE INTO list_counts (account_id, resource, n, ${STATUS_COLUMNS}, counted_to) SELECT '${accountId}', 'payments', count(*), ${STATUSES.map((status) => `coalesce(sum(status = '${status}'), 0)`).join(", ")}, ${mark} FROM payments ${where};`,
     byValue("counterparties", "type"),
     byValue("payments", "originating_counterparty_id"),
     byValue("payments", "receiving_counterparty_id"),
@@ -35,12 +38,12 @@ export function recountSql(accountId) {
     // A payment's created buckets also count it by its status.
     ...BUCKET_SIZES_MS.map(
       (size) =>
-        `INSERT INTO time_counts (account_id, key, size, bucket, n, ${STATUS_COLUMNS}) SELECT account_id, 'payments.created_at', ${size}, (created_at / ${size}) * ${size}, count(*), ${STATUS_SUMS} FROM payments ${where} GROUP BY 1, 2, 3, 4;`,
+        `INSERT INTO time_counts (account_id, key, size, bucket, n, ${STATUS_COLUMNS}, counted_to) SELECT account_id, 'payments.created_at', ${size}, (created_at / ${size}) * ${size}, count(*), ${STATUS_SUMS}, ${mark} FROM payments ${where} GROUP BY 1, 2, 3, 4;`,
     ),
     // Each payment's moves of `updated` away from `created`: +1 where it is, -1 where it was made.
     ...BUCKET_SIZES_MS.map(
       (size) =>
-        `INSERT INTO time_counts (account_id, key, size, bucket, n) SELECT account_id, 'payments.updated_moves', ${size}, b, sum(d) FROM (SELECT account_id, (updated_at / ${size}) * ${size} AS b, 1 AS d FROM payments ${where} UNION ALL SELECT account_id, (created_at / ${size}) * ${size}, -1 FROM payments ${where}) GROUP BY account_id, b HAVING sum(d) <> 0;`,
+        `INSERT INTO time_counts (account_id, key, size, bucket, n, counted_to) SELECT account_id, 'payments.updated_moves', ${size}, b, sum(d), ${mark} FROM (SELECT account_id, (updated_at / ${size}) * ${size} AS b, 1 AS d FROM payments ${where} UNION ALL SELECT account_id, (created_at / ${size}) * ${size}, -1 FROM payments ${where}) GROUP BY account_id, b HAVING sum(d) <> 0;`,
     ),
   ].join("\n");
 }

@@ -14,6 +14,9 @@ export const listCounts = sqliteTable(
     n: integer("n").notNull(),
     // On the `payments` row: the account's payments by their status now.
     ...statusCounts(),
+    // On the account's payment counts (the `payments` row and its counterparty rows): the stamp
+    // they count changes up to (services/payment-counts). Null on other rows.
+    countedTo: integer("counted_to"),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.resource] })],
 );

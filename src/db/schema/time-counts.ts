@@ -18,6 +18,9 @@ export const timeCounts = sqliteTable(
     n: integer("n").notNull(),
     // On a `payments.created_at` row: its payments by their status now.
     ...statusCounts(),
+    // On a payment key's row: the stamp it counts changes up to (services/payment-counts). Null on
+    // an invoice key's row.
+    countedTo: integer("counted_to"),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key, t.size, t.bucket] })],
 );

@@ -16,6 +16,7 @@ import { commitPaymentChange } from "./write-fence";
 import { noAnswer, type Answer } from "../../idempotency";
 import { stampedJson } from "../../db/stamped-text";
 import { inTurn } from "../../lib/in-turn";
+import { FOLD_AFTER_MS, foldPaymentCounts } from "../payment-counts";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
 export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
@@ -51,6 +52,7 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
       );
       if (written) {
         await handOver(db, ctx.queue, written.deliveryIds);
+        await foldIfBehind(ctx, written);
         return written.detail;
       }
     } catch (error) {
@@ -86,11 +88,25 @@ async function writeEvent(ctx: ServiceContext, paymentId: string, input: Payment
     );
     if (written) {
       await handOver(db, ctx.queue, written.deliveryIds);
+      await foldIfBehind(ctx, written);
       return eventView({ ...event, createdAt: written.stamp });
     }
     await backoff(attempt);
   }
   throw busy();
+}
+
+/**
+ * Asks for a fold of the account's payment counts when their mark is FOLD_AFTER_MS behind this
+ * write, after the answer: the changes a count adds up at read time stay a second's worth.
+ */
+async function foldIfBehind(ctx: ServiceContext, written: { stamp: number; countedTo: number }): Promise<void> {
+  if (written.stamp - written.countedTo < FOLD_AFTER_MS) return;
+  const fold = foldPaymentCounts(ctx.db, ctx.accountId, written.stamp - FOLD_AFTER_MS + 1).catch((error) =>
+    console.error(JSON.stringify({ type: "fold_error", account: ctx.accountId, error: String(error) })),
+  );
+  if (ctx.later) ctx.later(fold);
+  else await fold;
 }
 
 function busy(): AppError {

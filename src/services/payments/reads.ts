@@ -11,6 +11,7 @@ import { countKey, givenFilters, storedCountKey, storedCountQuery } from "../lis
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "../time-counts";
+import { addedAfterMark, changesAfterMark } from "../payment-counts";
 import { timeConditions } from "../../db/time-filters";
 import type { PaymentView } from "./view";
 
@@ -84,7 +85,7 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     sort,
     id: payments.id,
     count: stored
-      ? storedCountQuery(db, accountId, stored)
+      ? storedCountQuery(db, accountId, stored, addedAfterMark(accountId, stored))
       : field === "created" || field === "updated"
         ? countInRange(db, paymentBuckets(accountId, field), rangeOf(field, times))
         : status
@@ -97,11 +98,12 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
 /** Where a payment timestamp's ranges are counted: its buckets, or one status's `created` buckets. */
 function paymentBuckets(accountId: string, field: "created" | "updated", status?: PaymentStatus): Buckets {
   const column = field === "created" ? payments.createdAt : payments.updatedAt;
+  const after = changesAfterMark(accountId);
   return status
-    ? { accountId, key: "payments.created_at", count: statusColumn(status), table: "payments", column, also: eq(payments.status, status) }
+    ? { accountId, key: "payments.created_at", count: statusColumn(status), table: "payments", column, also: eq(payments.status, status), after }
     : field === "created"
-      ? { accountId, key: "payments.created_at", table: "payments", column }
-      : { accountId, key: "payments.created_at", plus: "payments.updated_moves", table: "payments", column };
+      ? { accountId, key: "payments.created_at", table: "payments", column, after }
+      : { accountId, key: "payments.created_at", plus: "payments.updated_moves", table: "payments", column, after };
 }
 
 /** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */

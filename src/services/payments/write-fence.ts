@@ -4,7 +4,7 @@
  * Protocol: a payment write is one D1 batch. Its first statement writes the payment row with a
  * fresh write token; it applies only if the row still carries the token the write read (an event)
  * or does not exist yet (a new payment). Every later statement of the batch (the event, the
- * invoice links, the list and time counts, and the webhook outbox's delivery rows) runs only if
+ * invoice links, and the webhook outbox's delivery rows) runs only if
  * the payment row carries the new token at that point of the batch. So the delivery rows exist
  * iff the payment row carries our write token: a change is never committed without its
  * deliveries, nor deliveries without their change, and a write that lost a race leaves nothing.
@@ -17,16 +17,17 @@
  * detail (which lists read whole) is written by the first statement itself, rendered once with a
  * placeholder stamp that SQL replaces with the same stamp (db/stamped-text). The delivery rows
  * keep no body: each is rebuilt from that detail as its event left it (webhooks/outbox/bodies.ts).
+ * The payment counts are not written here: they count the payments and events after their mark
+ * (services/payment-counts), and the batch reads the mark back so the caller can ask for a fold.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { stampedJson } from "../../db/stamped-text";
-import { paymentEvents, paymentInvoices, payments, statusColumn } from "../../db/schema";
+import { paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks";
-import { countKey, countOneIf, moveStatusCountIf } from "../list-counts";
 import { inAccount } from "../../db/scope";
-import { countAt, countMove } from "../time-counts";
+import { countedTo } from "../payment-counts";
 import { releasesInvoices } from "./status";
 import { detailAfter, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
@@ -69,7 +70,7 @@ export async function commitPaymentChange(
   change: PaymentChange,
   subscribers: Subscriber[],
   also: (written: WrittenSql) => Promise<BatchStatement[]> = async () => [],
-): Promise<{ detail: PaymentView; stamp: number; deliveryIds: string[] } | null> {
+): Promise<{ detail: PaymentView; stamp: number; countedTo: number; deliveryIds: string[] } | null> {
   const { next, previous, event } = change;
   const accountId = next.accountId;
   const now = Date.now();
@@ -109,49 +110,33 @@ export async function commitPaymentChange(
   const statements: BatchStatement[] = [
     write,
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
-    ...(change.previous ? eventStatements(db, next, change.previous, stamp, applied) : creationStatements(db, next, change.invoices, stamp, applied)),
+    ...(change.previous ? releaseStatements(db, next, change.previous, applied) : linkStatements(db, next, change.invoices, applied)),
     ...outbox.statements,
     ...(await also({ detail: sql`(select p.detail from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`, stamp, guard: applied })),
+    db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
   ];
-  const [written] = (await runBatch(db, statements)) as [{ updatedAt: number }[], ...unknown[]];
+  const results = await runBatch(db, statements);
+  const [written] = results as [{ updatedAt: number }[], ...unknown[]];
+  const [mark] = results[results.length - 1] as { mark: number }[];
   const row = written[0];
-  return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, deliveryIds: outbox.deliveryIds } : null;
+  return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, countedTo: mark?.mark ?? 0, deliveryIds: outbox.deliveryIds } : null;
 }
 
-/** A new payment's invoice claims and counts. */
-function creationStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow[], stamp: SQL, applied: SQL): BatchStatement[] {
-  const accountId = payment.accountId;
-  return [
-    ...invoices.map((invoice) =>
-      guardedInsert(
-        db,
-        paymentInvoices,
-        { paymentId: payment.id, invoiceId: invoice.id, active: 1, invoiceNumber: invoice.invoiceNumber, amountCents: invoice.amountCents, invoiceCreatedAt: invoice.createdAt },
-        applied,
-      ),
+/** A new payment's invoice claims. */
+function linkStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow[], applied: SQL): BatchStatement[] {
+  return invoices.map((invoice) =>
+    guardedInsert(
+      db,
+      paymentInvoices,
+      { paymentId: payment.id, invoiceId: invoice.id, active: 1, invoiceNumber: invoice.invoiceNumber, amountCents: invoice.amountCents, invoiceCreatedAt: invoice.createdAt },
+      applied,
     ),
-    countOneIf(db, accountId, countKey("payments"), applied, payment.status),
-    ...[
-      countKey("payments", "originating_counterparty_id", payment.originatingCounterpartyId),
-      countKey("payments", "receiving_counterparty_id", payment.receivingCounterpartyId),
-    ].map((key) => countOneIf(db, accountId, key, applied)),
-    countAt(db, accountId, "payments.created_at", stamp, { n: 1, [statusColumn(payment.status)]: 1 }, applied),
-  ];
+  );
 }
 
-/** An event's moves of the counts, and the invoices a cancel or failure lets go of. */
-function eventStatements(db: Db, next: PaymentRow, previous: PaymentRow, stamp: SQL, applied: SQL): BatchStatement[] {
-  const accountId = next.accountId;
-  return [
-    countMove(db, accountId, "payments.updated_moves", previous.updatedAt, stamp, applied),
-    ...(next.status !== previous.status
-      ? [
-          moveStatusCountIf(db, accountId, previous.status, next.status, applied),
-          countAt(db, accountId, "payments.created_at", next.createdAt, { [statusColumn(previous.status)]: -1, [statusColumn(next.status)]: 1 }, applied),
-        ]
-      : []),
-    ...(releasesInvoices(next.status) && !releasesInvoices(previous.status)
-      ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, next.id), applied))]
-      : []),
-  ];
+/** The invoices a cancel or failure lets go of. */
+function releaseStatements(db: Db, next: PaymentRow, previous: PaymentRow, applied: SQL): BatchStatement[] {
+  return releasesInvoices(next.status) && !releasesInvoices(previous.status)
+    ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, next.id), applied))]
+    : [];
 }

@@ -1,0 +1,147 @@
+import { sql, type SQL } from "drizzle-orm";
+import { runBatch, type BatchStatement, type Db } from "../db/client";
+import { listCounts, PAYMENT_STATUSES, statusColumn, timeCounts } from "../db/schema";
+import { BUCKET_SIZES_MS } from "../lib/time-buckets";
+import { storedAt, type CountKey } from "./list-counts";
+
+/**
+ * An account's payment counts (list_counts' `payments` row and counterparty rows, time_counts'
+ * `payments.created_at` and `payments.updated_moves` buckets) are not written by each payment
+ * change. They count every change up to a mark (`counted_to` on the `payments` row: a payment
+ * stamp), and the changes after it are counted from the payments and their events, which the
+ * change writes anyway: a read adds `changesAfterMark` to what is stored, so a count is exact at
+ * every moment. A fold (`foldStatements`, one batch) adds those changes to the stored counts and
+ * moves the mark to the account's latest stamp; writes ask for one when their account's mark lags
+ * by FOLD_AFTER_MS, and the cron folds every account a shard holds. A change's batch so writes no
+ * count row, and a fold writes each count row once for all the changes it takes in.
+ *
+ * Stamps rise in commit order per account (services/payments/write-fence.ts), so every change
+ * after the mark has a stamp above it, and a fold, one batch, sees every change up to the stamp it
+ * moves the mark to.
+ */
+export const FOLD_AFTER_MS = 1_000;
+
+/** The mark: the stamp the account's payment counts count changes up to (0: none yet). */
+export function countedTo(accountId: string | SQL): SQL {
+  return sql`coalesce((select counted_to from list_counts where account_id = ${accountId} and resource = 'payments'), 0)`;
+}
+
+// Each status as an SQL literal (they are constants; D1 allows 100 bound parameters a statement).
+const COLUMNS = PAYMENT_STATUSES.map((status) => [sql.raw(`'${status}'`), statusColumn(status)] as const);
+
+/**
+ * What the changes after the mark add to the counts, as rows of (key: a time_counts key, at: the
+ * stamp whose buckets it counts in, n, a column per status, orig and recv: a new payment's
+ * counterparties, else null). A new payment adds one to `n` and its status at its `created`; a
+ * status change moves one between two statuses at the payment's `created`; every event moves
+ * `updated` (`payments.updated_moves`) from the previous event's stamp to its own. Read on the
+ * payments' `updated` index (the payments changed after the mark) and their events' keys.
+ */
+export function changesAfterMark(accountId: string): SQL {
+  const mark = countedTo(accountId);
+  const made = sql.join(COLUMNS.map(([status, column]) => sql`(s = ${status}) as ${sql.identifier(column)}`), sql`, `);
+  const moved = sql.join(COLUMNS.map(([status, column]) => sql`(s = ${status}) - (was = ${status}) as ${sql.identifier(column)}`), sql`, `);
+  const none = sql.join(COLUMNS.map(([, column]) => sql`0 as ${sql.identifier(column)}`), sql`, `);
+  return sql`(with changed as (
+      select e.seq, e.created_at as at, e.status as s, f.status as was, f.created_at as was_at, p.created_at as created,
+        p.originating_counterparty_id as orig, p.receiving_counterparty_id as recv
+      from payments p
+      join payment_events e on e.payment_id = p.id and e.created_at > ${mark}
+      left join payment_events f on f.payment_id = e.payment_id and f.seq = e.seq - 1
+      where p.account_id = ${accountId} and p.updated_at > ${mark})
+    select 'payments.created_at' as key, at, 1 as n, ${made}, orig, recv from changed where seq = 1
+    union all select 'payments.created_at', created, 0, ${moved}, null, null from changed where seq > 1 and s <> was
+    union all select 'payments.updated_moves', at, 1, ${none}, null, null from changed where seq > 1
+    union all select 'payments.updated_moves', was_at, -1, ${none}, null, null from changed where seq > 1)`;
+}
+
+/**
+ * What the changes after the mark add to a stored payment count (a list_counts key: `payments`, a
+ * status's, or a counterparty's), as a scalar.
+ */
+export function addedAfterMark(accountId: string, key: CountKey): SQL {
+  const { column } = storedAt(key);
+  const counterparty = /^payments\/(originating|receiving)_counterparty_id=(.*)$/.exec(key);
+  const of = counterparty ? sql` and ${sql.identifier(counterparty[1] === "originating" ? "orig" : "recv")} = ${counterparty[2]}` : sql``;
+  return sql`(select coalesce(sum(${sql.identifier(column)}), 0) from ${changesAfterMark(accountId)} where key = 'payments.created_at'${of})`;
+}
+
+/**
+ * The batch that adds the changes after the mark to the stored counts and moves the mark to the
+ * account's latest stamp; it writes nothing when no change is after the mark. The mark moves last:
+ * every statement before it reads the same changes. With `markBefore`, only if the mark is still
+ * below it when the batch runs (of writes that each ask for a fold, the first does it).
+ */
+export function foldStatements(db: Db, accountId: string, markBefore?: number): BatchStatement[] {
+  const changes = changesAfterMark(accountId);
+  const due = markBefore === undefined ? sql`true` : sql`${countedTo(accountId)} < ${markBefore}`;
+  const latest = sql`(select coalesce(max(updated_at), 0) from payments where account_id = ${accountId})`;
+  const names = ["n", ...COLUMNS.map(([, column]) => column)];
+  const each = (make: (name: SQL) => SQL) => sql.join(names.map((name) => make(sql`${sql.identifier(name)}`)), sql`, `);
+  const added = { ...Object.fromEntries(names.map((name) => [name, sql`${sql.identifier(name)} + excluded.${sql.identifier(name)}`])), countedTo: sql`excluded.counted_to` };
+  const zeros = sql.join(COLUMNS.map(() => sql`0`), sql`, `);
+  const sizes = sql.join(BUCKET_SIZES_MS.map((size) => sql`select ${size} as size`), sql` union all `);
+  // Each SELECT lists the table's columns in order: account, key, counts, counted_to.
+  return [
+    db
+      .insert(listCounts)
+      .select(
+        sql`select * from (
+          select ${accountId}, 'payments/originating_counterparty_id=' || orig, count(*), ${zeros}, ${latest} from ${changes} where orig is not null group by orig
+          union all
+          select ${accountId}, 'payments/receiving_counterparty_id=' || recv, count(*), ${zeros}, ${latest} from ${changes} where recv is not null group by recv)
+        where ${due}`,
+      )
+      .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`n + excluded.n`, countedTo: sql`excluded.counted_to` } }),
+    db
+      .insert(timeCounts)
+      .select(
+        sql`select * from (
+          select ${accountId}, key, size, at - at % size as bucket, ${each((name) => sql`sum(${name})`)}, ${latest} from ${changes}, (${sizes})
+          group by key, size, bucket having ${sql.join(names.map((name) => sql`sum(${sql.identifier(name)}) <> 0`), sql` or `)})
+        where ${due}`,
+      )
+      .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: added }),
+    db
+      .insert(listCounts)
+      .select(
+        sql`select * from (
+          select ${accountId}, 'payments', ${each((name) => sql`coalesce(sum(${name}), 0)`)}, ${latest} from ${changes} where key = 'payments.created_at')
+        where ${latest} > ${countedTo(accountId)} and ${due}`,
+      )
+      .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: added }),
+  ];
+}
+
+/**
+ * Folds the account's changes after the mark into its stored counts (one batch; see
+ * foldStatements), and logs what it cost D1 when it wrote (`counts_folded`: the capacity model
+ * adds it to the changes it measures).
+ */
+export async function foldPaymentCounts(db: Db, accountId: string, markBefore?: number): Promise<void> {
+  const results = (await runBatch(db, foldStatements(db, accountId, markBefore))) as Partial<D1Result>[];
+  const rowsWritten = results.reduce((sum, result) => sum + (result.meta?.rows_written ?? 0), 0);
+  const sqlMs = results.reduce((sum, result) => sum + (result.meta?.duration ?? 0), 0);
+  if (rowsWritten > 0) console.log(JSON.stringify({ type: "counts_folded", account_id: accountId, rows_written: rowsWritten, sql_ms: Number(sqlMs.toFixed(3)) }));
+}
+
+/**
+ * One cron step on a shard: folds the payment counts of at most `limit` accounts whose mark is
+ * behind (those no write asked to fold lately). Each account is its own batch; one that fails is
+ * a log line, and the rest still fold. Returns how many folded.
+ */
+export async function foldBehindAccounts(db: Db, limit = 50): Promise<number> {
+  const behind = await db.all<{ id: string }>(
+    sql`select t.id from tenants t where exists (select 1 from payments p where p.account_id = t.id and p.updated_at > ${countedTo(sql.raw("t.id"))}) limit ${limit}`,
+  );
+  let folded = 0;
+  for (const { id } of behind) {
+    try {
+      await foldPaymentCounts(db, id);
+      folded++;
+    } catch (error) {
+      console.error(JSON.stringify({ type: "fold_error", account: id, error: String(error) }));
+    }
+  }
+  return folded;
+}
