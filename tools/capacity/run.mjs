@@ -60,7 +60,7 @@ const receiver = spawn(process.execPath, ["tools/receiver/index.mjs", "--port-li
 undoAtExit(() => receiver.exitCode === null && process.kill(-receiver.pid, "SIGKILL"));
 const receiverPort = await new Promise((done) => receiver.stdout.once("data", (line) => done(JSON.parse(String(line).split("\n")[0]).port)));
 
-const service = await startWrangler({ dir: state, port: await freePort(), scheduled: true, env: { VSCODE_INSPECTOR_OPTIONS: "1" } });
+const service = await startWrangler({ dir: state, port: await freePort(), scheduled: true, env: { VSCODE_INSPECTOR_OPTIONS: "1" }, logLevel: "log" });
 const send = async (method, path, headers, body) => {
   const res = await fetch(`${service.base}${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: body && JSON.stringify(body) });
   const json = await res.json().catch(() => null);

@@ -104,13 +104,14 @@ export const BENCH_VARS = {
 
 /**
  * `wrangler dev` on the local state in `dir` (its D1 files), with BENCH_VARS and `vars`, logging
- * errors only; `scheduled` lets the caller fire the cron at /__scheduled; `env` adds to its
- * environment (the benchmark turns the debugger relay off with it).
+ * errors only (or at `logLevel`: "log" keeps the Worker's own log lines in `output()`); `scheduled`
+ * lets the caller fire the cron at /__scheduled; `env` adds to its environment (the benchmark turns
+ * the debugger relay off with it).
  */
-export async function startWrangler({ dir, port, vars = {}, scheduled = false, env = {} }) {
+export async function startWrangler({ dir, port, vars = {}, scheduled = false, env = {}, logLevel = "error" }) {
   const envFile = resolve(dir, "bench.env");
   writeDevVars(envFile, { ...BENCH_VARS, ...vars });
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "error"];
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", logLevel];
   if (scheduled) args.push("--test-scheduled");
   return launch(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env, port, timeoutMs: 120_000, what: "wrangler dev" });
 }
