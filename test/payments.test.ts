@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_EVENTS } from "../src/services/payments/lifecycle";
-import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, type User } from "./helpers/api";
+import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "./helpers/api";
 
 async function parties() {
   const tenant = await makeTenant();
@@ -113,6 +113,29 @@ describe("creating a payment", () => {
     expect((await event(processor, first.json.id, { event_code: "PU90", description: "Bank rejected", status: "failed" })).status).toBe(201);
     expect((await pay(client, body)).status).toBe(201);
     expect((await pay(client, body)).status).toBe(409);
+  });
+
+  it("links an invoice in one row, and lets it go in a failure that keeps it in the payment's detail, however many times", async () => {
+    const { client, processor, buyer, supplier } = await parties();
+    const invoice = await makeInvoice(client, buyer.id, supplier.id);
+    const body = { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" };
+    const bindings = { SERVER_TIMING: "true" };
+    const failed: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const made = await call("POST", "/v2/payments/", { body, headers: client.headers, bindings });
+      expect(made.status).toBe(201);
+      expect(writtenByTable(made).payment_invoices).toBe(1);
+      const fail = await call("POST", `/v2/payments/${made.json.id}/events/`, { body: { event_code: "PU90", description: "Bank rejected", status: "failed" }, headers: processor.headers, bindings });
+      expect(fail.status).toBe(201);
+      failed.push(made.json.id);
+    }
+    const third = await pay(client, body);
+    expect(third.status).toBe(201);
+    expect((await pay(client, body)).status).toBe(409);
+    for (const id of [...failed, third.json.id]) {
+      const detail = await call("GET", `/v2/payments/${id}/`, { headers: client.headers });
+      expect(detail.json.invoices.map((row: { id: string }) => row.id)).toEqual([invoice.id]);
+    }
   });
 
   it("lets only one of several concurrent payments claim an invoice", async () => {

@@ -104,6 +104,10 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
   const deliveries = sql`(select d.id from ${webhookDeliveries} d where d.subscription_id in ${subscriptions} limit ${fixedLimit(ERASE_CHUNK)})`;
   // Payments go only once the delivery log is gone: a delivery's body is rebuilt from its payment.
   const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions}) limit ${fixedLimit(ERASE_CHUNK)})`;
+  const logGone = sql`not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions})`;
+  // The invoices whose links go in this step: their payments' log is gone (as ofPayments).
+  const ofInvoices = sql`(select i.id from ${invoices} i where i.account_id = ${id} and ${logGone} and exists (select 1 from ${paymentInvoices} l where l.invoice_id = i.id) limit ${fixedLimit(ERASE_CHUNK)})`;
+  const linksLeft = sql`(select 1 from ${invoices} i join ${paymentInvoices} l on l.invoice_id = i.id where i.account_id = ${id})`;
   const results = (await runBatch(db, [
     ...(pause ? [pauseSubscriptions(db, id).returning({ gone: sql`1` })] : []),
     db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
@@ -111,11 +115,12 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
     deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
     deleteSome(db, webhookSubscriptions, sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`),
     db.delete(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
-    db.delete(paymentInvoices).where(sql`${paymentInvoices.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
+    // Links go by their invoices (their key), before any payment: a payment goes once no link is left.
+    db.delete(paymentInvoices).where(sql`${paymentInvoices.invoiceId} in ${ofInvoices}`).returning({ gone: sql`1` }),
     deleteSome(
       db,
       payments,
-      sql`${payments.accountId} = ${id} and not exists (select 1 from ${paymentEvents} e where e.payment_id = ${payments.id}) and not exists (select 1 from ${paymentInvoices} l where l.payment_id = ${payments.id})`,
+      sql`${payments.accountId} = ${id} and not exists (select 1 from ${paymentEvents} e where e.payment_id = ${payments.id}) and not exists ${linksLeft}`,
     ),
     deleteSome(db, invoices, sql`${invoices.accountId} = ${id} and not exists (select 1 from ${paymentInvoices} l where l.invoice_id = ${invoices.id})`),
     deleteSome(db, counterparties, sql`${counterparties.accountId} = ${id} and not exists (select 1 from ${invoices} i where i.account_id = ${id}) and not exists (select 1 from ${payments} p where p.account_id = ${id})`),

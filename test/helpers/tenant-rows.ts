@@ -14,7 +14,7 @@ export const TENANT_TABLES = [
 /** The tables reached through another (events and links through payments, attempts through deliveries, stats through subscriptions). */
 export const CHILD_COUNTS = {
   payment_events: "select count(*) as n from payment_events e join payments p on p.id = e.payment_id where p.account_id = ?",
-  payment_invoices: "select count(*) as n from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?",
+  payment_invoices: "select count(*) as n from payment_invoices l join invoices i on i.id = l.invoice_id where i.account_id = ?",
   webhook_attempts: "select count(*) as n from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.account_id = ?",
   webhook_stats: "select count(*) as n from webhook_stats s join webhook_subscriptions w on w.id = s.subscription_id where w.account_id = ?",
 } as const;

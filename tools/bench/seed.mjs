@@ -13,7 +13,8 @@ import { migrateAll, wranglerSync } from "../lib/d1.mjs";
 import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
 // 6: a directory and shards (the account's rows on shard A). 7: the payment detail carries `version`.
-export const SEED_VERSION = 7;
+// 8: invoice links keyed by their invoice; a pending payment has a note at its `updated`.
+export const SEED_VERSION = 8;
 export const ACCOUNT = "acct_benchAccount0000000001";
 /** The shard the bench account lives on. */
 export const SHARD = "A";
@@ -63,7 +64,7 @@ export function seedSql(scale) {
   const seq = (count) => `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ${count - 1})`;
   // Payment p pays invoice p; its status cycles through four, and its events follow the lifecycle.
   const status = `CASE n % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'in-progress' WHEN 2 THEN 'settled' ELSE 'failed' END`;
-  const version = `CASE n % 4 WHEN 0 THEN 1 WHEN 1 THEN 2 WHEN 2 THEN 3 ELSE 2 END`;
+  const version = `CASE n % 4 WHEN 0 THEN 2 WHEN 1 THEN 2 WHEN 2 THEN 3 ELSE 2 END`;
   return [
     `INSERT INTO tenants (id, created_at) VALUES ('${ACCOUNT}', ${T0});`,
     `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_b%020d', n), '${ACCOUNT}', 'BUY-' || n, 'buyer', 'Buyer ' || n, ${T0 - 3_600_000} + n, ${T0 - 3_600_000} + n FROM seq;`,
@@ -72,12 +73,15 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payments SELECT printf('pmt_%022d', n), '${ACCOUNT}', printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD',
        CASE n % 3 WHEN 0 THEN 'ach' WHEN 1 THEN 'wire' ELSE 'check' END, ${status},
        CASE WHEN n % 4 = 0 THEN NULL ELSE 'TR-' || n END, NULL, ${version}, 'seed-' || n, ${T0} + n * 10 + 5, ${T0 + s.invoices * 10 + 1000} + n * 10, NULL FROM seq;`,
-    `${seq(s.payments)} INSERT INTO payment_invoices (payment_id, invoice_id, active) SELECT printf('pmt_%022d', n), printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN 0 ELSE 1 END FROM seq;`,
+    `${seq(s.payments)} INSERT INTO payment_invoices (invoice_id, claim, payment_id) SELECT printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN printf('pmt_%022d', n) ELSE '' END, printf('pmt_%022d', n) FROM seq;`,
     // Each link carries its invoice's number, amount and created, as the payment write copies them.
     `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
     `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,
     `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 <> 0;`,
+    // A pending payment's note at its `updated`: a payment's last event carries its `updated` (the
+    // payment counts' moves of `updated` start from it: src/services/payment-counts.ts).
+    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, 'PU05', 'pending', 'Noted', ${T0 + s.invoices * 10 + 1000} + n * 10, NULL, NULL FROM seq WHERE n % 4 = 0;`,
     `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
     paymentDetailSql(),
     recountSql(ACCOUNT),

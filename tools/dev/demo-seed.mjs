@@ -63,7 +63,9 @@ export function demoShardSql() {
       row("payments", [id, DEMO_ACCOUNT, BUYER, supplier, amount, "USD", method, last[1], instrument, null, events.length,
         `demo-${events.length}`, minutes(events[0][3]), minutes(last[3]), null]),
     );
-    for (const invoiceId of invoiceIds) sql.push(`INSERT OR IGNORE INTO payment_invoices (payment_id, invoice_id, active) VALUES (${q(id)}, ${q(invoiceId)}, 1);`);
+    // A canceled or failed payment let go of its invoices: its own id is their claim.
+    const claim = ["canceled", "failed"].includes(last[1]) ? id : "";
+    for (const invoiceId of invoiceIds) sql.push(`INSERT OR IGNORE INTO payment_invoices (invoice_id, claim, payment_id) VALUES (${q(invoiceId)}, ${q(claim)}, ${q(id)});`);
     events.forEach(([code, status, description, minute], index) => {
       // Each event keeps the instrument number and refund reason it left (the instrument comes with the second).
       const left = index === 0 ? null : instrument;

@@ -1,12 +1,12 @@
 -- Each payment's detail (section 5.1) as JSON on its row, for payments a seed inserted without it
 -- (every payment write stores it itself: services/payments/write-fence).
--- Stamps read as the API writes them: ISO 8601 in UTC with milliseconds.
+-- Stamps read as the API writes them: ISO 8601 in UTC with milliseconds. Links are keyed by their
+-- invoice: each payment's list is gathered in one pass over them.
 UPDATE payments SET detail = json_object(
   'id', id,
   'originating_counterparty_id', originating_counterparty_id,
   'receiving_counterparty_id', receiving_counterparty_id,
-  'invoices', json((SELECT json_group_array(json_object('id', pi.invoice_id, 'invoice_number', pi.invoice_number, 'amount_cents', pi.amount_cents) ORDER BY pi.invoice_created_at, pi.invoice_id)
-    FROM payment_invoices pi WHERE pi.payment_id = payments.id)),
+  'invoices', json(linked.invoices),
   'amount_cents', amount_cents,
   'currency', currency,
   'payment_method', payment_method,
@@ -19,4 +19,6 @@ UPDATE payments SET detail = json_object(
   'version', version,
   'created', strftime('%Y-%m-%dT%H:%M:%S', created_at / 1000, 'unixepoch') || '.' || printf('%03d', created_at % 1000) || 'Z',
   'updated', strftime('%Y-%m-%dT%H:%M:%S', updated_at / 1000, 'unixepoch') || '.' || printf('%03d', updated_at % 1000) || 'Z'
-) WHERE detail IS NULL;
+) FROM (SELECT pi.payment_id, json_group_array(json_object('id', pi.invoice_id, 'invoice_number', pi.invoice_number, 'amount_cents', pi.amount_cents) ORDER BY pi.invoice_created_at, pi.invoice_id) AS invoices
+  FROM payment_invoices pi GROUP BY pi.payment_id) AS linked
+WHERE linked.payment_id = payments.id AND detail IS NULL;

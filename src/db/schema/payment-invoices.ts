@@ -1,29 +1,31 @@
 import { sql } from "drizzle-orm";
-import { integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { invoices } from "./invoices";
 import { payments } from "./payments";
 
-/** A payment's invoices. WITHOUT ROWID (migration 0014; drizzle cannot say so): a link is one row and its claim entry. */
+/**
+ * A payment's invoices, keyed by the invoice and its claim. WITHOUT ROWID (migrations 0014 and
+ * 0018; drizzle cannot say so): a link is one row and no index entry. An invoice belongs to at
+ * most one payment that is not canceled or failed, even under races: that payment's link is the
+ * invoice's one row with claim '', and the key refuses a second. A payment that lets go of its
+ * invoices (canceled or failed) keeps its links with its own id as their claim. A payment's
+ * links are found by its invoices' ids, which its stored detail lists.
+ */
 export const paymentInvoices = sqliteTable(
   "payment_invoices",
   {
-    paymentId: text("payment_id").notNull().references(() => payments.id),
     invoiceId: text("invoice_id").notNull().references(() => invoices.id),
-    // 1 while the payment is not canceled or failed: the invoice is claimed by it.
-    active: integer("active").notNull(),
+    // '' while the payment claims the invoice; the payment's id once it let go.
+    claim: text("claim").notNull(),
+    paymentId: text("payment_id").notNull().references(() => payments.id),
     // The invoice as the payment detail lists it, copied when the payment is made (invoices never
-    // change), so that a page of payments reads one row per invoice instead of two.
+    // change).
     invoiceNumber: text("invoice_number").notNull().default(""),
     amountCents: integer("amount_cents").notNull().default(0),
     invoiceCreatedAt: integer("invoice_created_at").notNull().default(0),
   },
-  (t) => [
-    primaryKey({ columns: [t.paymentId, t.invoiceId] }),
-    // An invoice belongs to at most one payment that is not canceled or failed, even under races;
-    // and the payment that claims an invoice is found here (with `invoiceClaimed` in the query).
-    uniqueIndex("payment_invoices_claim_uq").on(t.invoiceId).where(sql`active = 1`),
-  ],
+  (t) => [primaryKey({ columns: [t.invoiceId, t.claim] })],
 );
 
-/** `active = 1` written out, not bound: SQLite reads the claim index only for a query that names its condition. */
-export const invoiceClaimed = sql`${paymentInvoices.active} = 1`;
+/** A link that holds its invoice. */
+export const invoiceClaimed = sql`${paymentInvoices.claim} = ''`;

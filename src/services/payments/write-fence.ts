@@ -24,7 +24,8 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { stampedJson } from "../../db/stamped-text";
-import { paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
+import { invoiceClaimed, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
+import { inList } from "../../db/in-list";
 import { outboxStatements, type Subscriber } from "../../webhooks";
 import { inAccount } from "../../db/scope";
 import { countedTo } from "../payment-counts";
@@ -110,7 +111,7 @@ export async function commitPaymentChange(
   const statements: BatchStatement[] = [
     write,
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
-    ...(change.previous ? releaseStatements(db, next, change.previous, applied) : linkStatements(db, next, change.invoices, applied)),
+    ...(change.previous ? releaseStatements(db, next, change.previous, change.shown, applied) : linkStatements(db, next, change.invoices, applied)),
     ...outbox.statements,
     ...(await also({ detail: sql`(select p.detail from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`, stamp, guard: applied })),
     db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
@@ -128,15 +129,35 @@ function linkStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow
     guardedInsert(
       db,
       paymentInvoices,
-      { paymentId: payment.id, invoiceId: invoice.id, active: 1, invoiceNumber: invoice.invoiceNumber, amountCents: invoice.amountCents, invoiceCreatedAt: invoice.createdAt },
+      { invoiceId: invoice.id, claim: "", paymentId: payment.id, invoiceNumber: invoice.invoiceNumber, amountCents: invoice.amountCents, invoiceCreatedAt: invoice.createdAt },
       applied,
     ),
   );
 }
 
-/** The invoices a cancel or failure lets go of. */
-function releaseStatements(db: Db, next: PaymentRow, previous: PaymentRow, applied: SQL): BatchStatement[] {
-  return releasesInvoices(next.status) && !releasesInvoices(previous.status)
-    ? [db.update(paymentInvoices).set({ active: 0 }).where(and(eq(paymentInvoices.paymentId, next.id), applied))]
-    : [];
+/**
+ * The invoices a cancel or failure lets go of (those its stored detail lists): each link is made
+ * again with the payment's id as its claim, and the claiming one removed. (Not an UPDATE of the
+ * key: a move logs a row's key as it is after a change, and the old key must be logged too.)
+ */
+function releaseStatements(db: Db, next: PaymentRow, previous: PaymentRow, shown: PaymentView, applied: SQL): BatchStatement[] {
+  if (!releasesInvoices(next.status) || releasesInvoices(previous.status)) return [];
+  const links = paymentInvoices;
+  const held = and(inList(links.invoiceId, shown.invoices.map((invoice) => invoice.id)), invoiceClaimed, eq(links.paymentId, next.id), applied);
+  return [
+    db.insert(links).select(
+      db
+        .select({
+          invoiceId: links.invoiceId,
+          claim: sql<string>`${next.id}`.as("claim"),
+          paymentId: links.paymentId,
+          invoiceNumber: links.invoiceNumber,
+          amountCents: links.amountCents,
+          invoiceCreatedAt: links.invoiceCreatedAt,
+        })
+        .from(links)
+        .where(held),
+    ),
+    db.delete(links).where(held),
+  ];
 }
