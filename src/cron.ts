@@ -11,8 +11,9 @@ import { applyRetention, retentionDays, sweepOutbox } from "./webhooks";
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
  * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention and the
- * fold of payment counts (services/payment-counts). Every job is bounded and runs on its own: a slow or failing shard holds back none of the others' work,
- * and a failure is one log line naming the job and the shard.
+ * fold of payment counts (services/payment-counts). Every job is bounded and runs on its own: a
+ * slow or failing shard holds back none of the others' work, and a failure is one log line naming
+ * the job and the shard.
  */
 export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}): Promise<void> {
   const directory = createDb(env.DB);

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { runCron } from "../src/cron";
+import { createDb } from "../src/db/client";
+import { foldPaymentCounts } from "../src/services/payment-counts";
 import { PAYMENT_STATUSES } from "../src/db/schema";
 import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "./helpers/api";
 
@@ -134,6 +136,22 @@ describe("payment counts kept from a mark", () => {
     }
     const count = async (list: string) => (await call("GET", `/v2/payments/?${list}`, { headers: client.headers })).json.count;
     expect([await count(""), await count("status=pending"), await count("status=in-progress"), await count(`receiving_counterparty_id=${parties.supplier.id}`)]).toEqual([2, 1, 1, 2]);
+  });
+
+  it("fold once however many folds run at the same time", async () => {
+    const { account, client } = await makeTenant();
+    const parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
+    for (let i = 0; i < 3; i++) await makePayment(client, parties);
+    const d1 = await shardD1(account.id);
+    const db = createDb(d1);
+    const latest = (await d1.prepare("select max(updated_at) as at from payments where account_id = ?").bind(account.id).first<{ at: number }>())!.at;
+    await Promise.all([foldPaymentCounts(db, account.id), foldPaymentCounts(db, account.id), foldPaymentCounts(db, account.id, latest + 1), foldPaymentCounts(db, account.id)]);
+    expect(await mark(account.id)).toBe(latest);
+    const stored = await d1.prepare("select n, pending from list_counts where account_id = ? and resource = 'payments'").bind(account.id).first<{ n: number; pending: number }>();
+    expect(stored).toEqual({ n: 3, pending: 3 });
+    const receiving = await d1.prepare("select n from list_counts where account_id = ? and resource = ?").bind(account.id, `payments/receiving_counterparty_id=${parties.supplier.id}`).first<{ n: number }>();
+    expect(receiving!.n).toBe(3);
+    expect((await call("GET", "/v2/payments/", { headers: client.headers })).json.count).toBe(3);
   });
 
   it("refuse a payment count written at once, as code from before the mark would (between db:migrate and deploy)", async () => {

@@ -1,6 +1,5 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { guardedInsert } from "../db/guarded-insert";
 import { listCounts, tenants, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../db/schema";
 
 /**
@@ -56,24 +55,6 @@ export function countOne(db: Db, accountId: string, key: CountKey) {
     .insert(listCounts)
     .values({ accountId, resource: key, n: 1 })
     .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`${listCounts.n} + 1` } });
-}
-
-/** Same, but only when `guard` holds inside the batch; a new payment's `status` is counted in the same row. */
-export function countOneIf(db: Db, accountId: string, key: CountKey, guard: SQL, status?: PaymentStatus) {
-  const column = status && statusColumn(status);
-  return guardedInsert(db, listCounts, { accountId, resource: key, n: 1, ...(column && { [column]: 1 }) }, guard).onConflictDoUpdate({
-    target: [listCounts.accountId, listCounts.resource],
-    set: { n: sql`${listCounts.n} + 1`, ...(column && { [column]: sql`${sql.identifier(column)} + 1` }) },
-  });
-}
-
-/** Moves one of the account's payments from one status's count to another's (one row), only when `guard` holds. */
-export function moveStatusCountIf(db: Db, accountId: string, from: PaymentStatus, to: PaymentStatus, guard: SQL) {
-  const [out, into] = [statusColumn(from), statusColumn(to)];
-  return db
-    .update(listCounts)
-    .set({ [out]: sql`${sql.identifier(out)} - 1`, [into]: sql`${sql.identifier(into)} + 1` })
-    .where(and(eq(listCounts.accountId, accountId), eq(listCounts.resource, countKey("payments")), guard));
 }
 
 /**

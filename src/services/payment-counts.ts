@@ -12,8 +12,9 @@ import { storedAt, type CountKey } from "./list-counts";
  * change writes anyway: a read adds `changesAfterMark` to what is stored, so a count is exact at
  * every moment. A fold (`foldStatements`, one batch) adds those changes to the stored counts and
  * moves the mark to the account's latest stamp; writes ask for one when their account's mark lags
- * by FOLD_AFTER_MS, and the cron folds every account a shard holds. A change's batch so writes no
- * count row, and a fold writes each count row once for all the changes it takes in.
+ * by FOLD_AFTER_MS, and the cron folds every account of a shard whose mark is behind. A change's
+ * batch so writes no count row, and a fold writes each count row once for all the changes it
+ * takes in.
  *
  * Stamps rise in commit order per account (services/payments/write-fence.ts), so every change
  * after the mark has a stamp above it, and a fold, one batch, sees every change up to the stamp it
@@ -45,10 +46,10 @@ export function changesAfterMark(accountId: string): SQL {
   return sql`(with changed as (
       select e.seq, e.created_at as at, e.status as s, f.status as was, f.created_at as was_at, p.created_at as created,
         p.originating_counterparty_id as orig, p.receiving_counterparty_id as recv
-      from payments p
-      join payment_events e on e.payment_id = p.id and e.created_at > ${mark}
-      left join payment_events f on f.payment_id = e.payment_id and f.seq = e.seq - 1
-      where p.account_id = ${accountId} and p.updated_at > ${mark})
+      from (select ${mark} as m) k
+      join payments p on p.account_id = ${accountId} and p.updated_at > k.m
+      join payment_events e on e.payment_id = p.id and e.created_at > k.m
+      left join payment_events f on f.payment_id = e.payment_id and f.seq = e.seq - 1)
     select 'payments.created_at' as key, at, 1 as n, ${made}, orig, recv from changed where seq = 1
     union all select 'payments.created_at', created, 0, ${moved}, null, null from changed where seq > 1 and s <> was
     union all select 'payments.updated_moves', at, 1, ${none}, null, null from changed where seq > 1

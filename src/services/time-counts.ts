@@ -12,7 +12,8 @@ import type { CountQuery, Seek } from "../db/list-page";
  * status filter with a created range), and a payment's `updated` as its moves away from `created`
  * (`payments.updated_moves`): -1 in the buckets it left and +1 in those it reached at each event,
  * so that `updated` counts are the `created` buckets plus these, and a new payment, whose
- * `updated` is its `created`, writes none.
+ * `updated` is its `created`, moves none. The payment keys are kept from a mark
+ * (services/payment-counts); invoices' in each write's batch.
  */
 export type TimeKey = "invoices.created_at" | "payments.created_at" | "payments.updated_moves";
 
@@ -24,20 +25,18 @@ export type Deltas = Partial<Record<CountColumn, number>>;
 
 const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
 
-/** The count columns (every column after the key), in the table's order, as an insert lists them. */
+/** The count columns (every column between the key and `counted_to`), in the table's order, as an insert lists them. */
 const COUNT_COLUMNS: string[] = Object.values(getTableColumns(timeCounts))
   .map((column) => column.name)
-  .filter((name) => !["account_id", "key", "size", "bucket"].includes(name));
+  .filter((name) => !["account_id", "key", "size", "bucket", "counted_to"].includes(name));
 
-/** `<delta> as <column>` for every count column, in the table's order, as a SELECT that inserts rows lists them. */
-function deltaColumns(deltas: Deltas | Record<string, SQL>): SQL {
-  return sql.join(
-    COUNT_COLUMNS.map((column) => {
-      const delta = (deltas as Record<string, number | SQL | undefined>)[column] ?? 0;
-      return sql`${typeof delta === "number" ? sql.raw(String(Math.trunc(delta))) : delta} as ${sql.identifier(column)}`;
-    }),
-    sql`, `,
-  );
+/**
+ * `<delta> as <column>` for every count column, in the table's order, then a null `counted_to`
+ * (kept on payment buckets only: services/payment-counts), as a SELECT that inserts rows lists them.
+ */
+function deltaColumns(deltas: Deltas): SQL {
+  const counts = COUNT_COLUMNS.map((column) => sql`${sql.raw(String(Math.trunc(deltas[column as CountColumn] ?? 0)))} as ${sql.identifier(column)}`);
+  return sql.join([...counts, sql`null as counted_to`], sql`, `);
 }
 
 /** On an existing bucket, every count column plus the insert's. */
@@ -45,41 +44,14 @@ const addedOn = () => Object.fromEntries(COUNT_COLUMNS.map((column) => [column, 
 
 const bucketKey = [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket];
 
-/**
- * The statement that adds `deltas` to the buckets holding `ms`, for the write's own batch; with a
- * `guard`, only when it holds there (as the payment write's other statements). `ms` may be an SQL
- * expression for an integer taken earlier in the batch (a payment write's stamp).
- */
-export function countAt(db: Db, accountId: string, key: TimeKey, ms: number | SQL, deltas: Deltas, guard: SQL = sql`1`) {
+/** The statement that adds `deltas` to the buckets holding `ms`, for the write's own batch (an invoice's). */
+export function countAt(db: Db, accountId: string, key: TimeKey, ms: number, deltas: Deltas) {
   const columns = deltaColumns(deltas);
-  const rows =
-    typeof ms === "number"
-      ? bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${columns}`)
-      : BUCKET_SIZES_MS.map((size) => sql`select ${accountId} as a, ${key} as k, ${size} as s, (${ms}) - (${ms}) % ${size} as b, ${columns}`);
-  // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
+  const rows = bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${columns}`);
+  // The WHERE keeps SQLite from reading ON CONFLICT as part of the SELECT.
   return db
     .insert(timeCounts)
-    .select(sql`select * from (${sql.join(rows, sql` union all `)}) where ${guard}`)
-    .onConflictDoUpdate({ target: bucketKey, set: addedOn() });
-}
-
-/**
- * The statement that moves one row's count from the buckets holding `from` to those holding `to`
- * (a payment's `updated` moving to its new stamp), touching only the sizes whose bucket changes:
- * a write a second after the last one leaves the day and hour buckets alone.
- */
-export function countMove(db: Db, accountId: string, key: TimeKey, from: number, to: SQL, guard: SQL = sql`1`) {
-  // The old buckets as one JSON parameter, and the new stamp read once: D1 allows 100 parameters.
-  const old = JSON.stringify(bucketsOf(from).map(({ size, start }) => [size, start]));
-  return db
-    .insert(timeCounts)
-    .select(
-      sql`select ${accountId}, ${key}, p.s, case when m.n = -1 then p.b else t.v - t.v % p.s end, ${deltaColumns({ n: sql`m.n` })}
-          from (select (${to}) as v) t,
-               (select json_extract(value, '$[0]') as s, json_extract(value, '$[1]') as b from json_each(${old})) p,
-               (select -1 as n union all select 1) m
-          where t.v - t.v % p.s <> p.b and ${guard}`,
-    )
+    .select(sql`select * from (${sql.join(rows, sql` union all `)}) where true`)
     .onConflictDoUpdate({ target: bucketKey, set: addedOn() });
 }
 

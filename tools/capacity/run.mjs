@@ -6,6 +6,11 @@
 //   npm run capacity                                   the example mix: 300 payments, 4 events each
 //   npm run capacity -- --payments 1000 --events 9     its size and its events per payment
 //   npm run capacity -- --subscriptions 4 --all-details   every subscription `all_payment_details`
+//   npm run capacity -- --concurrency 1 --pause-ms 1100   one change at a time, a pause after each
+//
+// The payment counts are folded after the answers (src/services/payment-counts.ts): each fold logs
+// what it wrote, and the run shares that out over the changes. How much a fold takes in depends on
+// the pace: 8 requests at a time by default.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +30,8 @@ const { values } = parseArgs({
     "all-details": { type: "boolean", default: false },
     "description-length": { type: "string", default: "24" },
     "retention-days": { type: "string", default: "30" },
+    concurrency: { type: "string", default: "8" },
+    "pause-ms": { type: "string", default: "0" },
   },
 });
 const PAYMENTS = Number(values.payments);
@@ -93,7 +100,9 @@ const supplier = (await send("POST", "/v1/counterparties/", client, { internal_i
 
 const costs = { creation: [], event: [] };
 const started = Date.now();
-const CONCURRENCY = 8;
+const CONCURRENCY = Number(values.concurrency);
+const PAUSE_MS = Number(values["pause-ms"]);
+const pause = () => (PAUSE_MS > 0 ? new Promise((done) => setTimeout(done, PAUSE_MS)) : undefined);
 let next = 0;
 await Promise.all(
   Array.from({ length: CONCURRENCY }, async () => {
@@ -102,7 +111,11 @@ await Promise.all(
       const invoice = (await send("POST", "/v1/invoices/", client, { invoice_number: `INV-${p}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 10_000 + p })).json;
       const made = await send("POST", "/v2/payments/", client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" });
       costs.creation.push(made.timing);
-      for (const event of eventsOf(p)) costs.event.push((await send("POST", `/v2/payments/${made.json.id}/events/`, processor, event)).timing);
+      await pause();
+      for (const event of eventsOf(p)) {
+        costs.event.push((await send("POST", `/v2/payments/${made.json.id}/events/`, processor, event)).timing);
+        await pause();
+      }
     }
   }),
 );
@@ -175,11 +188,11 @@ const foldShare = {
   sql_ms: folds.reduce((sum, fold) => sum + fold.sql_ms, 0) / changes,
 };
 const figures = shardFigures({ bytes, payments: PAYMENTS, perChange, eventsPerPayment: EVENTS, foldShare });
-const report = { at: new Date().toISOString(), payments: PAYMENTS, events_per_payment: EVENTS, subscriptions: mix, database_bytes: total, bytes, per_change: perChange, fold_share: foldShare, ...figures };
+const report = { at: new Date().toISOString(), payments: PAYMENTS, events_per_payment: EVENTS, concurrency: CONCURRENCY, pause_ms: PAUSE_MS, subscriptions: mix, database_bytes: total, bytes, per_change: perChange, fold_share: foldShare, ...figures };
 
 const kb = (n) => (n / 1024).toFixed(2);
 const lines = [
-  `Capacity: ${PAYMENTS} payments x (creation + ${EVENTS} events), ${mix.length} subscriptions (${mix.map((m) => (m.all_payment_details ? "all details" : m.content_type.includes("form") ? "form" : "JSON")).join(", ")}); D1 database ${kb(total)} KB.`,
+  `Capacity: ${PAYMENTS} payments x (creation + ${EVENTS} events), ${mix.length} subscriptions (${mix.map((m) => (m.all_payment_details ? "all details" : m.content_type.includes("form") ? "form" : "JSON")).join(", ")}), ${CONCURRENCY} at a time${PAUSE_MS > 0 ? `, ${PAUSE_MS} ms after each change` : ""}; D1 database ${kb(total)} KB.`,
   "",
   "| Table or index | KB per payment |",
   "|---|---|",
