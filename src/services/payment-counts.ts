@@ -37,8 +37,10 @@ const COLUMNS = PAYMENT_STATUSES.map((status) => [sql.raw(`'${status}'`), status
  * status change moves one between two statuses at the payment's `created`; every event moves
  * `updated` (`payments.updated_moves`) from the previous event's stamp to its own. Read on the
  * payments' `updated` index (the payments changed after the mark) and their events' keys.
+ * Without `moves`, only the `payments.created_at` rows (what a count of `created` or of the list
+ * counts needs: a shorter statement).
  */
-export function changesAfterMark(accountId: string): SQL {
+export function changesAfterMark(accountId: string, { moves = true } = {}): SQL {
   const mark = countedTo(accountId);
   const made = sql.join(COLUMNS.map(([status, column]) => sql`(s = ${status}) as ${sql.identifier(column)}`), sql`, `);
   const moved = sql.join(COLUMNS.map(([status, column]) => sql`(s = ${status}) - (was = ${status}) as ${sql.identifier(column)}`), sql`, `);
@@ -51,9 +53,13 @@ export function changesAfterMark(accountId: string): SQL {
       join payment_events e on e.payment_id = p.id and e.created_at > k.m
       left join payment_events f on f.payment_id = e.payment_id and f.seq = e.seq - 1)
     select 'payments.created_at' as key, at, 1 as n, ${made}, orig, recv from changed where seq = 1
-    union all select 'payments.created_at', created, 0, ${moved}, null, null from changed where seq > 1 and s <> was
+    union all select 'payments.created_at', created, 0, ${moved}, null, null from changed where seq > 1 and s <> was${
+      moves
+        ? sql`
     union all select 'payments.updated_moves', at, 1, ${none}, null, null from changed where seq > 1
-    union all select 'payments.updated_moves', was_at, -1, ${none}, null, null from changed where seq > 1)`;
+    union all select 'payments.updated_moves', was_at, -1, ${none}, null, null from changed where seq > 1`
+        : sql``
+    })`;
 }
 
 /**
@@ -64,7 +70,7 @@ export function addedAfterMark(accountId: string, key: CountKey): SQL {
   const { column } = storedAt(key);
   const counterparty = /^payments\/(originating|receiving)_counterparty_id=(.*)$/.exec(key);
   const of = counterparty ? sql` and ${sql.identifier(counterparty[1] === "originating" ? "orig" : "recv")} = ${counterparty[2]}` : sql``;
-  return sql`(select coalesce(sum(${sql.identifier(column)}), 0) from ${changesAfterMark(accountId)} where key = 'payments.created_at'${of})`;
+  return sql`(select coalesce(sum(${sql.identifier(column)}), 0) from ${changesAfterMark(accountId, { moves: false })} where key = 'payments.created_at'${of})`;
 }
 
 /**

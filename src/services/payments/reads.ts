@@ -98,7 +98,8 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
 /** Where a payment timestamp's ranges are counted: its buckets, or one status's `created` buckets. */
 function paymentBuckets(accountId: string, field: "created" | "updated", status?: PaymentStatus): Buckets {
   const column = field === "created" ? payments.createdAt : payments.updatedAt;
-  const after = changesAfterMark(accountId);
+  // `updated` is counted as the `created` buckets plus its moves; `created` needs no moves.
+  const after = changesAfterMark(accountId, { moves: field === "updated" && !status });
   return status
     ? { accountId, key: "payments.created_at", count: statusColumn(status), table: "payments", column, also: eq(payments.status, status), after }
     : field === "created"
