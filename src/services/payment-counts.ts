@@ -147,7 +147,7 @@ export async function foldBehindAccounts(db: Db, limit = 50): Promise<number> {
       await foldPaymentCounts(db, id);
       folded++;
     } catch (error) {
-      console.error(JSON.stringify({ type: "fold_error", account: id, error: String(error) }));
+      console.error(JSON.stringify({ type: "fold_error", account_id: id, error: String(error) }));
     }
   }
   return folded;

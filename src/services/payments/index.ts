@@ -103,7 +103,7 @@ async function writeEvent(ctx: ServiceContext, paymentId: string, input: Payment
 async function foldIfBehind(ctx: ServiceContext, written: { stamp: number; countedTo: number }): Promise<void> {
   if (written.stamp - written.countedTo < FOLD_AFTER_MS) return;
   const fold = foldPaymentCounts(ctx.db, ctx.accountId, written.stamp - FOLD_AFTER_MS + 1).catch((error) =>
-    console.error(JSON.stringify({ type: "fold_error", account: ctx.accountId, error: String(error) })),
+    console.error(JSON.stringify({ type: "fold_error", account_id: ctx.accountId, error: String(error) })),
   );
   if (ctx.later) ctx.later(fold);
   else await fold;
