@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { storedAt, storedCountKey } from "../src/services/list-counts";
+import { countKey, keyParts, storedAt, storedCountKey } from "../src/services/list-counts";
 import { call, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
 
 describe("storedCountKey", () => {
@@ -21,6 +21,18 @@ describe("storedCountKey", () => {
     ["invoices", { created__lt: { ms: 1 } }, null],
   ] as const)("%s %j -> %s", (resource, filters, key) => {
     expect(storedCountKey(resource, filters)).toBe(key);
+  });
+});
+
+describe("keyParts", () => {
+  it.each([
+    ["payments", { resource: "payments" }],
+    ["payments/status=in-progress", { resource: "payments", field: "status", value: "in-progress" }],
+    ["payments/receiving_counterparty_id=cpty_1", { resource: "payments", field: "receiving_counterparty_id", value: "cpty_1" }],
+    ["counterparties/type=buyer", { resource: "counterparties", field: "type", value: "buyer" }],
+  ] as const)("%s -> %j", (key, parts) => {
+    expect(keyParts(key)).toEqual(parts);
+    expect(countKey(parts.resource as "payments", "field" in parts ? parts.field : undefined, "value" in parts ? parts.value : undefined)).toBe(key);
   });
 });
 

@@ -89,7 +89,15 @@ describe("moving an account to another shard", () => {
       written.get(id)!.events.push(res.json);
       changes += 1;
     };
+    // A failure lets go of the payment's invoice: its link is made again under the payment's id.
+    const fail = async (id: string) => {
+      const res = await mover.send("POST", `/v2/payments/${id}/events/`, { event_code: "PU90", description: "Rejected", status: "failed" });
+      expect(res.status).toBe(201);
+      written.get(id)!.events.push(res.json);
+      changes += 1;
+    };
     for (let i = 0; i < 5; i++) await pay();
+    const before = [...written.keys()];
     keyed = false;
     await waitFor(() => receivedAt(box), (all) => all.length === 5);
     await secondAttempt(client, subscription.id, box);
@@ -103,7 +111,9 @@ describe("moving an account to another shard", () => {
     let steps = 0;
     for (; (await accountOf(client.accountId)).move !== null; steps++) {
       expect(steps).toBeLessThan(80);
-      await Promise.all([pay().then(() => event(steps)), continueMoves(directory(), env, 5)]);
+      // Every third step fails a payment made before the move: its link was copied before it let go.
+      const early = steps % 3 === 1 ? before.shift() : undefined;
+      await Promise.all([pay().then(() => event(steps)), early && fail(early), continueMoves(directory(), env, 5)]);
     }
     expect(steps).toBeGreaterThan(2);
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
@@ -111,6 +121,11 @@ describe("moving an account to another shard", () => {
     const onB = await tenantRows(env.SHARD_B!, client.accountId);
     for (const table of ["payments", "payment_events", "webhook_deliveries", "webhook_attempts", "webhook_stats", "idempotency_keys", "time_counts"]) expect(onB[table], table).toBeGreaterThan(0);
     expect(await tenantRows(env.SHARD_A!, neighbour.account.id)).toEqual(neighbourBefore);
+    // One link per invoice on B, held by a live payment and let go by a failed one.
+    const links = await env.SHARD_B!.prepare("select l.claim, l.payment_id, p.status from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?").bind(client.accountId).all<{ claim: string; payment_id: string; status: string }>();
+    expect(links.results).toHaveLength(written.size);
+    expect(links.results.some((link) => link.status === "failed")).toBe(true);
+    for (const link of links.results) expect(link.claim).toBe(link.status === "failed" ? link.payment_id : "");
 
     // Every change is there as it was answered, stamps unchanged: each payment's detail is its
     // creation with its events added, `updated` the last event's stamp.
@@ -118,7 +133,13 @@ describe("moving an account to another shard", () => {
     expect(listed.json.count).toBe(written.size);
     for (const row of listed.json.results) {
       const { created, events } = written.get(row.id)!;
-      expect(row).toEqual({ ...created, events: [...created.events, ...events], version: created.version + events.length, updated: events.at(-1)?.created ?? created.updated });
+      expect(row).toEqual({
+        ...created,
+        events: [...created.events, ...events],
+        version: created.version + events.length,
+        status: events.at(-1)?.status ?? created.status,
+        updated: events.at(-1)?.created ?? created.updated,
+      });
     }
     const replay = await call("POST", "/v2/payments/", { body: first!.body, headers: { ...client.headers, "Idempotency-Key": first!.key } });
     expect([replay.status, replay.headers.get("Idempotent-Replayed")]).toEqual([201, "true"]);

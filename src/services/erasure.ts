@@ -103,9 +103,9 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
   const subscriptions = sql`(select s.id from ${webhookSubscriptions} s where s.account_id = ${id})`;
   const deliveries = sql`(select d.id from ${webhookDeliveries} d where d.subscription_id in ${subscriptions} limit ${fixedLimit(ERASE_CHUNK)})`;
   // Payments go only once the delivery log is gone: a delivery's body is rebuilt from its payment.
-  const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions}) limit ${fixedLimit(ERASE_CHUNK)})`;
   const logGone = sql`not exists (select 1 from ${webhookDeliveries} d where d.subscription_id in ${subscriptions})`;
-  // The invoices whose links go in this step: their payments' log is gone (as ofPayments).
+  const ofPayments = sql`(select p.id from ${payments} p where p.account_id = ${id} and ${logGone} limit ${fixedLimit(ERASE_CHUNK)})`;
+  // The invoices whose links go in this step: their payments' log is gone too.
   const ofInvoices = sql`(select i.id from ${invoices} i where i.account_id = ${id} and ${logGone} and exists (select 1 from ${paymentInvoices} l where l.invoice_id = i.id) limit ${fixedLimit(ERASE_CHUNK)})`;
   const linksLeft = sql`(select 1 from ${invoices} i join ${paymentInvoices} l on l.invoice_id = i.id where i.account_id = ${id})`;
   const results = (await runBatch(db, [

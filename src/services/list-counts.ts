@@ -41,11 +41,17 @@ export function storedCountKey(resource: Resource, filters: object): CountKey | 
   return counted && Array.isArray(value) && value.length === 1 ? countKey(resource, field, String(value[0])) : null;
 }
 
+/** The resource, filter and value a key counts (countKey's parts). Pure. */
+export function keyParts(key: CountKey): { resource: string; field?: string; value?: string } {
+  const match = /^([^/]+)\/([^=]+)=(.*)$/.exec(key);
+  return match ? { resource: match[1]!, field: match[2]!, value: match[3]! } : { resource: key };
+}
+
 /** Where a count is stored: its row, and the column of it. Pure. */
 export function storedAt(key: CountKey): { resource: string; column: "n" | StatusColumn } {
-  const status = /^payments\/status=(.*)$/.exec(key)?.[1];
-  return status !== undefined && (PAYMENT_STATUSES as readonly string[]).includes(status)
-    ? { resource: "payments", column: statusColumn(status as PaymentStatus) }
+  const { resource, field, value } = keyParts(key);
+  return resource === "payments" && field === "status" && (PAYMENT_STATUSES as readonly string[]).includes(value!)
+    ? { resource: "payments", column: statusColumn(value as PaymentStatus) }
     : { resource: key, column: "n" };
 }
 

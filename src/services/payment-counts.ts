@@ -2,7 +2,8 @@ import { sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../db/client";
 import { listCounts, PAYMENT_STATUSES, statusColumn, timeCounts } from "../db/schema";
 import { BUCKET_SIZES_MS } from "../lib/time-buckets";
-import { storedAt, type CountKey } from "./list-counts";
+import { keyParts, storedAt, type CountKey } from "./list-counts";
+import { addedOn, COUNT_COLUMNS } from "./time-counts";
 
 /**
  * An account's payment counts (list_counts' `payments` row and counterparty rows, time_counts'
@@ -68,8 +69,9 @@ export function changesAfterMark(accountId: string, { moves = true } = {}): SQL 
  */
 export function addedAfterMark(accountId: string, key: CountKey): SQL {
   const { column } = storedAt(key);
-  const counterparty = /^payments\/(originating|receiving)_counterparty_id=(.*)$/.exec(key);
-  const of = counterparty ? sql` and ${sql.identifier(counterparty[1] === "originating" ? "orig" : "recv")} = ${counterparty[2]}` : sql``;
+  const { field, value } = keyParts(key);
+  const party = { originating_counterparty_id: "orig", receiving_counterparty_id: "recv" }[field ?? ""];
+  const of = party ? sql` and ${sql.identifier(party)} = ${value}` : sql``;
   return sql`(select coalesce(sum(${sql.identifier(column)}), 0) from ${changesAfterMark(accountId, { moves: false })} where key = 'payments.created_at'${of})`;
 }
 
@@ -80,13 +82,14 @@ export function addedAfterMark(accountId: string, key: CountKey): SQL {
  * below it when the batch runs (of writes that each ask for a fold, the first does it).
  */
 export function foldStatements(db: Db, accountId: string, markBefore?: number): BatchStatement[] {
+  // The list counts need only the `created` rows; the buckets also the moves of `updated`.
+  const made = changesAfterMark(accountId, { moves: false });
   const changes = changesAfterMark(accountId);
   const due = markBefore === undefined ? sql`true` : sql`${countedTo(accountId)} < ${markBefore}`;
   const latest = sql`(select coalesce(max(updated_at), 0) from payments where account_id = ${accountId})`;
-  const names = ["n", ...COLUMNS.map(([, column]) => column)];
-  const each = (make: (name: SQL) => SQL) => sql.join(names.map((name) => make(sql`${sql.identifier(name)}`)), sql`, `);
-  const added = { ...Object.fromEntries(names.map((name) => [name, sql`${sql.identifier(name)} + excluded.${sql.identifier(name)}`])), countedTo: sql`excluded.counted_to` };
-  const zeros = sql.join(COLUMNS.map(() => sql`0`), sql`, `);
+  const each = (make: (name: SQL) => SQL) => sql.join(COUNT_COLUMNS.map((name) => make(sql`${sql.identifier(name)}`)), sql`, `);
+  const added = { ...addedOn(), countedTo: sql`excluded.counted_to` };
+  const zeros = sql.join(COUNT_COLUMNS.slice(1).map(() => sql`0`), sql`, `);
   const sizes = sql.join(BUCKET_SIZES_MS.map((size) => sql`select ${size} as size`), sql` union all `);
   // Each SELECT lists the table's columns in order: account, key, counts, counted_to.
   return [
@@ -94,9 +97,9 @@ export function foldStatements(db: Db, accountId: string, markBefore?: number): 
       .insert(listCounts)
       .select(
         sql`select * from (
-          select ${accountId}, 'payments/originating_counterparty_id=' || orig, count(*), ${zeros}, ${latest} from ${changes} where orig is not null group by orig
+          select ${accountId}, 'payments/originating_counterparty_id=' || orig, count(*), ${zeros}, ${latest} from ${made} where orig is not null group by orig
           union all
-          select ${accountId}, 'payments/receiving_counterparty_id=' || recv, count(*), ${zeros}, ${latest} from ${changes} where recv is not null group by recv)
+          select ${accountId}, 'payments/receiving_counterparty_id=' || recv, count(*), ${zeros}, ${latest} from ${made} where recv is not null group by recv)
         where ${due}`,
       )
       .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`n + excluded.n`, countedTo: sql`excluded.counted_to` } }),
@@ -105,7 +108,7 @@ export function foldStatements(db: Db, accountId: string, markBefore?: number): 
       .select(
         sql`select * from (
           select ${accountId}, key, size, at - at % size as bucket, ${each((name) => sql`sum(${name})`)}, ${latest} from ${changes}, (${sizes})
-          group by key, size, bucket having ${sql.join(names.map((name) => sql`sum(${sql.identifier(name)}) <> 0`), sql` or `)})
+          group by key, size, bucket having ${sql.join(COUNT_COLUMNS.map((name) => sql`sum(${sql.identifier(name)}) <> 0`), sql` or `)})
         where ${due}`,
       )
       .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: added }),
@@ -113,7 +116,7 @@ export function foldStatements(db: Db, accountId: string, markBefore?: number): 
       .insert(listCounts)
       .select(
         sql`select * from (
-          select ${accountId}, 'payments', ${each((name) => sql`coalesce(sum(${name}), 0)`)}, ${latest} from ${changes} where key = 'payments.created_at')
+          select ${accountId}, 'payments', ${each((name) => sql`coalesce(sum(${name}), 0)`)}, ${latest} from ${made} where key = 'payments.created_at')
         where ${latest} > ${countedTo(accountId)} and ${due}`,
       )
       .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: added }),

@@ -25,8 +25,11 @@ export type Deltas = Partial<Record<CountColumn, number>>;
 
 const LATEST_MS = 8_640_000_000_000_000; // the largest time a Date holds
 
-/** The count columns (every column between the key and `counted_to`), in the table's order, as an insert lists them. */
-const COUNT_COLUMNS: string[] = Object.values(getTableColumns(timeCounts))
+/**
+ * The count columns (every column between the key and `counted_to`), in the table's order, as an
+ * insert lists them; list_counts has the same ones (`n` and db/schema/status-counts).
+ */
+export const COUNT_COLUMNS: string[] = Object.values(getTableColumns(timeCounts))
   .map((column) => column.name)
   .filter((name) => !["account_id", "key", "size", "bucket", "counted_to"].includes(name));
 
@@ -39,8 +42,8 @@ function deltaColumns(deltas: Deltas): SQL {
   return sql.join([...counts, sql`null as counted_to`], sql`, `);
 }
 
-/** On an existing bucket, every count column plus the insert's. */
-const addedOn = () => Object.fromEntries(COUNT_COLUMNS.map((column) => [column, sql`${sql.identifier(column)} + excluded.${sql.identifier(column)}`]));
+/** On an existing count row, every count column plus the insert's. */
+export const addedOn = () => Object.fromEntries(COUNT_COLUMNS.map((column) => [column, sql`${sql.identifier(column)} + excluded.${sql.identifier(column)}`]));
 
 const bucketKey = [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket];
 

@@ -26,14 +26,18 @@ describe("erasing an account", () => {
       const { subscription, box } = await subscribeToReceiver(tenant.client, { payment_status: true });
       const buyer = await makeCounterparty(tenant.client, "buyer");
       const supplier = await makeCounterparty(tenant.client, "supplier");
-      for (let i = 0; i < 3; i++) await makePayment(tenant.client, { buyer, supplier });
+      const made = [];
+      for (let i = 0; i < 3; i++) made.push((await makePayment(tenant.client, { buyer, supplier })).payment);
+      // One payment fails: its invoice link stays, under the payment's own claim.
+      const failed = await call("POST", `/v2/payments/${made[0].id}/events/`, { body: { event_code: "PU90", description: "Rejected", status: "failed" }, headers: tenant.processor.headers });
+      expect(failed.status).toBe(201);
       await call("POST", "/v1/counterparties/", { headers: { ...tenant.client.headers, "idempotency-key": "k1" }, body: { internal_id: "idem", type: "buyer", name: "Idem" } });
-      await waitFor(() => receivedAt(box), (got) => got.length === 3);
+      await waitFor(() => receivedAt(box), (got) => got.length === 4);
       await secondAttempt(tenant.client, subscription.id, box);
       await env.ARCHIVE!.put(`deliveries/${tenant.account.id}/s/2026-01-01.ndjson.gz`, "x");
     }
     const before = await rowsOf(doomed.account.id);
-    for (const table of ["payments", "payment_events", "webhook_deliveries", "webhook_attempts", "idempotency_keys", "list_counts", "time_counts"]) expect(before[table], table).toBeGreaterThan(0);
+    for (const table of ["payments", "payment_events", "payment_invoices", "webhook_deliveries", "webhook_attempts", "idempotency_keys", "list_counts", "time_counts"]) expect(before[table], table).toBeGreaterThan(0);
     const keptBefore = await rowsOf(kept.account.id);
 
     const erased = await call("DELETE", `/admin/accounts/${doomed.account.id}/`, { headers: ADMIN });
