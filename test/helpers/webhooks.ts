@@ -69,3 +69,10 @@ export async function secondAttempt(user: User, subscriptionId: string, box: Box
     (one) => one.json.attempts.length === 2 && one.json.status === "succeeded",
   );
 }
+
+/** Subscribes `user` to a URL nothing answers (tests that mock the receiver's answers); returns the record. */
+export async function subscribeUnanswered(user: User, event = "payment.changed"): Promise<{ id: string; event: string }> {
+  const res = await call("POST", "/v1/webhooks/", { body: { event, url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER }, headers: user.headers });
+  if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
+  return res.json;
+}

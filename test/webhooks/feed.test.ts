@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { encodeCursor } from "../../src/webhooks/subscriptions/feed";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { ageForRetention, feedFromStart, logOf, runRetention } from "../helpers/feed";
 
 // The feed (contract 11.3).
 type Item = { sequence: number; delivery_id: string; payment_id: string; status: string; created: string; body: string };
@@ -90,14 +91,71 @@ describe("the feed", () => {
     const otherEpoch = encodeCursor({ subscriptionId: subscription.id, epoch: "restored", sequence: 1, created: 0 });
     const expired = { detail: "Cursor expired; resynchronise by polling /v2/payments/." };
     expect(await feed(client, subscription.id, `?after=${otherEpoch}`)).toMatchObject({ status: 410, json: expired });
-    // Held deliveries discarded past the cursor: what it would read next is gone.
-    const start = await feed(client, subscription.id, "?limit=1");
-    await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: false }, headers: client.headers });
+    // Retention removed a delivery after the cursor: what it would read next is gone.
     await makePayment(client);
-    await call("POST", `/v1/webhooks/${subscription.id}/held/discard/`, { headers: client.headers });
+    await waitFor(() => logOf(client, subscription.id), (rows) => rows.length === 2 && rows.every((row) => row.status === "succeeded"));
+    await ageForRetention(client, subscription.id, 2);
+    const start = await feed(client, subscription.id, "?limit=1");
+    await runRetention(client, subscription.id, 2);
     expect(await feed(client, subscription.id, `?after=${start.json.next}`)).toMatchObject({ status: 410, json: expired });
     expect(await ack(client, subscription.id, start.json.next)).toMatchObject({ status: 410, json: expired });
     const stranger = await makeTenant();
     expect((await feed(stranger.client, subscription.id)).status).toBe(404);
+  });
+
+  it("refuses to keep the word acked, or a cursor edited past what the feed handed out (400), and keeps the position it had", async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    for (let i = 0; i < 3; i++) await makePayment(client);
+    const page = await feed(client, subscription.id, "?limit=2");
+    expect((await ack(client, subscription.id, page.json.next)).status).toBe(200);
+    const word = await ack(client, subscription.id, "acked");
+    expect(word).toMatchObject({ status: 400, json: { cursor: ['"acked" is not a cursor: send a cursor the feed handed out.'] } });
+    expect((await feed(client, subscription.id, "?after=acked")).json.results.map((item) => item.sequence)).toEqual([3]);
+    const handed = JSON.parse(atob(page.json.next.replace(/-/g, "+").replace(/_/g, "/"))) as { s: string; e: string; q: number; c: number };
+    const edited = (change: Partial<typeof handed>) => encodeCursor({ subscriptionId: handed.s, epoch: handed.e, sequence: handed.q, created: handed.c, ...renamed(change) });
+    const renamed = ({ q, c }: Partial<typeof handed>) => ({ ...(q === undefined ? {} : { sequence: q }), ...(c === undefined ? {} : { created: c }) });
+    const past = { after: ["This cursor points past what the feed has handed out."] };
+    for (const cursor of [edited({ c: handed.c + 365 * 86_400_000 }), edited({ q: 4 }), edited({ q: 1, c: handed.c + 365 * 86_400_000 })]) {
+      expect(await feed(client, subscription.id, `?after=${cursor}`)).toMatchObject({ status: 400, json: past });
+      expect(await ack(client, subscription.id, cursor)).toMatchObject({ status: 400, json: { cursor: past.after } });
+    }
+    // Its stamp a little later, where it would skip the third: refused too.
+    const third = await feed(client, subscription.id, `?after=${page.json.next}`);
+    const thirdAt = new Date(third.json.results[0]!.created).getTime();
+    expect((await feed(client, subscription.id, `?after=${edited({ c: thirdAt })}`)).status).toBe(400);
+    expect((await feed(client, subscription.id, "?after=acked")).json.results.map((item) => item.sequence)).toEqual([3]);
+  });
+
+  it("settles held deliveries up to the acked position: a pull-only reader's resume pushes only what it did not ack", async () => {
+    const { client } = await makeTenant();
+    const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
+    await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: false }, headers: client.headers });
+    for (let i = 0; i < 5; i++) await makePayment(client);
+    const read = await feed(client, subscription.id, "?limit=3");
+    expect((await ack(client, subscription.id, read.json.next)).status).toBe(200);
+    expect(await receivedAt(box)).toEqual([]);
+    await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers });
+    const pushed = await waitFor(() => receivedAt(box), (list) => list.length === 2);
+    expect(pushed.map((got) => got.headers["hook-sequence"]).sort()).toEqual(["4", "5"]);
+    const rows = await waitFor(() => logOf(client, subscription.id), (list) => list.every((row) => row.status === "succeeded"));
+    expect(rows.map((row) => row.sequence)).toEqual([1, 2, 3, 4, 5]);
+    const settled = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${rows[0]!.id}/`, { headers: client.headers });
+    expect(settled.json).toMatchObject({ status: "succeeded", attempts: [], next_attempt_at: null });
+    expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/?status=held`, { headers: client.headers })).json.count).toBe(0);
+  });
+
+  it("reads on page by page after retention removed the oldest: from the start, and from a cursor at what was removed", async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    for (let i = 0; i < 6; i++) await makePayment(client);
+    await waitFor(() => logOf(client, subscription.id), (rows) => rows.length === 6 && rows.every((row) => row.status === "succeeded"));
+    await ageForRetention(client, subscription.id, 3);
+    const atThree = await feed(client, subscription.id, "?limit=3");
+    await runRetention(client, subscription.id, 3);
+    for (const limit of [1, 4]) expect((await feedFromStart(client, subscription.id, limit)).map((item) => item.sequence)).toEqual([4, 5, 6]);
+    expect((await feed(client, subscription.id, `?after=${atThree.json.next}`)).json.results.map((item) => item.sequence)).toEqual([4, 5, 6]);
+    await makePayment(client);
+    expect((await feedFromStart(client, subscription.id, 2)).map((item) => item.sequence)).toEqual([4, 5, 6, 7]);
   });
 });

@@ -85,6 +85,9 @@ describe("a subscription's filters", () => {
     ["a bound of zero", { amount_cents__lte: 0 }],
     ["bounds the wrong way round", { amount_cents__gte: 500, amount_cents__lte: 100 }],
     ["not an object", ["status"]],
+    ["no filter at all (null means every change)", {}],
+    ["more values than a query filter takes (50)", { originating_counterparty_id: Array.from({ length: 51 }, (_, i) => `cpty_${i}`) }],
+    ["60 copies of one id", { receiving_counterparty_id: Array.from({ length: 60 }, () => "cpty_same") }],
   ])("refuse %s: 400 keyed by filters", async (_name, filters) => {
     const { client } = await makeTenant();
     const res = await call("POST", "/v1/webhooks/", {
@@ -120,5 +123,15 @@ describe("a subscription's filters", () => {
     const received = await waitFor(() => receivedAt(box), (list) => list.length >= rows.length);
     expect(new Set(received.map((got) => got.headers["hook-delivery"])).size).toBe(received.length);
     expect(received).toHaveLength(rows.length);
+  });
+
+  it("keep a value given twice once, as a query filter does", async () => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/webhooks/", {
+      body: { event: "payment.changed", url: "http://127.0.0.1:9/x", content_type: "application/json", username: "u", password: "p", filters: { status: ["settled", "settled", "failed"] } },
+      headers: client.headers,
+    });
+    expect(res.status).toBe(201);
+    expect(res.json.filters).toEqual({ status: ["settled", "failed"] });
   });
 });

@@ -4,19 +4,13 @@ import worker from "../../src/index";
 import type { DeliveryMessage } from "../../src/webhooks";
 import { failuresAfter, FAILING_AFTER_ATTEMPTS } from "../../src/webhooks/delivery/health";
 import { call, makeTenant, type User } from "../helpers/api";
-import { HOOK_USER } from "../helpers/webhooks";
+import { subscribeUnanswered } from "../helpers/webhooks";
 
 // Operational events (contract 11.5), through the consumer with the receiver's answers mocked.
 const SHARD = "B";
 const db = env.SHARD_B!;
 
 afterEach(() => vi.restoreAllMocks());
-
-async function subscribe(user: User, event = "payment.changed") {
-  const res = await call("POST", "/v1/webhooks/", { body: { event, url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER }, headers: user.headers });
-  expect(res.status).toBe(201);
-  return res.json as { id: string; event: string };
-}
 
 /** A pending delivery of a subscription, due now; its schedule started `startedAgoMs` ago after `attempts` attempts. */
 async function pending(user: User, subscriptionId: string, { attempts = 0, startedAgoMs = null as number | null } = {}) {
@@ -68,9 +62,9 @@ describe("failuresAfter", () => {
 describe("operational events", () => {
   it("tell a receiver that fails, once, then that it recovered, once; never the subscription itself; delivered signed with hook-event", async () => {
     const { client } = await makeTenant({ shard: SHARD });
-    const health = await subscribe(client, "subscription.health");
-    const other = await subscribe(client, "subscription.health");
-    const watched = await subscribe(client);
+    const health = await subscribeUnanswered(client, "subscription.health");
+    const other = await subscribeUnanswered(client, "subscription.health");
+    const watched = await subscribeUnanswered(client);
     const ids = await Promise.all(Array.from({ length: FAILING_AFTER_ATTEMPTS + 3 }, () => pending(client, watched.id)));
     await consume(ids.slice(0, FAILING_AFTER_ATTEMPTS - 1), 500);
     expect(await told(health.id)).toEqual([]);
@@ -98,8 +92,8 @@ describe("operational events", () => {
 
   it("tell a receiver disabled by a 410, and hold its other deliveries", async () => {
     const { client } = await makeTenant({ shard: SHARD });
-    const health = await subscribe(client, "subscription.health");
-    const watched = await subscribe(client);
+    const health = await subscribeUnanswered(client, "subscription.health");
+    const watched = await subscribeUnanswered(client);
     const [gone, waiting] = [await pending(client, watched.id), await pending(client, watched.id)];
     await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now() + 3_600_000, waiting).run();
     await consume([gone], 410);
@@ -111,8 +105,8 @@ describe("operational events", () => {
 
   it("tell a receiver that has failed for an hour, even with fewer than 10 failures in a row", async () => {
     const { client } = await makeTenant({ shard: SHARD });
-    const health = await subscribe(client, "subscription.health");
-    const watched = await subscribe(client);
+    const health = await subscribeUnanswered(client, "subscription.health");
+    const watched = await subscribeUnanswered(client);
     await db.prepare("update webhook_subscriptions set failing_since = ?, consecutive_failures = 1 where id = ?").bind(Date.now() - 3_600_000 - 1000, watched.id).run();
     await consume([await pending(client, watched.id)], 500);
     const events = await told(health.id);
@@ -121,8 +115,8 @@ describe("operational events", () => {
 
   it("tell a receiver disabled by 5 days of failures, and hold its other deliveries", async () => {
     const { client } = await makeTenant({ shard: SHARD });
-    const health = await subscribe(client, "subscription.health");
-    const watched = await subscribe(client);
+    const health = await subscribeUnanswered(client, "subscription.health");
+    const watched = await subscribeUnanswered(client);
     const [failing, waiting] = [await pending(client, watched.id), await pending(client, watched.id)];
     await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now() + 3_600_000, waiting).run();
     await db.prepare("update webhook_subscriptions set failing_since = ?, failing_reported = 1, consecutive_failures = 40 where id = ?").bind(Date.now() - 5 * 86_400_000 - 1000, watched.id).run();
@@ -134,8 +128,8 @@ describe("operational events", () => {
 
   it("tell a delivery that ran out of retries", async () => {
     const { client } = await makeTenant({ shard: SHARD });
-    const health = await subscribe(client, "subscription.health");
-    const watched = await subscribe(client);
+    const health = await subscribeUnanswered(client, "subscription.health");
+    const watched = await subscribeUnanswered(client);
     const id = await pending(client, watched.id, { attempts: 10, startedAgoMs: 71 * 3_600_000 });
     await consume([id], 500);
     const events = await told(health.id);
@@ -144,7 +138,7 @@ describe("operational events", () => {
 
   it("are only for subscription.health subscriptions: a payment change makes them no delivery", async () => {
     const { client } = await makeTenant({ shard: SHARD });
-    const health = await subscribe(client, "subscription.health");
+    const health = await subscribeUnanswered(client, "subscription.health");
     expect(health.event).toBe("subscription.health");
     const { makePayment } = await import("../helpers/api");
     await makePayment(client);

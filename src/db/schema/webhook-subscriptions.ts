@@ -52,9 +52,14 @@ export const webhookSubscriptions = sqliteTable(
     // The admission rule's state (webhooks/admission.ts), shared by every consumer: nothing of the
     // subscription is claimed before held_until; its attempts' timeouts and answers since recent_since.
     heldUntil: integer("held_until"),
-    // The highest sequence number among its deliveries removed so far (retention): the next
-    // delivery's number goes on from its latest kept delivery, or from this when none is kept.
+    // The highest sequence number among its deliveries retention removed: a feed cursor before it
+    // would have to list a delivery that is gone (410).
     lastRemovedSequence: integer("last_removed_sequence").notNull().default(0),
+    // The newest delivery dropped from its log (by retention or a discard): its sequence number
+    // and `created`. Numbers and stamps go on above it (webhooks/outbox/sequence.ts), so none is
+    // given twice, even when every delivery it had is gone.
+    droppedSequence: integer("dropped_sequence").notNull().default(0),
+    droppedCreated: integer("dropped_created").notNull().default(0),
     // The feed's position kept for it (POST …/feed/ack/): the cursor, and its sequence number.
     feedAcked: text("feed_acked"),
     feedAckedSequence: integer("feed_acked_sequence"),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { DELIVERY_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES, SIGNING_SCHEMES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
-import { choiceFilter, createdFilters, pagingParams, repeatable } from "../../lib/filters";
+import { choiceFilter, createdFilters, MAX_FILTER_VALUES, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { notAnObject } from "../../lib/messages";
 import { timestamp } from "../common";
@@ -58,15 +58,17 @@ const FLAGS = Object.keys(FLAG_DESCRIPTIONS) as (keyof typeof FLAG_DESCRIPTIONS)
 const flag = (name: keyof typeof FLAG_DESCRIPTIONS) => z.boolean().openapi({ description: FLAG_DESCRIPTIONS[name], example: name === "payment_status" });
 const flagsWithDefaults = Object.fromEntries(FLAGS.map((name) => [name, flag(name).default(false)])) as Record<(typeof FLAGS)[number], z.ZodDefault<z.ZodBoolean>>;
 const optionalFlags = Object.fromEntries(FLAGS.map((name) => [name, flag(name).optional()])) as Record<(typeof FLAGS)[number], z.ZodOptional<z.ZodBoolean>>;
-const idList = (what: string) =>
+// A list holds at most as many values as a query filter takes (lib/filters.ts), and is kept
+// without repeats (a value given twice counts once, as in a query).
+const valueList = <T extends z.ZodType<string>>(name: string, item: T, what: string) =>
   z
-    .array(z.string().min(1).max(64, { error: `${what}: an id has at most 64 characters.` }), { error: `${what}: expected a list of ids.` })
-    .min(1, { error: `${what}: this list may not be empty.` })
-    .max(100, { error: `${what}: at most 100 values.` });
+    .array(item, { error: `${name}: expected a list of ${what}.` })
+    .min(1, { error: `${name}: this list may not be empty.` })
+    .max(MAX_FILTER_VALUES, { error: `${name}: at most ${MAX_FILTER_VALUES} values.` })
+    .transform((values) => [...new Set(values)]);
+const idList = (name: string) => valueList(name, z.string().min(1).max(64, { error: `${name}: an id has at most 64 characters.` }), "ids");
 const choiceList = (name: string, choices: readonly [string, ...string[]]) =>
-  z
-    .array(z.enum(choices, { error: (issue) => `${name}: "${String(issue.input)}" is not a valid choice.` }), { error: `${name}: expected a list of choices.` })
-    .min(1, { error: `${name}: this list may not be empty.` });
+  valueList(name, z.enum(choices, { error: (issue) => `${name}: "${String(issue.input)}" is not a valid choice.` }), "choices");
 const amountBound = (name: string) => z.int({ error: `${name}: a valid integer is required.` }).min(1, { error: `${name}: must be at least 1.` });
 const FILTER_KEYS = "status, originating_counterparty_id, receiving_counterparty_id, payment_method, amount_cents__gte, amount_cents__lte";
 /** A subscription's filters (contract 11.4): each list OR within, the keys AND across. */
@@ -82,6 +84,10 @@ export const FiltersSchema = z
     },
     { error: (issue) => (issue.code === "unrecognized_keys" ? `Unknown filter ${issue.keys.map((key) => `"${key}"`).join(", ")}: use ${FILTER_KEYS}.` : notAnObject(issue.input)) },
   )
+  .refine((f) => Object.keys(f).length > 0, {
+    error: `No filter given: name at least one of ${FILTER_KEYS}, or send null for every change.`,
+    when: (payload) => payload.issues.length === 0,
+  })
   .refine((f) => f.amount_cents__gte === undefined || f.amount_cents__lte === undefined || f.amount_cents__gte <= f.amount_cents__lte, {
     error: "amount_cents__gte must not be above amount_cents__lte.",
   })

@@ -146,8 +146,10 @@ async function deliverAll(db: Db, queue: ShardQueue, env: Env, started: Started[
     // Left claimed: the claim lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
+  // Started in log order, so a subscription's deliveries leave oldest sequence first (a released hold's too).
+  const inLogOrder = [...started].sort((a, b) => a.delivery.createdAt - b.delivery.createdAt || a.delivery.id.localeCompare(b.delivery.id));
   await Promise.all(
-    started.map(async ({ delivery, subscription }) => {
+    inLogOrder.map(async ({ delivery, subscription }) => {
       const result = await attempt(delivery, subscription, env);
       const outcome = decideOutcome({
         attempts: delivery.attempts - 1, // the claim counted this one

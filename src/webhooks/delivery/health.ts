@@ -13,7 +13,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { BatchStatement, Db } from "../../db/client";
 import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
-import { nextSequence } from "../outbox/outbox";
+import { nextSequence, numberedStamp } from "../outbox/sequence";
 import { guardedInsert } from "../../db/guarded-insert";
 import { encodeBody } from "../wire/payload";
 
@@ -79,7 +79,9 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
     nextAttemptAt: sql`case when ${active} then ${now} end`,
     enqueuedAt: sql`case when ${active} then ${now} end`,
     sequence: nextSequence(sql`h.id`),
-    createdAt: now,
+    // Above the subscription's newest delivery: events recorded by consumers whose clocks differ
+    // still sit in its log in sequence order (sequence.ts).
+    createdAt: numberedStamp(sql`h.id`, now),
     updatedAt: now,
     event: event.event,
   };

@@ -7,6 +7,7 @@ import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBits, type ExpansionFlags } from "../wire/payload";
 import { matches, matchesSql, parseFilters, type FilteredPayment } from "./filters";
+import { nextSequence } from "./sequence";
 
 /**
  * The account's subscriptions at this moment, as much of each as its delivery body needs: read in
@@ -53,9 +54,7 @@ export interface OutboxChange {
  * the change applied, in one statement over a JSON list of them. A row keeps the subscriber's flags
  * and content type as they are now, not the body: with the event and the payment's stored detail
  * they rebuild the same bytes on every attempt (bodies.ts). Each row takes its subscription's next
- * sequence number in the batch itself: D1 runs batches one at a time and every change of an
- * account is stamped above the last (write-fence.ts), so the subscription's latest delivery by
- * `created` holds its highest number, and the numbers follow commit order without gaps.
+ * sequence number in the statement itself, and the change's stamp as its `created` (sequence.ts).
  */
 export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
   const rows = subscribers.map((subscriber) => ({
@@ -110,15 +109,6 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     statements: rows.length === 0 ? [] : [guardedInsert(db, webhookDeliveries, row, guard, jsonRows(JSON.stringify(rows), "id", "subscriptionId", "contentType", "flags", "sent"))],
     deliveryIds: rows.filter((one) => one.sent === 1).map((one) => one.id),
   };
-}
-
-/** A subscription's next sequence number, as SQL: one more than its latest delivery's, or than the last one retention removed. */
-export function nextSequence(subscriptionId: SQL): SQL<number> {
-  const d = webhookDeliveries;
-  return sql<number>`coalesce(
-    (select l.sequence from ${d} l where l.subscription_id = ${subscriptionId} and l.sequence is not null order by l.created_at desc, l.id desc limit 1),
-    (select s.last_removed_sequence from ${webhookSubscriptions} s where s.id = ${subscriptionId}),
-    0) + 1`;
 }
 
 /**

@@ -5,9 +5,9 @@
  *
  * A cursor is opaque to clients: base64url of JSON `{s, e, q, c}`: the subscription, the epoch of
  * the account on its shard (a new one when a move arrives: tenants.epoch), and the sequence number
- * and `created` of the last delivery read. A cursor of another epoch, one ahead of every delivery
- * (the database was restored to an earlier moment), or one before deliveries that retention or a
- * discard removed, answers 410: the receiver resynchronises by polling /v2/payments/.
+ * and `created` of the last delivery read. A cursor of another epoch, or one before a delivery
+ * that retention removed, answers 410: the receiver resynchronises by polling /v2/payments/. A
+ * discard never expires a cursor: the numbers go on above what it dropped (outbox/sequence.ts).
  */
 import { and, asc, eq, gt, gte, isNotNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -20,6 +20,7 @@ import { applyBodies, bodySources, eventsToRebuild } from "../outbox/bodies";
 import type { DeliveryRow } from "./deliveries";
 import { requestHeaders } from "../wire/request-headers";
 import { getSubscription, signingSecrets, UNREADABLE } from "./subscriptions";
+import { highestSequence, highestStamp } from "../outbox/sequence";
 
 export const FEED_WAIT_STEP_MS = 500;
 export const EXPIRED = "Cursor expired; resynchronise by polling /v2/payments/.";
@@ -88,16 +89,23 @@ export async function signedHeaders(ctx: ServiceContext, subscriptionId: string,
   );
 }
 
-/** The subscription as the feed needs it, scoped to the account: its epoch, what retention removed, its acked position. */
-async function feedState(db: Db, accountId: string, subscriptionId: string) {
+/**
+ * The subscription as the feed needs it, scoped to the account: its epoch, what retention removed,
+ * its acked position, the newest number and stamp it has given, and the number of its latest kept
+ * delivery made at or before `created` (where a cursor says it stands).
+ */
+async function feedState(db: Db, accountId: string, subscriptionId: string, created: number) {
   const s = webhookSubscriptions;
+  const d = webhookDeliveries;
+  const id = sql`${subscriptionId}`;
   const row = await db
     .select({
       lastRemovedSequence: s.lastRemovedSequence,
       feedAcked: s.feedAcked,
       epoch: sql<string>`(select coalesce(t.epoch, cast(t.created_at as text)) from ${tenants} t where t.id = ${accountId})`,
-      // Its latest delivery by created holds its highest number (outbox.ts).
-      latest: sql<number | null>`(select d.sequence from ${webhookDeliveries} d where d.subscription_id = ${subscriptionId} and d.sequence is not null order by d.created_at desc, d.id desc limit 1)`,
+      highest: highestSequence(id),
+      highestStamp: highestStamp(id),
+      atOrBefore: sql<number | null>`(select b.sequence from ${d} b where b.subscription_id = ${subscriptionId} and b.sequence is not null and b.created_at <= ${created} order by b.created_at desc, b.id desc limit 1)`,
     })
     .from(s)
     .where(and(inAccount(s, accountId), eq(s.id, subscriptionId)))
@@ -106,17 +114,32 @@ async function feedState(db: Db, accountId: string, subscriptionId: string) {
   return row;
 }
 
-/** The position a cursor (or `acked`, or none) stands for, checked against the subscription. */
-function positionOf(after: string | undefined, subscriptionId: string, state: Awaited<ReturnType<typeof feedState>>): Position {
-  if (after === undefined) return { sequence: 0, created: 0 };
-  const text = after === "acked" ? state.feedAcked : after;
-  if (text === null) return { sequence: 0, created: 0 }; // nothing acked yet: from the oldest kept
-  const cursor = decodeCursor(text);
-  if (!cursor) throw invalid({ after: ["Not a cursor of this feed."] });
-  if (cursor.subscriptionId !== subscriptionId) throw invalid({ after: ["This cursor belongs to another subscription's feed."] });
-  const expired = cursor.epoch !== state.epoch || cursor.sequence > (state.latest ?? state.lastRemovedSequence) || cursor.sequence < state.lastRemovedSequence;
-  if (expired) throw new AppError("gone", EXPIRED);
-  return cursor;
+const START: Position = { sequence: 0, created: 0 };
+
+/**
+ * The position a cursor stands for (`acked`: the kept one; none: the start), checked against the
+ * subscription. A cursor is one the feed handed out exactly when it stands at or below the newest
+ * number given, with a stamp no later than that number's, and no kept delivery after it is made
+ * at or before its stamp (the log is in sequence order: sequence.ts): else 400, whatever was
+ * edited. The kept position passed that check when it was acked, and later deliveries are made
+ * after it. A position has expired (410) when it is of another epoch, or retention removed a
+ * delivery after it.
+ */
+async function positionOf(db: Db, accountId: string, subscriptionId: string, after: string | undefined, field: "after" | "cursor") {
+  const bad = (message: string) => invalid({ [field]: [message] });
+  if (after === "acked" && field === "cursor") throw bad('"acked" is not a cursor: send a cursor the feed handed out.');
+  const cursor = after === undefined || after === "acked" ? undefined : decodeCursor(after);
+  if (cursor === null) throw bad("Not a cursor of this feed.");
+  if (cursor && cursor.subscriptionId !== subscriptionId) throw bad("This cursor belongs to another subscription's feed.");
+  const state = await feedState(db, accountId, subscriptionId, cursor?.created ?? 0);
+  if (after === undefined || (after === "acked" && state.feedAcked === null)) return { position: START, state }; // from the oldest kept
+  const position = cursor ?? decodeCursor(state.feedAcked!);
+  if (position === null) throw bad("The kept position is not a cursor of this feed: ack one the feed handed out.");
+  if (position.epoch !== state.epoch) throw new AppError("gone", EXPIRED);
+  const handedOut = cursor ? position.created <= state.highestStamp && (state.atOrBefore ?? 0) <= position.sequence : true;
+  if (!handedOut || position.sequence > state.highest) throw bad("This cursor points past what the feed has handed out.");
+  if (position.sequence < state.lastRemovedSequence) throw new AppError("gone", EXPIRED);
+  return { position, state };
 }
 
 /**
@@ -126,8 +149,7 @@ function positionOf(after: string | undefined, subscriptionId: string, state: Aw
  */
 export async function readFeed(ctx: ServiceContext, subscriptionId: string, { after, limit, wait }: { after?: string; limit: number; wait: number }): Promise<FeedPage> {
   const { db, accountId } = ctx;
-  const state = await feedState(db, accountId, subscriptionId);
-  const from = positionOf(after, subscriptionId, state);
+  const { position: from, state } = await positionOf(db, accountId, subscriptionId, after, "after");
   const d = webhookDeliveries;
   const deadline = Date.now() + wait * 1000;
   for (;;) {
@@ -149,8 +171,7 @@ export async function readFeed(ctx: ServiceContext, subscriptionId: string, { af
 
 /** Keeps a position for the subscription (`after=acked` reads from it); a cursor behind the kept one changes nothing. */
 export async function ackFeed({ db, accountId }: ServiceContext, subscriptionId: string, cursorText: string): Promise<{ cursor: string }> {
-  const state = await feedState(db, accountId, subscriptionId);
-  const position = positionOf(cursorText, subscriptionId, state);
+  const { position, state } = await positionOf(db, accountId, subscriptionId, cursorText, "cursor");
   const kept = state.feedAcked === null ? null : decodeCursor(state.feedAcked);
   const s = webhookSubscriptions;
   // Only forward (a kept cursor of another epoch is replaced): two acks at once never move it back.

@@ -15,6 +15,7 @@ import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
 import { handOver } from "../outbox/outbox";
+import { droppedPast } from "../outbox/sequence";
 
 /** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
 export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
@@ -27,6 +28,24 @@ export function holdPending(db: Db, accountId: string, subscriptionId: string, n
     .set({ ...HELD, updatedAt: now })
     .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now))));
 }
+
+/**
+ * Settles the subscription's held deliveries up to its acked feed position: a pull-only reader
+ * received them through the feed, so a resume does not push them again. They end `succeeded`,
+ * with no attempt.
+ */
+export function settleAcked(db: Db, accountId: string, subscriptionId: string, now: number): BatchStatement {
+  const d = webhookDeliveries;
+  const s = webhookSubscriptions;
+  const acked = sql`(select s.feed_acked_sequence from ${s} s where s.id = ${subscriptionId})`;
+  return db
+    .update(d)
+    .set({ ...SETTLED, updatedAt: now })
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held"), sql`${d.sequence} <= ${acked}`));
+}
+
+/** The columns of a held delivery the feed's reader acked: ended, received. */
+const SETTLED = { status: "succeeded", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
 
 /** Makes the subscription's held deliveries pending again, due now with a fresh retry schedule; returns their ids, oldest sequence first. */
 export function releaseHeld(db: Db, accountId: string, subscriptionId: string, now: number) {
@@ -46,7 +65,7 @@ export async function sendReleased(ctx: ServiceContext, released: { id: string; 
 
 /**
  * Drops the held deliveries of a paused subscription (202 `{discarded}`); an active one has none
- * to drop (409). Its sequence goes on past them, as past retention.
+ * to drop (409). Its sequence goes on past them (outbox/sequence.ts).
  */
 export async function discardHeld({ db, accountId }: ServiceContext, subscriptionId: string, answer: Answer<SQL> = noAnswer): Promise<{ discarded: number }> {
   const s = webhookSubscriptions;
@@ -60,9 +79,10 @@ export async function discardHeld({ db, accountId }: ServiceContext, subscriptio
   if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
   const held = and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held"));
   const [, , gone] = (await runBatch(db, [
+    // Numbers go on above what it drops; a feed cursor stays valid (a discard is not retention).
     db
       .update(s)
-      .set({ lastRemovedSequence: sql`max(${s.lastRemovedSequence}, coalesce((select max(x.sequence) from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held'), 0))` })
+      .set(droppedPast((column) => sql`(select max(x.${sql.raw(column)}) from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held')`))
       .where(eq(s.id, subscriptionId)),
     db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held')`),
     db.delete(d).where(held).returning({ id: d.id }),

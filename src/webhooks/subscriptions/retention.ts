@@ -10,6 +10,7 @@ import { notFound } from "../../errors";
 import { requireSubscription, withAttempts, type Delivery } from "./deliveries";
 import { SUBSCRIPTION_ROW } from "./rows";
 import { deliveryView } from "./delivery-record";
+import { droppedPast } from "../outbox/sequence";
 
 export const DEFAULT_RETENTION_DAYS = 30;
 /** Health buckets outlive the log: 90 days of a subscription's history stay in its stats. */
@@ -71,12 +72,16 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
   if (rows.length > 0) {
     const ids = rows.map((row) => row.id);
     const stillOld = and(inList(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, [...ENDED]), lt(webhookDeliveries.updatedAt, cutoff));
+    const removedMax = (column: "sequence" | "created_at") =>
+      sql`coalesce((select max(${sql.raw(column)}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0)`;
     const [, , gone] = await db.batch([
-      // The subscriptions' sequences go on past what is removed (outbox.ts), even when nothing of them is kept.
+      // The subscriptions' sequences go on past what is removed (outbox/sequence.ts), even when
+      // nothing of them is kept; a feed cursor before it has expired.
       db
         .update(webhookSubscriptions)
         .set({
-          lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, coalesce((select max(${d.sequence}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0))`,
+          lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, ${removedMax("sequence")})`,
+          ...droppedPast(removedMax),
         })
         .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
       db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),

@@ -10,7 +10,7 @@ import type { PageRequest } from "../../lib/pagination";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wire/signing";
 import { sealSecrets, type Secrets } from "./sealing";
-import { holdPending, releaseHeld, sendReleased } from "./holds";
+import { holdPending, releaseHeld, sendReleased, settleAcked } from "./holds";
 import { storedFilters, type Filters } from "../outbox/filters";
 import type { Caller } from "../../lib/caller";
 import type { Keys, ServiceContext } from "../../context";
@@ -143,6 +143,8 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     lastSuccessAt: null,
     heldUntil: null,
     lastRemovedSequence: 0,
+    droppedSequence: 0,
+    droppedCreated: 0,
     feedAcked: null,
     feedAckedSequence: null,
     recentTimeouts: 0,
@@ -215,16 +217,22 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealSecrets(db, keys.encryptionKey, secrets)), updatedAt: Date.now() };
   if (input.is_active === true) changes.failingSince = null;
   const now = changes.updatedAt!;
-  // Paused, its pending deliveries are held; resumed, its held ones go out (holds.ts), in the same batch.
-  const [[row], released] = (await runBatch(db, [
+  // In the same batch: paused, its pending deliveries are held; resumed, those its feed reader
+  // acked are settled and the others go out (holds.ts).
+  const holds = {
+    false: [holdPending(db, caller.accountId, id, now)],
+    true: [settleAcked(db, caller.accountId, id, now), releaseHeld(db, caller.accountId, id, now)],
+  };
+  const results = (await runBatch(db, [
     db
       .update(webhookSubscriptions)
       .set(changes)
       .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
       .returning(),
-    ...(input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : []),
-    ...(input.is_active === true ? [releaseHeld(db, caller.accountId, id, now)] : []),
-  ])) as [SubscriptionRow[], { id: string; sequence: number | null; createdAt: number }[] | undefined];
+    ...(input.is_active === undefined ? [] : holds[`${input.is_active}`]),
+  ])) as unknown[];
+  const [row] = results[0] as SubscriptionRow[];
+  const released = input.is_active === true ? (results.at(-1) as { id: string; sequence: number | null; createdAt: number }[]) : undefined;
   if (!row) throw notFound();
   if (input.is_active === true && released) await sendReleased(ctx, released);
   return reveal(row, keys.encryptionKey);
