@@ -12,8 +12,10 @@ import { defineConfig } from "vitest/config";
  */
 function testWranglerConfig(): string {
   const { rawConfig } = experimental_readRawConfig({ config: "./wrangler.toml" });
+  // `npm test` builds the assets before the pool starts; the pool never runs [build] again.
+  const { build: _build, ...withoutBuild } = rawConfig;
   const config = {
-    ...rawConfig,
+    ...withoutBuild,
     main: resolve(rawConfig.main!),
     assets: rawConfig.assets && { ...rawConfig.assets, directory: resolve(rawConfig.assets.directory!) },
     d1_databases: rawConfig.d1_databases?.map((db: { migrations_dir?: string }) => ({ ...db, migrations_dir: db.migrations_dir && resolve(db.migrations_dir) })),
@@ -53,6 +55,8 @@ export default defineConfig(async () => {
             // What the seeds run to store each payment's detail (test/seed-sql.test.ts checks it against the API).
             PAYMENT_DETAIL_SQL: readFileSync("./tools/lib/payment-detail.sql", "utf8"),
             ADMIN_TOKEN: "test-admin-token",
+            // wrangler.toml's rate limits, which test/rate-limit.test.ts checks (the binding's clock is not the test's).
+            RATE_LIMIT_CONFIG: JSON.stringify(experimental_readRawConfig({ config: "./wrangler.toml" }).rawConfig.ratelimits ?? []),
             ENCRYPTION_KEY: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             // Deliveries go to a receiver on 127.0.0.1; policy tests turn this off per request.
             ALLOW_LOCAL_WEBHOOK_URLS: "true",
@@ -68,8 +72,14 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/helpers/apply-migrations.ts"],
       globalSetup: ["./test/helpers/global-receiver.ts"],
-      // The Worker logs a JSON line per request; show logs only for failing tests.
+      // A failing test shows what failed and what it printed, never the Worker's log (a JSON line
+      // per request and delivery, thousands a file), which would bury it.
       silent: "passed-only" as const,
+      onConsoleLog: (log: string) => !log.trimStart().startsWith('{"type":'),
+      // A loaded 2-core machine runs a step many times slower than an idle one: no test is judged
+      // by its speed (waitFor gives up after 90 s, a test after 120 s).
+      testTimeout: 120_000,
+      hookTimeout: 120_000,
     },
   };
 });

@@ -12,6 +12,7 @@ declare global {
       REPLICA_SHARD: D1Database;
       PAGING_ROWS?: string;
       FUZZ_RUNS?: string;
+      RATE_LIMIT_CONFIG: string;
     }
   }
 }

@@ -28,7 +28,7 @@ export async function receivedAt(box: Box): Promise<Received[]> {
   return res.json();
 }
 
-export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let value = await read();
   while (!done(value)) {
@@ -75,4 +75,18 @@ export async function subscribeUnanswered(user: User, event = "payment.changed")
   const res = await call("POST", "/v1/webhooks/", { body: { event, url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER }, headers: user.headers });
   if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
+}
+
+/**
+ * Waits until every delivery of the subscriptions has ended or is held: none is pending, so the
+ * consumer sends none of them again (a succeeded delivery is never sent twice). What a receiver
+ * got is then final, where a fixed sleep would only guess.
+ */
+export async function allEnded(user: User, subscriptionIds: string[]): Promise<void> {
+  for (const id of subscriptionIds) {
+    await waitFor(
+      () => call("GET", `/v1/webhooks/${id}/deliveries/?status=pending&page_size=1`, { headers: user.headers }),
+      (res) => res.status === 200 && res.json.count === 0,
+    );
+  }
 }

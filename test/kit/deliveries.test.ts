@@ -35,7 +35,7 @@ async function changes(client: User, processor: User) {
 }
 
 async function arrivals(box: Subscribed["box"], n: number): Promise<Received[]> {
-  return waitFor(() => receivedAt(box), (all) => all.length >= n, 25_000);
+  return waitFor(() => receivedAt(box), (all) => all.length >= n);
 }
 
 describe("packages/verify on every kind of delivery the service sends", () => {
@@ -90,7 +90,7 @@ describe("packages/verify on every kind of delivery the service sends", () => {
     }
     const testDelivery = got["form, every flag"].map((d) => parse(d)).find((p) => p.test);
     expect(testDelivery).toMatchObject({ test: true, sequence: null, paymentVersion: null, event: "payment.changed" });
-  }, 60_000);
+  });
 
   it("verifies and parses a subscription.health delivery (another subscription's receiver answered 410)", async () => {
     const { client } = await makeTenant();
@@ -107,7 +107,7 @@ describe("packages/verify on every kind of delivery the service sends", () => {
       test: false,
       data: { object_type: "subscription", object_id: gone.subscription.id, event: "subscription.disabled", reason: "gone", occurred_at: expect.stringMatching(/Z$/) },
     });
-  }, 30_000);
+  });
 
   it("verifies during a rotation's 24 hours with the old or the new secret and key alone, and only with the new ones after", async () => {
     const { client, processor } = await makeTenant();
@@ -146,5 +146,5 @@ describe("packages/verify on every kind of delivery the service sends", () => {
     // hook-hmac keeps its meaning on an Ed25519 subscription: the HMAC with its (new) secret.
     expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key, old.ed.secret] })).toMatchObject({ ok: false, reason: "hmac_mismatch" });
     expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key, rotated.ed.secret] })).toEqual({ ok: true, reason: null });
-  }, 60_000);
+  });
 });

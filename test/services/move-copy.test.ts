@@ -59,7 +59,7 @@ describe("the bulk copy of a move", () => {
     expect((await rowsOf(b, MOVED_TABLES.find((t) => t.name === "payment_events")!, client.accountId)).length).toBe(extra + 2);
     expect((await rowsOf(b, MOVED_TABLES.find((t) => t.name === "webhook_attempts")!, client.accountId)).length).toBe(1);
     expect(chunks).toBeGreaterThan(2 * 3);
-  }, 30_000);
+  });
 
   it("keeps the tables that name no rowid WITHOUT ROWID on every shard (drizzle-kit cannot say so; a regenerated table would lose it)", async () => {
     for (const shard of [env.SHARD_A!, env.SHARD_B!]) {

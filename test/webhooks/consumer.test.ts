@@ -9,7 +9,7 @@ import { CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { createDb } from "../../src/db/client";
 import type { DeliveryMessage } from "../../src/webhooks";
-import { HOOK_USER, receivedAt, receiverUrl, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { allEnded, HOOK_USER, receivedAt, receiverUrl, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 // The consumer's tests keep their tenants on one shard (not the first), and name it in every
 // message as the service does; a batch that spans shards has its own test.
@@ -647,8 +647,7 @@ describe("the outbox", () => {
     });
     const pending = await db.prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'").bind(payment.id).all<{ id: string; enqueued_at: number | null }>();
     expect(pending.results).toHaveLength(1);
-    expect(pending.results[0]!.enqueued_at).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(pending.results[0]!.enqueued_at).toBeNull(); // no message went: only the sweeper can send it
     expect(await receivedAt(box)).toHaveLength(1);
 
     const sweep = createExecutionContext();
@@ -656,11 +655,12 @@ describe("the outbox", () => {
     await waitOnExecutionContext(sweep);
     const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
     expect(JSON.parse(got[1]!.body).payment_status).toBe("in-progress");
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const subscriptionId = (await call("GET", "/v1/webhooks/", { headers: client.headers })).json.results[0].id;
+    await allEnded(client, [subscriptionId]);
     expect(await receivedAt(box)).toHaveLength(2);
-    const log = await call("GET", `/v1/webhooks/${(await call("GET", "/v1/webhooks/", { headers: client.headers })).json.results[0].id}/deliveries/?status=succeeded`, { headers: client.headers });
+    const log = await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?status=succeeded`, { headers: client.headers });
     expect(log.json.count).toBe(2);
-  }, 30_000);
+  });
 });
 
 describe("the sweeper after a restart", () => {

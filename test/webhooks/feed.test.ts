@@ -37,7 +37,7 @@ describe("the feed", () => {
     const { subscription } = await subscribeToReceiver(client);
     const empty = await feed(client, subscription.id);
     expect(empty.json.results).toEqual([]);
-    const [waited] = await Promise.all([feed(client, subscription.id, `?after=${empty.json.next}&wait=5`), new Promise((resolve) => setTimeout(resolve, 300)).then(() => makePayment(client))]);
+    const [waited] = await Promise.all([feed(client, subscription.id, `?after=${empty.json.next}&wait=20`), new Promise((resolve) => setTimeout(resolve, 300)).then(() => makePayment(client))]);
     expect(waited.json.results.map((item) => item.sequence)).toEqual([1]);
   });
 

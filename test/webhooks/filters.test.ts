@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { matches, matchesSql, type FilteredPayment, type Filters } from "../../src/webhooks/outbox/filters";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
-import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { allEnded, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 const payment: FilteredPayment = { status: "settled", originating_counterparty_id: "cpty_b", receiving_counterparty_id: "cpty_s", payment_method: "ach", amount_cents: 5000 };
 
@@ -50,7 +50,7 @@ describe("a subscription's filters", () => {
     expect(JSON.parse(got!.body)).toMatchObject({ object_id: payment.id, payment_status: "settled" });
     expect(got!.headers["hook-sequence"]).toBe("1");
     expect(got!.headers["hook-payment-version"]).toBe("3");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await allEnded(client, [subscription.id]);
     expect(await receivedAt(box)).toHaveLength(1);
     expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.count).toBe(1);
   });

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { applyRetention } from "../../src/webhooks";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
-import { HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
+import { allEnded, HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
 
 // Holds instead of silent loss (contract 11.2).
 type Row = { id: string; sequence: number | null; status: string; attempts: { number: number; response_status: number | null }[] };
@@ -51,7 +51,7 @@ describe("holds", () => {
     const burst = Array.from({ length: 12 }, (_, i) => (i === 6 ? setActive(client, subscription.id, true).then(() => null) : makePayment(client)));
     await Promise.all(burst);
     const { times, sequences } = await arrivals(box, 11);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await allEnded(client, [subscription.id]);
     expect((await receivedAt(box)).length).toBe(11);
     expect([...times.values()].every((n) => n === 1)).toBe(true);
     expect([...sequences].sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
@@ -68,8 +68,7 @@ describe("holds", () => {
     await waitFor(() => receivedAt(box), (list) => list.length === 1);
     await setActive(client, subscription.id, false);
     const [row] = (await waitFor(() => logOf(client, subscription.id), (l) => l.results[0]?.status !== "pending")).results;
-    expect(row).toMatchObject({ status: "held", attempts: [{ number: 1, response_status: 500 }] });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(row).toMatchObject({ status: "held", attempts: [{ number: 1, response_status: 500 }] }); // held: nothing sends it
     expect(await receivedAt(box)).toHaveLength(1);
     await setActive(client, subscription.id, true);
     const after = await waitFor(() => logOf(client, subscription.id), (l) => l.results[0]?.status === "succeeded");

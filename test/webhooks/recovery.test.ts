@@ -54,7 +54,7 @@ describe("POST /v1/webhooks/{id}/test/", () => {
     const form = new URLSearchParams(res.json.body);
     expect(Object.fromEntries(form)).toEqual({ object_type: "payment", object_id: latest.id, event: "payment.changed", payment_status: "pending", test: "true" });
     await waitFor(() => receivedAt(box), (received) => received.length === 1);
-  }, 20_000);
+  });
 
   it("refuses a paused subscription (409) and another account's (404)", async () => {
     const { client } = await makeTenant();

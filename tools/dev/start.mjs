@@ -2,7 +2,7 @@
 // consumer and cron trigger. Everything runs embedded; no Cloudflare account is needed.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { readDevVars as readVarsFile, writeDevVars } from "../lib/dev-vars.mjs";
 import { migrateAll, shardNames, wranglerSync } from "../lib/d1.mjs";
@@ -65,8 +65,38 @@ function run(step, result) {
   }
 }
 
+/**
+ * One service per checkout: a second `npm start` (on another PORT, say) would migrate and seed the
+ * same local database and run a second queue consumer and cron on it. The first one keeps its
+ * process id and port in LOCK while it runs; the second refuses, naming it.
+ */
+const LOCK = ".wrangler/npm-start.json";
+function claimCheckout() {
+  if (existsSync(LOCK)) {
+    const { pid, port } = JSON.parse(readFileSync(LOCK, "utf8"));
+    let alive = false;
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch (error) {
+      alive = error.code === "EPERM";
+    }
+    if (alive) {
+      console.error(`npm start: this checkout's service already runs (process ${pid}, http://127.0.0.1:${port}) on its local database; use that one, or stop it first (kill ${pid}). A second service would share its database, queue consumer and cron.`);
+      process.exit(1);
+    }
+  }
+  mkdirSync(".wrangler", { recursive: true });
+  writeFileSync(LOCK, JSON.stringify({ pid: process.pid, port: Number(PORT) }));
+  process.on("exit", () => {
+    try {
+      if (JSON.parse(readFileSync(LOCK, "utf8")).pid === process.pid) rmSync(LOCK);
+    } catch {}
+  });
+}
+
+claimCheckout();
 await requireFreePort(PORT);
-await import("./build-assets.mjs");
 const vars = readDevVars();
 for (const name of ["ADMIN_TOKEN", "ENCRYPTION_KEY", "DEMO_CLIENT_PASSWORD", "DEMO_PROCESSOR_PASSWORD"]) {
   if (!vars[name]) {
@@ -105,10 +135,16 @@ Try:
   Console:  ${base}/console/   (sign in as demo-client)
 `);
 
+/** wrangler's log level for LOG: `info` is `log` (the Worker's own lines); any other of wrangler's levels as it is. */
+function logLevel(level = "warn") {
+  return level === "info" ? "log" : level;
+}
+
 const dev = spawn(
   WRANGLER,
-  // Quiet by default: warnings and errors only. LOG=info shows wrangler's whole log (each request, and the Worker's JSON lines).
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false", "--log-level", process.env.LOG ?? "warn"],
+  // Quiet by default: warnings and errors only. LOG=info shows every request and the Worker's JSON
+  // lines: wrangler prints a Worker's console.log at its `log` level, one below `info`.
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false", "--log-level", logLevel(process.env.LOG)],
   { stdio: "inherit", env: ENV },
 );
 

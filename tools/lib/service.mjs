@@ -2,7 +2,7 @@
 // `npm start` as a newcomer runs it (in a fresh copy of the project), or `wrangler dev` on a given
 // local state with the benchmark's settings. Whatever is started is stopped at exit, even early.
 import { spawn } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -10,7 +10,8 @@ import { readDevVars, writeDevVars } from "./dev-vars.mjs";
 import { stopGroup } from "./process-group.mjs";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
-const PROJECT_FILES = ["package.json", "wrangler.toml", "tsconfig.json", "src", "tools", "migrations", "console", "drizzle"];
+// public/ too (when built), so that the copy's wrangler finds its assets up to date rather than building them again.
+const PROJECT_FILES = ["package.json", "wrangler.toml", "tsconfig.json", "src", "tools", "migrations", "console", "drizzle", "public"];
 /** Offline and quiet: no Cloudflare requests, no metrics. */
 export const OFFLINE_ENV = { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
@@ -41,7 +42,7 @@ export function freePort() {
 /** A fresh copy of the project in a temporary folder (node_modules shared). */
 export function freshCopy() {
   const dir = mkdtempSync(join(tmpdir(), "payments-copy-"));
-  for (const name of PROJECT_FILES) cpSync(join(ROOT, name), join(dir, name), { recursive: true });
+  for (const name of PROJECT_FILES) if (existsSync(join(ROOT, name))) cpSync(join(ROOT, name), join(dir, name), { recursive: true });
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

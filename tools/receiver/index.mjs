@@ -4,10 +4,14 @@
 //   /endless/, /_endless/             an answer that never ends (the tests): endless.mjs
 //   anything else                     verifying mode (npm run receiver, the tests): verify.mjs
 //
+//   npm run receiver -- --subscription <id>   (its secret and credentials read through the API)
 //   WEBHOOK_SECRET=whsec_… WEBHOOK_USERNAME=hook-user WEBHOOK_PASSWORD=hook-pass npm run receiver
 //   (an ed25519 subscription: WEBHOOK_PUBLIC_KEY=whpk_… as well)
 //   node tools/receiver/index.mjs --port-line    (a free port, quiet; prints {"port": N} first)
+import { existsSync } from "node:fs";
 import { createServer } from "node:http";
+import { parseArgs } from "node:util";
+import { readDevVars } from "../lib/dev-vars.mjs";
 import { pathToFileURL } from "node:url";
 import { ENDLESS_PATHS, endlessMode } from "./endless.mjs";
 import { FAULT_PATHS, faultMode } from "./faults.mjs";
@@ -58,15 +62,44 @@ export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, q
   });
 }
 
+/**
+ * What a subscription's deliveries verify against, read through the API as the demo client
+ * (`npm start`'s .dev.vars; PAYMENTS_API_URL, PAYMENTS_API_USERNAME and PAYMENTS_API_PASSWORD
+ * name another service or user): its secret, public key and Basic credentials.
+ */
+export async function subscriptionDefaults(id, env = process.env) {
+  const vars = existsSync(".dev.vars") ? readDevVars(".dev.vars") : {};
+  const base = env.PAYMENTS_API_URL ?? "http://127.0.0.1:8787";
+  const username = env.PAYMENTS_API_USERNAME ?? "demo-client";
+  const password = env.PAYMENTS_API_PASSWORD ?? vars.DEMO_CLIENT_PASSWORD;
+  if (!password) throw new Error("no API password: run npm start first (it writes .dev.vars), or set PAYMENTS_API_PASSWORD.");
+  const res = await fetch(`${base}/v1/webhooks/${encodeURIComponent(id)}/`, { headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` } }).catch((error) => {
+    throw new Error(`${base} did not answer (${error.cause?.code ?? error.message}): is npm start running?`);
+  });
+  const record = await res.json().catch(() => null);
+  if (res.status !== 200) throw new Error(`GET /v1/webhooks/${id}/ as ${username} answered ${res.status}: ${JSON.stringify(record)}`);
+  return { secret: record.secret, publicKey: record.public_key ?? undefined, username: record.username, password: record.password };
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const portLine = process.argv.includes("--port-line");
+  const { values } = parseArgs({ options: { "port-line": { type: "boolean" }, subscription: { type: "string" } } });
+  const portLine = values["port-line"] ?? false;
   const { WEBHOOK_SECRET, WEBHOOK_PUBLIC_KEY, WEBHOOK_USERNAME = "", WEBHOOK_PASSWORD = "", RECEIVER_PORT = "9999" } = process.env;
-  const defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, publicKey: WEBHOOK_PUBLIC_KEY || undefined, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
+  let defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, publicKey: WEBHOOK_PUBLIC_KEY || undefined, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
+  if (values.subscription) {
+    try {
+      defaults = await subscriptionDefaults(values.subscription);
+    } catch (error) {
+      console.error(`npm run receiver: cannot read subscription ${values.subscription}: ${error.message}`);
+      process.exit(1);
+    }
+    console.log(`Verifying against subscription ${values.subscription} (its secret and credentials, read through the API).`);
+  }
   const receiver = await startReceiver({ port: portLine ? 0 : Number(RECEIVER_PORT), defaults, quiet: portLine });
   if (portLine) console.log(JSON.stringify({ port: receiver.port }));
   else {
     console.log(`Receiving webhooks at ${receiver.url}/hooks`);
-    if (!defaults) console.log("Set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD (and WEBHOOK_PUBLIC_KEY for an ed25519 subscription) to verify deliveries.");
+    if (!defaults) console.log("To verify deliveries: npm run receiver -- --subscription <id> (or set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD, and WEBHOOK_PUBLIC_KEY for an ed25519 subscription).");
   }
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => receiver.close().then(() => process.exit(0)));
 }

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createAccount, getAccount, listAccounts } from "../../services/accounts";
-import { startMove } from "../../services/moves";
+import { cancelMove, startMove } from "../../services/moves";
 import { listShards, setShardOpen, walkShards } from "../../services/shards";
 import { eraseAccount } from "../../services/erasure";
 import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../services/api-users";
@@ -95,10 +95,29 @@ admin.openapi(
     request: { params: AccountParam, body: jsonBody(MoveInput) },
     responses: {
       202: jsonResponse(AccountSchema, "The account, its move started"),
-      ...errorsOf([401, 403, ...BODY_ERRORS, 404, 409], { ...ADMIN_DESCRIPTIONS, 400: "Invalid input: a shard that is not configured, is closed, or is the account's own", 409: "The account is already moving" }, { throttled: false }),
+      ...errorsOf([401, 403, ...BODY_ERRORS, 404, 409], { ...ADMIN_DESCRIPTIONS, 400: "Invalid input: a shard that is not configured, is closed, or is the account's own; or the account's own shard is not configured", 409: "The account is already moving" }, { throttled: false }),
     },
   }),
   async (c) => c.json(accountView(await startMove(c.get("directory"), c.env, c.req.valid("param").account_id, c.req.valid("json").shard)), 202),
+);
+
+admin.openapi(
+  createRoute({
+    method: "delete",
+    path: "/accounts/{account_id}/move",
+    operationId: "cancelAccountMove",
+    summary: "Cancel an account's move before its cut-over",
+    description:
+      "For a move that cannot progress (a shard the configuration lacks) or is no longer wanted. Answers 202 and the account: it kept working on its own shard throughout; `move` shows `canceling` while the cron removes the copy from the target (null at once when the target is not configured), then null. A move past its cut-over (`frozen`, `cleaning`) is finishing: 409.",
+    tags,
+    security,
+    request: { params: AccountParam },
+    responses: {
+      202: jsonResponse(AccountSchema, "The account, its move canceled"),
+      ...adminErrors([404, 409]),
+    },
+  }),
+  async (c) => c.json(accountView(await cancelMove(c.get("directory"), c.env, c.req.valid("param").account_id)), 202),
 );
 
 admin.openapi(

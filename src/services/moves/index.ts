@@ -18,7 +18,8 @@
  *            steps (a late request routed there answers 503 and its retry reaches the new shard);
  *            then the move is done.
  * A check that fails at the freeze puts the account back to copying; nothing is ever lost, since
- * the source keeps every row until the directory points at the copy.
+ * the source keeps every row until the directory points at the copy. Before the freeze, a move
+ * can be canceled (cancel.ts).
  */
 import { and, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -32,6 +33,7 @@ import type { Account } from "../accounts";
 import { getAccount } from "../accounts";
 import { removeAccountRows } from "../erasure";
 import { chooseShard, listShards } from "../shards";
+import { stepCancel } from "./cancel";
 import { copyChunk, fingerprint, replayLog, type CopyCursor } from "./copy";
 import { MOVED_TABLES } from "./tables";
 
@@ -51,12 +53,15 @@ const DRAIN_WAIT_MS = 10_000;
 
 export const MOVING = "Account is moving; retry shortly.";
 export const MOVING_RETRY_AFTER_S = 2;
+export { cancelMove } from "./cancel";
 
 /** Starts moving an account to shard `to`: 202 and the account, its `move` showing the copy. */
 export async function startMove(directory: Db, env: Env, id: string, to: string, now = Date.now()): Promise<Account> {
   const account = await getAccount(directory, id);
   if (account.moveState) throw conflict("The account is already moving.");
   if (account.shard === to) throw invalidField("shard", `The account is already on shard "${to}".`);
+  // A move out of a shard the configuration lacks could never copy a row: refused as a move into one is.
+  if (!shardBinding(env, account.shard)) throw invalidField("shard", `The account's shard "${account.shard}" is not configured: nothing can be moved out of it.`);
   const placed = chooseShard(await listShards(directory, env), to);
   if (placed.shard === undefined) throw invalidField("shard", placed.refusal);
   const [moving] = await directory
@@ -102,6 +107,7 @@ export async function continueMoves(directory: Db, env: Env, budgetMs = 20_000):
 }
 
 async function stepMove(directory: Db, env: Env, account: Account, deadline: number): Promise<void> {
+  if (account.moveState === "canceling") return stepCancel(directory, env, account);
   if (account.moveState === "cleaning") {
     // The directory points at the new shard already; the progress names the one left.
     const left: string = JSON.parse(account.moveProgress!).left;

@@ -1,0 +1,52 @@
+// `npm test`: builds the assets once, runs the Worker's tests in the Workers runtime (vitest), then
+// the end-to-end tests against the service as `npm start` runs it (node --test), the second even
+// when the first is red, and ends with one line per half: what ran, what failed, how long it took.
+// Extra arguments go to vitest (`npm test -- test/feed.test.ts` runs that file, then the e2e half).
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { buildAssets } from "./build-assets.mjs";
+
+const ENV = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+const REPORT = ".wrangler/vitest-report.json";
+
+/** Runs a command with its output shown as it comes and kept; resolves with its exit code, output and seconds. */
+function run(command, args) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { env: ENV, stdio: ["inherit", "pipe", "pipe"] });
+    let output = "";
+    for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+      from.on("data", (chunk) => {
+        to.write(chunk);
+        output += chunk;
+      });
+    }
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output, seconds: Math.round((Date.now() - started) / 1000) }));
+  });
+}
+
+/** vitest's counts from its JSON report, or null when it wrote none (it did not get that far). */
+function vitestCounts() {
+  if (!existsSync(REPORT)) return null;
+  const report = JSON.parse(readFileSync(REPORT, "utf8"));
+  return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests };
+}
+
+/** node --test's counts from the lines its reporter ends with. */
+function nodeCounts(output) {
+  const count = (name) => Number(output.match(new RegExp(`^[^\\n]*\\b${name} (\\d+)$`, "m"))?.[1] ?? NaN);
+  const counts = { passed: count("pass"), failed: count("fail"), skipped: count("skipped") };
+  return Number.isNaN(counts.passed) ? null : counts;
+}
+
+const describe = (name, { code, seconds }, counts) => {
+  const what = counts ? `${counts.passed} passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ""}` : "no tests counted";
+  return `  ${code === 0 ? "ok  " : "FAIL"}  ${name}: ${what} (${seconds} s${code === 0 ? "" : `, exit code ${code}`})`;
+};
+
+await buildAssets();
+rmSync(REPORT, { force: true });
+const vitest = await run("npx", ["--no-install", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${REPORT}`, ...process.argv.slice(2)]);
+const e2e = await run(process.execPath, ["--test", "--test-concurrency=1", "test/node/", "test/e2e/"]);
+console.log(["", "npm test:", describe("the Worker's tests (vitest, Workers runtime)", vitest, vitestCounts()), describe("the end-to-end tests (node --test, against npm start)", e2e, nodeCounts(e2e.output))].join("\n"));
+process.exit(vitest.code === 0 && e2e.code === 0 ? 0 : 1);
