@@ -63,7 +63,11 @@ export interface paths {
          * @description Answers 202; the cron copies the account's rows in bounded steps while it keeps working, then cuts over: for a few seconds its writes answer 503 `Account is moving; retry shortly.` with `Retry-After` (reads never fail), then it works from the new shard, and the old one loses its rows. Every row, stamp, delivery (pending ones go on from the new shard, none sent twice) and idempotency key is kept. `move` on the account shows how far it is.
          */
         post: operations["moveAccount"];
-        delete?: never;
+        /**
+         * Cancel an account's move before its cut-over
+         * @description For a move that cannot progress (a shard the configuration lacks) or is no longer wanted. Answers 202 and the account: it kept working on its own shard throughout; `move` shows `canceling` while the cron removes the copy from the target (null at once when the target is not configured), then null. A move past its cut-over (`frozen`, `cleaning`) is finishing: 409.
+         */
+        delete: operations["cancelAccountMove"];
         options?: never;
         head?: never;
         patch?: never;
@@ -940,10 +944,10 @@ export interface components {
                  */
                 to: string;
                 /**
-                 * @description `copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `cleaning` (it works from the new shard; the old one loses its rows).
+                 * @description `copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `cleaning` (it works from the new shard; the old one loses its rows), `canceling` (the move was canceled: the copy on the target is removed; the account works on its own shard throughout).
                  * @enum {string}
                  */
-                state: "copying" | "draining" | "frozen" | "cleaning";
+                state: "copying" | "draining" | "frozen" | "cleaning" | "canceling";
                 /**
                  * @description Rows copied so far (a row changed during the copy counts again).
                  * @example 12000
@@ -1971,7 +1975,7 @@ export interface operations {
                     "application/json": components["schemas"]["Account"];
                 };
             };
-            /** @description Invalid input: a shard that is not configured, is closed, or is the account's own */
+            /** @description Invalid input: a shard that is not configured, is closed, or is the account's own; or the account's own shard is not configured */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2027,6 +2031,65 @@ export interface operations {
             };
             /** @description The body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelAccountMove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id (`acct_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account, its move canceled */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account or user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with the current state */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
