@@ -18,6 +18,35 @@ const strings = (values: unknown[] | undefined) => values?.map((value) => (typeo
 
 export const MAX_FILTER_VALUES = 50;
 
+/**
+ * A repeatable filter's schema in the OpenAPI document: one value (`?type=supplier`) or a list
+ * (`?type=buyer&type=supplier`), so that a generated client takes either, as the query does.
+ */
+function oneOrMany(item: { type: "string"; enum?: string[] }) {
+  return { [ONE_OR_MANY]: true, anyOf: [item, { type: "array" as const, items: item, maxItems: MAX_FILTER_VALUES }] };
+}
+
+const ONE_OR_MANY = "x-one-or-many";
+
+/**
+ * The document with each repeatable filter's schema as `oneOrMany` says: the generator merges it
+ * into the array schema it makes of the validator, which would refuse a single value; here the
+ * array's own keys go, the `anyOf` stays.
+ */
+export function withOneOrMany<T>(document: T): T {
+  for (const operations of Object.values((document as { paths?: Record<string, Record<string, { parameters?: { schema?: Record<string, unknown> }[] }>> }).paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of operation.parameters ?? []) {
+        const schema = parameter.schema;
+        if (!schema?.[ONE_OR_MANY]) continue;
+        const { anyOf, description, example } = schema;
+        parameter.schema = { anyOf, description, example };
+      }
+    }
+  }
+  return document;
+}
+
 const NO_NUL = "Null characters are not allowed.";
 
 function choiceOf<const T extends readonly [string, ...string[]]>(choices: T) {
@@ -34,7 +63,7 @@ export function choiceFilter<const T extends readonly [string, ...string[]]>(cho
   return z
     .preprocess((value) => present(strings(asList(value)) ?? []), z.array(choiceOf(choices)).max(MAX_FILTER_VALUES).optional())
     .optional()
-    .openapi({ type: "array", items: { type: "string", enum: [...choices] }, description: `${description} Repeatable; values are OR-ed.`, example: [choices[0]] });
+    .openapi({ ...oneOrMany({ type: "string", enum: [...choices] }), description: `${description} Repeatable; values are OR-ed.`, example: [choices[0]] });
 }
 
 /**
@@ -50,8 +79,7 @@ export function textFilter(description: string, example: string) {
     )
     .optional()
     .openapi({
-      type: "array",
-      items: { type: "string" },
+      ...oneOrMany({ type: "string" }),
       description: `${description} Repeatable (up to ${MAX_FILTER_VALUES}); values are OR-ed; surrounding spaces are ignored.`,
       example: [example],
     });

@@ -130,6 +130,11 @@ describe("a client generated from /openapi.json", () => {
     expect(shards.find((shard) => shard.name === account.data!.shard)!.accounts).toBeGreaterThanOrEqual(1);
     expect((await admin.PATCH("/admin/shards/{name}/", { params: { path: { name: "B" } }, body: { open: true } })).data).toMatchObject({ name: "B", open: true });
     const other = account.data!.shard === "A" ? "B" : "A";
+    // A move started, then canceled before its cut-over: the account stays where it is.
+    const ofAccount = { params: { path: { account_id: accountId } } };
+    expect((await admin.POST("/admin/accounts/{account_id}/move/", { ...ofAccount, body: { shard: other } })).response.status).toBe(202);
+    expect((await admin.DELETE("/admin/accounts/{account_id}/move/", ofAccount)).data).toMatchObject({ shard: account.data!.shard, move: { to: other, state: "canceling" } });
+    for (let i = 0; i < 200 && (await admin.GET("/admin/accounts/{account_id}/", ofAccount)).data!.move; i++) await continueMoves(createDb(env.DB), env);
     const moving = await admin.POST("/admin/accounts/{account_id}/move/", { params: { path: { account_id: accountId } }, body: { shard: other } });
     expect([moving.response.status, moving.data!.move?.to]).toEqual([202, other]);
     for (let i = 0; i < 10 && (await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.move; i++) await continueMoves(createDb(env.DB), env);

@@ -1,8 +1,11 @@
 // A newcomer's first run, from outside: `npm start` in a fresh copy, /docs in a real browser
 // (Debian's Chromium through playwright-core), the OpenAPI document through Redocly's linter, and
-// what `npm start` says when its port is taken or when .dev.vars was deleted under existing data.
+// what `npm start` says when its checkout already runs, when its port is taken, or when .dev.vars
+// was deleted under existing data.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { launchBrowser, noBrowser } from "./browser.mjs";
@@ -60,12 +63,31 @@ describe("npm start, as a newcomer runs it", () => {
     assert.equal(lint.code, 0, lint.stderr);
   });
 
-  it("says in one line that its port is taken, with the PORT= fix, and starts nothing", async () => {
+  it("refuses a second service on the same checkout, on its port or another, in one line naming the running one, and starts nothing", async () => {
     const port = new URL(service.base).port;
-    const second = await run(process.execPath, ["tools/dev/start.mjs"], { cwd: copy.dir, env: { ...process.env, PORT: port } });
-    assert.equal(second.code, 1);
-    assert.equal(second.stdout, "");
-    assert.equal(second.stderr.trim(), `npm start: port ${port} on 127.0.0.1 is in use; run PORT=${Number(port) + 1} npm start to use another.`);
+    for (const second of [port, String(await freePort())]) {
+      const refused = await run(process.execPath, ["tools/dev/start.mjs"], { cwd: copy.dir, env: { ...process.env, PORT: second } });
+      assert.equal(refused.code, 1);
+      assert.equal(refused.stdout, "");
+      assert.match(refused.stderr.trim(), new RegExp(`^npm start: this checkout's service already runs \\(process \\d+, http://127\\.0\\.0\\.1:${port}\\) on its local database; use that one, or stop it first \\(kill \\d+\\)\\.`));
+    }
+    assert.equal((await fetch(`${service.base}/healthz`)).status, 200);
+  });
+
+  it("says in one line that its port is taken by another program, with the PORT= fix, and starts nothing", async () => {
+    const other = freshCopy();
+    const taken = createServer().listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    const port = taken.address().port;
+    try {
+      const refused = await run(process.execPath, ["tools/dev/start.mjs"], { cwd: other.dir, env: { ...process.env, PORT: String(port) } });
+      assert.equal(refused.code, 1);
+      assert.equal(refused.stdout, "");
+      assert.equal(refused.stderr.trim(), `npm start: port ${port} on 127.0.0.1 is in use; run PORT=${port + 1} npm start to use another.`);
+    } finally {
+      taken.close();
+      other.remove();
+    }
   });
 
   it("keeps the old local database aside, never under a new key, when .dev.vars is deleted", async () => {

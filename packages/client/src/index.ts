@@ -1,5 +1,5 @@
 import createClient, { type Client } from "openapi-fetch";
-import type { components, paths } from "./schema";
+import type { components, paths } from "./schema.js";
 
 export type { components, paths };
 

@@ -2480,11 +2480,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only counterparties of these types. Repeatable; values are OR-ed. */
-                type?: ("buyer" | "supplier")[];
+                type?: ("buyer" | "supplier") | ("buyer" | "supplier")[];
                 /** @description Comma-separated values, the same as repeating `type`. */
                 type__in?: string;
                 /** @description Only counterparties with these internal ids. Repeatable (up to 50); values are OR-ed; surrounding spaces are ignored. */
-                internal_id?: string[];
+                internal_id?: string | string[];
                 /** @description Comma-separated values, the same as repeating `internal_id`. */
                 internal_id__in?: string;
                 /** @description 1-based page number, for direct access; following `next` links costs the same at any depth. */
@@ -2811,7 +2811,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only invoices with these numbers. Repeatable (up to 50); values are OR-ed; surrounding spaces are ignored. */
-                invoice_number?: string[];
+                invoice_number?: string | string[];
                 /** @description Comma-separated values, the same as repeating `invoice_number`. */
                 invoice_number__in?: string;
                 /** @description Only rows whose `created` is after this instant. ISO 8601 with or without a zone (none means UTC) and with any number of fractional digits, or a bare date (midnight UTC); compared exactly. */
@@ -3854,7 +3854,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only deliveries in these statuses. Repeatable; values are OR-ed. */
-                status?: ("pending" | "succeeded" | "failed" | "held")[];
+                status?: ("pending" | "succeeded" | "failed" | "held") | ("pending" | "succeeded" | "failed" | "held")[];
                 /** @description Comma-separated values, the same as repeating `status`. */
                 status__in?: string;
                 /** @description Only the deliveries of this payment's changes. */
@@ -4924,15 +4924,15 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only payments in these statuses. Repeatable; values are OR-ed. */
-                status?: ("pending" | "in-progress" | "settled" | "canceled" | "failed" | "refunded")[];
+                status?: ("pending" | "in-progress" | "settled" | "canceled" | "failed" | "refunded") | ("pending" | "in-progress" | "settled" | "canceled" | "failed" | "refunded")[];
                 /** @description Comma-separated values, the same as repeating `status`. */
                 status__in?: string;
                 /** @description Only payments from these buyers. Repeatable (up to 50); values are OR-ed; surrounding spaces are ignored. */
-                originating_counterparty_id?: string[];
+                originating_counterparty_id?: string | string[];
                 /** @description Comma-separated values, the same as repeating `originating_counterparty_id`. */
                 originating_counterparty_id__in?: string;
                 /** @description Only payments to these suppliers. Repeatable (up to 50); values are OR-ed; surrounding spaces are ignored. */
-                receiving_counterparty_id?: string[];
+                receiving_counterparty_id?: string | string[];
                 /** @description Comma-separated values, the same as repeating `receiving_counterparty_id`. */
                 receiving_counterparty_id__in?: string;
                 /** @description Only rows whose `created` is after this instant. ISO 8601 with or without a zone (none means UTC) and with any number of fractional digits, or a bare date (midnight UTC); compared exactly. */
