@@ -114,7 +114,8 @@ export async function startWrangler({ dir, port, vars = {}, scheduled = false, e
   writeDevVars(envFile, { ...BENCH_VARS, ...vars });
   const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", logLevel];
   if (scheduled) args.push("--test-scheduled");
-  return launch(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env, port, timeoutMs: 120_000, what: "wrangler dev" });
+  // Its databases are in `dir`, migrated by the caller: wrangler's build step leaves the local ones alone.
+  return launch(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: { PAYMENTS_LOCAL_MIGRATED: "1", ...env }, port, timeoutMs: 120_000, what: "wrangler dev" });
 }
 
 /** Runs a command to its end; resolves with its exit code and output. */
