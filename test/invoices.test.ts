@@ -26,7 +26,26 @@ describe("invoices", () => {
       created: expect.any(String),
       updated: expect.any(String),
     });
-    expect((await call("GET", `/v1/invoices/${res.json.id}/`, { headers: client.headers })).json).toEqual(res.json);
+    expect((await call("GET", `/v1/invoices/${res.json.id}/`, { headers: client.headers })).json).toEqual({ ...res.json, payment_id: null });
+  });
+
+  it("says on its own page which payment covers it: none, then the payment, none once it failed, then the next", async () => {
+    const { client, processor, buyer, supplier } = await parties();
+    const invoice = await makeInvoice(client, buyer.id, supplier.id);
+    const detail = async () => (await call("GET", `/v1/invoices/${invoice.id}/`, { headers: client.headers })).json;
+    const pay = async () => (await call("POST", "/v2/payments/", { body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, headers: client.headers })).json;
+    expect((await detail()).payment_id).toBeNull();
+    const first = await pay();
+    expect(await detail()).toEqual({ ...invoice, payment_id: first.id });
+    await call("POST", `/v2/payments/${first.id}/events/`, { body: { event_code: "PU90", description: "Rejected", status: "failed" }, headers: processor.headers });
+    expect((await detail()).payment_id).toBeNull();
+    const second = await pay();
+    expect((await detail()).payment_id).toBe(second.id);
+    // The list keeps the published record.
+    const listed = await call("GET", `/v1/invoices/?invoice_number=${invoice.invoice_number}`, { headers: client.headers });
+    expect(listed.json.results).toEqual([invoice]);
+    const stranger = await makeTenant();
+    expect((await call("GET", `/v1/invoices/${invoice.id}/`, { headers: stranger.client.headers })).status).toBe(404);
   });
 
   it("takes another currency", async () => {

@@ -1,7 +1,7 @@
 import { noAnswer, type Answer } from "../idempotency";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
-import { invoices } from "../db/schema";
+import { invoices, paymentInvoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
@@ -71,10 +71,19 @@ async function checkParty(ctx: ServiceContext, id: string, type: "buyer" | "supp
   else if (party.type !== type) errors[field] = [`Counterparty ${id} is not a ${type}.`];
 }
 
-export async function getInvoice({ db, accountId }: ServiceContext, id: string): Promise<Invoice> {
-  const row = await db.select().from(invoices).where(and(inAccount(invoices, accountId), eq(invoices.id, id))).get();
+/**
+ * The invoice, and the payment that holds it now: the one not canceled or failed, whose link
+ * carries no claim (db/schema/payment-invoices.ts); null when none does.
+ */
+export async function getInvoice({ db, accountId }: ServiceContext, id: string): Promise<Invoice & { paymentId: string | null }> {
+  const l = paymentInvoices;
+  const row = await db
+    .select({ invoice: invoices, paymentId: sql<string | null>`(select ${l.paymentId} from ${l} where ${l.invoiceId} = ${invoices.id} and ${l.claim} = '')` })
+    .from(invoices)
+    .where(and(inAccount(invoices, accountId), eq(invoices.id, id)))
+    .get();
   if (!row) throw notFound();
-  return row;
+  return { ...row.invoice, paymentId: row.paymentId };
 }
 
 /** Where invoices' `created` ranges are counted. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formFields, when } from "../../console/src/format";
-import { classifyId } from "../../console/src/search";
+import { classifyId, matchText } from "../../console/src/search";
 
 describe("the console's search box", () => {
   it.each([
@@ -11,9 +11,22 @@ describe("the console's search box", () => {
     ["pmt_", { kind: "none" }],
     ["pev_Zr3kP0aQ7mLx2bV9cN1tY4", { kind: "none" }],
     ["", { kind: "none" }],
-    ["hello", { kind: "none" }],
+    ["hello", { kind: "text", text: "hello" }],
+    [" INV-1005 ", { kind: "text", text: "INV-1005" }],
   ])("reads %j", (text, found) => {
     expect(classifyId(text)).toMatchObject(found);
+  });
+
+  const northwind = { id: "cpty_n", name: "Northwind Paper", internal_id: "SUP-001", type: "supplier" };
+  const acme = { id: "cpty_a", name: "Acme Retail", internal_id: "BUY-001", type: "buyer" };
+  it.each([
+    ["an invoice number", "INV-1", { invoices: [{ id: "inv_1", invoice_number: "INV-1" }], byInternalId: [], counterparties: [northwind, acme] }, ["/invoices/inv_1"]],
+    ["a name, any case, in part", "northwind", { invoices: [], byInternalId: [], counterparties: [northwind, acme] }, ["/counterparties/cpty_n"]],
+    ["an internal id, once though its name matches too", "SUP-001", { invoices: [], byInternalId: [northwind], counterparties: [{ ...northwind, name: "SUP-001 Ltd" }] }, ["/counterparties/cpty_n"]],
+    ["several things", "a", { invoices: [{ id: "inv_a", invoice_number: "a" }], byInternalId: [], counterparties: [northwind, acme] }, ["/invoices/inv_a", "/counterparties/cpty_n", "/counterparties/cpty_a"]],
+    ["nothing", "zebra", { invoices: [], byInternalId: [], counterparties: [northwind, acme] }, []],
+  ])("matches %s", (_name, text, found, paths) => {
+    expect(matchText(text, found).map((match) => match.path)).toEqual(paths);
   });
 });
 

@@ -210,7 +210,7 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Webhooks" }).waitFor();
     const search = async (id) => {
-      await page.getByRole("searchbox", { name: "Search by id" }).fill(id);
+      await page.getByRole("searchbox", { name: "Search" }).fill(id);
       await page.keyboard.press("Enter");
     };
 
@@ -236,7 +236,17 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("link", { name: "INV-1001" }).click();
     await page.getByRole("heading", { name: "Invoice INV-1001" }).waitFor();
     await page.getByRole("link", { name: "Acme Retail" }).waitFor();
+    // The payment that covers it, with its status.
+    await page.getByRole("link", { name: "pmt_demoPaymentPending0001" }).waitFor();
     await shot(page, "invoice");
+
+    // By an invoice number, and by a counterparty's name: one match goes to its page.
+    await search("INV-1005");
+    await page.getByRole("heading", { name: "Invoice INV-1005" }).waitFor();
+    await search("northwind");
+    await page.getByRole("heading", { name: "Northwind Paper" }).waitFor();
+    await search("no such thing anywhere");
+    await page.getByRole("alert").filter({ hasText: 'No invoice number, counterparty internal id or name matches "no such thing anywhere".' }).waitFor();
 
     // The lists: payments name both sides; counterparties and invoices have their own.
     await page.getByRole("link", { name: "Payments", exact: true }).click();

@@ -2,14 +2,15 @@ import { api, apiPath } from "../api";
 import { money, when } from "../format";
 import { useLoad } from "../parts/load";
 import { counterparties } from "../parts/names";
-import { Card, Party, RecordPage } from "../parts/ui";
-import type { Invoice } from "./types";
+import { Badge, Card, Party, RecordPage } from "../parts/ui";
+import type { InvoiceDetail, Payment } from "./types";
 
-/** One invoice, with its buyer and supplier by name. */
+/** One invoice, with its buyer and supplier by name, and the payment that covers it with its status. */
 export function InvoicePage({ id }: { id: string }) {
   const invoice = useLoad(async () => {
-    const row = await api<Invoice>("GET", apiPath`/v1/invoices/${id}/`);
-    return { row, names: await counterparties([row.buyer_id, row.supplier_id]) };
+    const row = await api<InvoiceDetail>("GET", apiPath`/v1/invoices/${id}/`);
+    const [names, payment] = await Promise.all([counterparties([row.buyer_id, row.supplier_id]), row.payment_id ? api<Payment>("GET", apiPath`/v2/payments/${row.payment_id}/`) : null]);
+    return { row, names, payment };
   }, id);
   return (
     <RecordPage section="Invoices" path="/invoices" noun="invoice" loaded={invoice}>
@@ -34,6 +35,19 @@ export function InvoicePage({ id }: { id: string }) {
               <dt>Supplier</dt>
               <dd>
                 <Party id={found.row.supplier_id} party={found.names.get(found.row.supplier_id)} />
+              </dd>
+              <dt>Payment</dt>
+              <dd>
+                {found.payment ? (
+                  <>
+                    <a href={`#/payments/${encodeURIComponent(found.payment.id)}`} class="mono small">
+                      {found.payment.id}
+                    </a>{" "}
+                    <Badge value={found.payment.status} />
+                  </>
+                ) : (
+                  <span class="muted">None covers it (a canceled or failed one lets go of it).</span>
+                )}
               </dd>
               <dt>Created / updated</dt>
               <dd>

@@ -11,3 +11,4 @@ export type Payment = Schemas["Payment"];
 export type PaymentEvent = Schemas["PaymentEvent"];
 export type Counterparty = Schemas["Counterparty"];
 export type Invoice = Schemas["Invoice"];
+export type InvoiceDetail = Schemas["InvoiceDetail"];

@@ -1192,6 +1192,13 @@ export interface components {
              */
             updated: string;
         };
+        InvoiceDetail: components["schemas"]["Invoice"] & {
+            /**
+             * @description The payment that covers it now (not canceled or failed); null when none does. Beyond the published record: its detail only.
+             * @example pmt_demoPaymentSettled0001
+             */
+            payment_id: string | null;
+        };
         WebhookSubscription: {
             /**
              * Format: uuid
@@ -3013,13 +3020,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The invoice */
+            /** @description The invoice, and the payment that covers it */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Invoice"];
+                    "application/json": components["schemas"]["InvoiceDetail"];
                 };
             };
             /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */

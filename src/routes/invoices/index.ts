@@ -2,7 +2,7 @@ import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
 import { createInvoice, getInvoice, invoiceView, listInvoices } from "../../services/invoices";
 import { BODY_ERRORS, createRouter, DETAIL_ERRORS, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
-import { InvoiceInput, InvoiceQuery, InvoiceSchema } from "./schemas";
+import { InvoiceDetailSchema, InvoiceInput, InvoiceQuery, InvoiceSchema } from "./schemas";
 
 const tags = ["invoices"];
 const security = [{ basicAuth: [] }];
@@ -52,7 +52,10 @@ invoicesRouter.openapi(
     tags,
     security,
     request: { params: IdParam("inv_8Hc2mQpL0xTz7rVb1NwK5e", "The invoice's id (`inv_…`).") },
-    responses: { 200: jsonResponse(InvoiceSchema, "The invoice"), ...errorsOf([...DETAIL_ERRORS]) },
+    responses: { 200: jsonResponse(InvoiceDetailSchema, "The invoice, and the payment that covers it"), ...errorsOf([...DETAIL_ERRORS]) },
   }),
-  async (c) => c.json(invoiceView.of(await getInvoice(serviceContext(c), c.req.valid("param").id)), 200),
+  async (c) => {
+    const invoice = await getInvoice(serviceContext(c), c.req.valid("param").id);
+    return c.json({ ...invoiceView.of(invoice), payment_id: invoice.paymentId }, 200);
+  },
 );
