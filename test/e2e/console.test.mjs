@@ -240,16 +240,9 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("link", { name: "pmt_demoPaymentPending0001" }).waitFor();
     await shot(page, "invoice");
 
-    // By an invoice number, and by a counterparty's name: one match goes to its page.
-    await search("INV-1005");
-    await page.getByRole("heading", { name: "Invoice INV-1005" }).waitFor();
-    await search("northwind");
-    await page.getByRole("heading", { name: "Northwind Paper" }).waitFor();
-    await search("no such thing anywhere");
-    await page.getByRole("alert").filter({ hasText: 'No invoice number, counterparty internal id or name matches "no such thing anywhere".' }).waitFor();
-
     // The lists: payments name both sides; counterparties and invoices have their own.
     await page.getByRole("link", { name: "Payments", exact: true }).click();
+    await page.waitForURL(/#\/payments$/);
     await page.locator("tbody tr", { hasText: "pmt_demoPaymentPending0001" }).getByRole("link", { name: "Acme Retail" }).waitFor();
     await page.getByRole("link", { name: "Counterparties", exact: true }).click();
     await page.getByRole("heading", { name: "Counterparties" }).waitFor();
@@ -267,6 +260,14 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("button", { name: "Find" }).click();
     await page.waitForURL(/#\/invoices\?invoice_number=INV-1005$/);
     await until(() => page.locator("tbody tr").allTextContents(), (rows) => rows.length === 1 && rows[0].includes("INV-1005"), "only INV-1005");
+
+    // By an invoice number, and by a counterparty's name: one match goes to its page.
+    await search("INV-1005");
+    await page.getByRole("heading", { name: "Invoice INV-1005" }).waitFor();
+    await search("northwind");
+    await page.getByRole("heading", { name: "Northwind Paper" }).waitFor();
+    await search("no such thing anywhere");
+    await page.getByRole("alert").filter({ hasText: 'No invoice number, counterparty internal id or name matches "no such thing anywhere".' }).waitFor();
 
     // A subscription by id; an id that is nothing here says so.
     await search(subscriptionId);
