@@ -11,7 +11,17 @@ const MISSING = `no Chromium at ${CHROMIUM}: apt-get install chromium (or set CH
 /** For `it(name, { skip: noBrowser }, …)`: the reason to skip, or false. */
 export const noBrowser = !existsSync(CHROMIUM) && !process.env.CI ? MISSING : false;
 
+/** How long a page step may take: a loaded 2-core machine is many times slower than an idle one. */
+const STEP_TIMEOUT_MS = 90_000;
+
 export function launchBrowser() {
   if (!existsSync(CHROMIUM)) throw new Error(MISSING);
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+/** A new page whose steps wait up to STEP_TIMEOUT_MS (playwright's default is 30 s). */
+export async function openPage(browser, options) {
+  const page = await browser.newPage(options);
+  page.setDefaultTimeout(STEP_TIMEOUT_MS);
+  return page;
 }

@@ -69,7 +69,7 @@ describe("packages/cli against npm start", () => {
     return { child, output: () => output, exited };
   }
 
-  async function until(check, what, timeoutMs = 30_000) {
+  async function until(check, what, timeoutMs = 90_000) {
     const deadline = Date.now() + timeoutMs;
     while (!(await check())) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -184,5 +184,28 @@ describe("packages/cli against npm start", () => {
     const missing = await cli(["verify", join(scratch, "nope.json"), "--secret", subscription.secret]);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /Cannot read .*nope\.json: no such file/);
+  });
+
+  it("npm run receiver -- --subscription <id> reads the subscription's secret and credentials through the API and verifies its deliveries", async () => {
+    const port = await freePort();
+    const made = await api(client, "POST", "/v1/webhooks/", { event: "payment.changed", url: `http://127.0.0.1:${port}/hooks`, content_type: "application/json", ...HOOK, payment_status: true });
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    const receiverProcess = spawn(process.execPath, [join(ROOT, "tools/receiver/index.mjs"), "--subscription", made.json.id], { cwd: scratch, env: env(client, { RECEIVER_PORT: String(port) }), stdio: ["ignore", "pipe", "pipe"] });
+    let printed = "";
+    receiverProcess.stdout.on("data", (chunk) => (printed += chunk));
+    receiverProcess.stderr.on("data", (chunk) => (printed += chunk));
+    try {
+      await until(() => printed.includes("Receiving webhooks at"), `the receiver to start; it printed: ${printed}`);
+      assert.match(printed, new RegExp(`Verifying against subscription ${made.json.id}`));
+      const event = await api(processor, "POST", "/v2/payments/pmt_demoPaymentInProgress1/events/", { event_code: "PU15", description: "Trace received", instrument_number: "TRACE-R" });
+      assert.equal(event.status, 201);
+      await until(() => /payment\.changed delivery \S+ -> 200 \(basic ok, hmac ok, standard ok, kit ok\)/.test(printed), `a verified delivery; the receiver printed: ${printed}`);
+    } finally {
+      receiverProcess.kill();
+    }
+    // An unknown subscription: one line, exit 1.
+    const unknown = await run(process.execPath, [join(ROOT, "tools/receiver/index.mjs"), "--subscription", "00000000-0000-4000-8000-000000000000"], { cwd: scratch, env: env(client, { RECEIVER_PORT: String(await freePort()) }) });
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^npm run receiver: cannot read subscription 00000000-0000-4000-8000-000000000000: GET \/v1\/webhooks\/00000000-0000-4000-8000-000000000000\/ as demo-client answered 404/);
   });
 });

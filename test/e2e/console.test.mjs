@@ -2,7 +2,7 @@
 // `npm start` in a fresh copy, with a real receiver on 127.0.0.1. Screenshots go to
 // artifacts/screenshots (CI keeps them).
 import assert from "node:assert/strict";
-import { launchBrowser, noBrowser } from "./browser.mjs";
+import { launchBrowser, noBrowser, openPage } from "./browser.mjs";
 import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
@@ -32,7 +32,7 @@ async function startReceiver() {
 
 const shot = (page, name) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
 
-async function until(read, done, what, timeoutMs = 30_000) {
+async function until(read, done, what, timeoutMs = 90_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -64,7 +64,7 @@ describe("the console", { skip: noBrowser }, () => {
   });
 
   it("signs in, subscribes a receiver, sends a test delivery, watches a delivery fail, recovers it, and shows the payment's timeline", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
     const elsewhere = [];
     page.on("request", (request) => {
       if (!request.url().startsWith(service.base) && !request.url().startsWith("data:")) elsewhere.push(request.url());
@@ -203,7 +203,7 @@ describe("the console", { skip: noBrowser }, () => {
     });
     const subscriptionId = (await made.json()).id;
     const test = await (await fetch(`${service.base}/v1/webhooks/${subscriptionId}/test/`, { method: "POST", headers: client })).json();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Tokyo" });
+    const page = await openPage(browser, { viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Tokyo" });
     await page.goto(`${service.base}/console/`);
     await page.getByLabel("Username").fill("demo-client");
     await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
@@ -293,7 +293,7 @@ describe("the console", { skip: noBrowser }, () => {
       const res = await fetch(`${service.base}/v2/payments/pmt_demoPaymentInProgress1/events/`, { method: "POST", headers: processor, body: JSON.stringify({ event_code: code, description: code }) });
       assert.equal(res.status, 201);
     }
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
     await page.goto(`${service.base}/console/`);
     await page.getByLabel("Username").fill("demo-client");
     await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
@@ -317,7 +317,7 @@ describe("the console", { skip: noBrowser }, () => {
 
   it("makes an Ed25519 subscription from the form and shows its public key, which verifies its test delivery with the receiver's kit", async () => {
     receiver.mode.status = 200;
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
     await page.goto(`${service.base}/console/`);
     await page.getByLabel("Username").fill("demo-client");
     await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
@@ -356,7 +356,7 @@ describe("the console", { skip: noBrowser }, () => {
     assert.equal(made.status, 201);
     const madeId = (await made.json()).id;
     await fetch(`${service.base}/v1/webhooks/${madeId}/test/`, { method: "POST", headers: client });
-    const page = await browser.newPage({ viewport: { width: 375, height: 812 } });
+    const page = await openPage(browser, { viewport: { width: 375, height: 812 } });
     await page.goto(`${service.base}/console/`);
     await page.getByLabel("Username").fill("demo-client");
     await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);

@@ -8,7 +8,7 @@ import { once } from "node:events";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { launchBrowser, noBrowser } from "./browser.mjs";
+import { launchBrowser, noBrowser, openPage } from "./browser.mjs";
 import { freePort, freshCopy, ROOT, run, startNpmStart as startService } from "../../tools/lib/service.mjs";
 const ARTIFACTS = join(ROOT, "artifacts");
 
@@ -30,7 +30,7 @@ describe("npm start, as a newcomer runs it", () => {
   it("leads a browser from / to /docs, which renders every operation from this server alone", { skip: noBrowser }, async () => {
     const browser = await launchBrowser();
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
       const elsewhere = [];
       page.on("request", (request) => {
         const url = request.url();
@@ -40,7 +40,7 @@ describe("npm start, as a newcomer runs it", () => {
       assert.equal(new URL(page.url()).pathname, "/docs");
       for (const summary of ["Create a payment", "Record a payment event", "List and poll payments", "Subscribe to payment.changed", "Health check"]) {
         // Redoc renders each operation as a heading in the main column.
-        await page.locator("h2", { hasText: summary }).first().waitFor({ timeout: 30_000 });
+        await page.locator("h2", { hasText: summary }).first().waitFor({ timeout: 90_000 });
       }
       await page.locator("h2", { hasText: "A payment changed" }).first().waitFor();
       mkdirSync(join(ARTIFACTS, "screenshots"), { recursive: true });

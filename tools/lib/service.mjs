@@ -89,7 +89,7 @@ async function launch(command, args, { cwd, env, port, timeoutMs, what }) {
 
 /** `npm start` (tools/dev/start.mjs) in `dir`, as a newcomer runs it; with the .dev.vars it made. */
 export async function startNpmStart(dir, port) {
-  const service = await launch(process.execPath, ["tools/dev/start.mjs"], { cwd: dir, env: { PORT: String(port) }, port, timeoutMs: 90_000, what: "npm start" });
+  const service = await launch(process.execPath, ["tools/dev/start.mjs"], { cwd: dir, env: { PORT: String(port) }, port, timeoutMs: 180_000, what: "npm start" });
   return { ...service, vars: readDevVars(join(dir, ".dev.vars")) };
 }
 
