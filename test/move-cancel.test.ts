@@ -4,6 +4,7 @@ import { createDb } from "../src/db/client";
 import { continueMoves } from "../src/services/moves";
 import { ADMIN, call, makeCounterparty, makeTenant } from "./helpers/api";
 import { tenantRows } from "./helpers/tenant-rows";
+import { subscribeUnanswered } from "./helpers/webhooks";
 
 // Moves that cannot progress, and canceling a move (docs/operations.md, "Shards").
 const directory = () => createDb(env.DB);
@@ -33,8 +34,21 @@ describe("canceling a move", () => {
     expect((await accountOf(account.id)).move.state).toBe("copying");
     expect(none(await tenantRows(env.SHARD_B!, account.id))).toBe(false);
 
+    // A delivery handed over at its creation and lost meanwhile: the sweeper's fresh walk left it alone during the move.
+    const subscription = await subscribeUnanswered(client);
+    const fresh = crypto.randomUUID();
+    const at = Date.now() - 600_000;
+    await env.SHARD_A!.prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+       values (?1, ?2, ?3, 'pmt_x', '{}', 'pending', 0, ?4, ?4, ?4, ?4)`,
+    )
+      .bind(fresh, subscription.id, account.id, at)
+      .run();
+
     const canceled = await cancel(account.id);
     expect(canceled).toMatchObject({ status: 202, json: { shard: "A", move: { to: "B", state: "canceling" } } });
+    // It is due again, for the sweeper's walk of the due index.
+    expect(await env.SHARD_A!.prepare("select enqueued_at from webhook_deliveries where id = ?").bind(fresh).first()).toEqual({ enqueued_at: null });
     // The source logs no more: its moves row and log are gone, and writes work as ever.
     expect(await env.SHARD_A!.prepare("select (select count(*) from moves where account_id = ?1) + (select count(*) from move_log where account_id = ?1) as n").bind(account.id).first()).toEqual({ n: 0 });
     expect((await makeCounterparty(client, "buyer")).id).toMatch(/^cpty_/);
@@ -42,7 +56,7 @@ describe("canceling a move", () => {
     expect(await accountOf(account.id)).toMatchObject({ shard: "A", move: null });
     expect(none(await tenantRows(env.SHARD_B!, account.id))).toBe(true);
     expect(await env.SHARD_B!.prepare("select count(*) as n from moves where account_id = ?").bind(account.id).first()).toEqual({ n: 0 });
-    expect(await tenantRows(env.SHARD_A!, account.id)).toEqual({ ...before, counterparties: before.counterparties! + 1 });
+    expect(await tenantRows(env.SHARD_A!, account.id)).toEqual({ ...before, counterparties: before.counterparties! + 1, webhook_subscriptions: 1, webhook_deliveries: 1 });
 
     // And it moves again, to the end.
     expect((await move(account.id, "B")).status).toBe(202);

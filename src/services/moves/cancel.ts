@@ -35,7 +35,15 @@ export async function cancelMove(directory: Db, env: Env, id: string, now = Date
     .returning();
   if (!canceled) throw conflict("A step of the move is running; try again in a minute.");
   const source = shardBinding(env, account.shard);
-  if (source) await source.batch([source.prepare("delete from moves where account_id = ?1").bind(id), source.prepare("delete from move_log where account_id = ?1").bind(id)]);
+  if (source) {
+    await source.batch([
+      source.prepare("delete from moves where account_id = ?1").bind(id),
+      source.prepare("delete from move_log where account_id = ?1").bind(id),
+      // As after a failed cut-over: deliveries handed over at their creation and never since, which
+      // the sweeper left alone while the move held them (its mark passed them), become due again.
+      source.prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at").bind(id),
+    ]);
+  }
   return canceled;
 }
 
