@@ -219,20 +219,20 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const now = changes.updatedAt!;
   // In the same batch: paused, its pending deliveries are held; resumed, those its feed reader
   // acked are settled and the others go out (holds.ts).
-  const holds = {
-    false: [holdPending(db, caller.accountId, id, now)],
-    true: [settleAcked(db, caller.accountId, id, now), releaseHeld(db, caller.accountId, id, now)],
-  };
+  const paused = input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : [];
+  const resumed = input.is_active === true ? [settleAcked(db, caller.accountId, id, now), releaseHeld(db, caller.accountId, id, now)] : [];
   const results = (await runBatch(db, [
     db
       .update(webhookSubscriptions)
       .set(changes)
       .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
       .returning(),
-    ...(input.is_active === undefined ? [] : holds[`${input.is_active}`]),
+    ...paused,
+    ...resumed,
   ])) as unknown[];
   const [row] = results[0] as SubscriptionRow[];
-  const released = input.is_active === true ? (results.at(-1) as { id: string; sequence: number | null; createdAt: number }[]) : undefined;
+  // releaseHeld's answer: the batch's last statement when resumed.
+  const released = resumed.length > 0 ? (results.at(-1) as { id: string; sequence: number | null; createdAt: number }[]) : undefined;
   if (!row) throw notFound();
   if (input.is_active === true && released) await sendReleased(ctx, released);
   return reveal(row, keys.encryptionKey);
