@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { copyChunk, COPY_CHUNK, type CopyCursor } from "../../src/services/moves/copy";
+import { copyChunk, COPY_CHUNK, COPY_READ_BYTES, type CopyCursor } from "../../src/services/moves/copy";
 import { MOVED_TABLES } from "../../src/services/moves/tables";
 import { call, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, secondAttempt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
@@ -69,5 +69,40 @@ describe("the bulk copy of a move", () => {
       }
     }
     expect(MOVED_TABLES.filter((table) => table.withoutRowid).map((table) => table.name).sort()).toEqual([...WITHOUT_ROWID].sort());
+  });
+
+  it("bounds a chunk by bytes as well as rows, and copies a row whose JSON is past D1's 2 MB value limit with its columns bound apart", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    const { subscription } = await subscribeToReceiver(client, { all_payment_details: true });
+    const a = env.SHARD_A!;
+    // 60 deliveries with 100 KB bodies (6 MB: more than one chunk's bytes, fewer than its rows),
+    // then one whose 1.9 MB body is all quotes: its row fits D1's 2 MB, its JSON (3.8 MB) does not.
+    const insert = (id: string, body: string, at: number) =>
+      a
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, content_type, status, attempts, created_at, updated_at, test)
+           values (?1, ?2, ?3, 'pmt_none', ?4, 'application/json', 'succeeded', 1, ?5, ?5, 0)`,
+        )
+        .bind(id, subscription.id, client.accountId, body, at);
+    const large = Array.from({ length: 60 }, (_, i) => insert(`large-${String(i).padStart(2, "0")}`, `{"padding":"${"x".repeat(100_000)}"}`, 2000 + i));
+    await a.batch(large);
+    await insert("largest", '"'.repeat(1_900_000), 3000).run();
+    const b = env.SHARD_B!;
+    const copied: number[] = [];
+    for (const table of MOVED_TABLES) {
+      const upTo = table.withoutRowid ? 0 : Number((await a.prepare(`select coalesce(max(rowid), 0) as n from "${table.name}"`).first<{ n: number }>())!.n);
+      for (let after: CopyCursor = 0; ; ) {
+        const chunk = await copyChunk(a, b, table, client.accountId, after, upTo);
+        if (chunk.last === null) break;
+        if (table.name === "webhook_deliveries") copied.push(chunk.copied);
+        after = chunk.last;
+      }
+    }
+    // No chunk read more than COPY_READ_BYTES of values, but for a row alone.
+    expect(copied.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...copied)).toBeLessThanOrEqual(Math.floor(COPY_READ_BYTES / 100_000));
+    expect(copied.reduce((sum, n) => sum + n, 0)).toBe(61);
+    // Compared as text: a difference would print megabytes.
+    for (const table of MOVED_TABLES) expect(JSON.stringify(await rowsOf(b, table, client.accountId)) === JSON.stringify(await rowsOf(a, table, client.accountId)), table.name).toBe(true);
   });
 });
