@@ -1,9 +1,10 @@
 // `npm test`: builds the assets once, runs the Worker's tests in the Workers runtime (vitest), then
 // the end-to-end tests against the service as `npm start` runs it (node --test), the second even
 // when the first is red, and ends with one line per half: what ran, what failed, how long it took.
-// Extra arguments go to vitest (`npm test -- test/feed.test.ts` runs that file, then the e2e half).
+// Extra arguments go to vitest (`npm test -- test/feed.test.ts` runs that file, then the e2e half);
+// `--e2e` runs the second half alone (`npm run test:e2e`).
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { buildAssets } from "./build-assets.mjs";
 
 const ENV = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
@@ -25,6 +26,19 @@ function run(command, args) {
   });
 }
 
+/**
+ * The Node-side test files, named one by one: Node 20 takes a folder after --test, Node 22 and 24
+ * take patterns and read a folder as a file.
+ */
+function nodeTestFiles() {
+  return ["test/node", "test/e2e"].flatMap((dir) =>
+    readdirSync(dir)
+      .filter((name) => name.endsWith(".test.mjs"))
+      .sort()
+      .map((name) => `${dir}/${name}`),
+  );
+}
+
 /** vitest's counts from its JSON report, or null when it wrote none (it did not get that far). */
 function vitestCounts() {
   if (!existsSync(REPORT)) return null;
@@ -44,9 +58,13 @@ const describe = (name, { code, seconds }, counts) => {
   return `  ${code === 0 ? "ok  " : "FAIL"}  ${name}: ${what} (${seconds} s${code === 0 ? "" : `, exit code ${code}`})`;
 };
 
+if (process.argv.includes("--e2e")) {
+  const { code } = await run(process.execPath, ["--test", "--test-concurrency=1", ...nodeTestFiles()]);
+  process.exit(code);
+}
 await buildAssets();
 rmSync(REPORT, { force: true });
 const vitest = await run("npx", ["--no-install", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${REPORT}`, ...process.argv.slice(2)]);
-const e2e = await run(process.execPath, ["--test", "--test-concurrency=1", "test/node/", "test/e2e/"]);
+const e2e = await run(process.execPath, ["--test", "--test-concurrency=1", ...nodeTestFiles()]);
 console.log(["", "npm test:", describe("the Worker's tests (vitest, Workers runtime)", vitest, vitestCounts()), describe("the end-to-end tests (node --test, against npm start)", e2e, nodeCounts(e2e.output))].join("\n"));
 process.exit(vitest.code === 0 && e2e.code === 0 ? 0 : 1);
