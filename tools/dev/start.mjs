@@ -73,11 +73,14 @@ function run(step, result) {
 const LOCK = ".wrangler/npm-start.json";
 function claimCheckout() {
   if (existsSync(LOCK)) {
-    const { pid, port } = JSON.parse(readFileSync(LOCK, "utf8"));
+    let held = {};
+    try {
+      held = JSON.parse(readFileSync(LOCK, "utf8"));
+    } catch {} // unreadable: left by a start cut short, as a stale one
+    const { pid, port } = held;
     let alive = false;
     try {
-      process.kill(pid, 0);
-      alive = true;
+      alive = Number.isInteger(pid) && process.kill(pid, 0);
     } catch (error) {
       alive = error.code === "EPERM";
     }
