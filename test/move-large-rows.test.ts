@@ -4,6 +4,7 @@ import { createDb } from "../src/db/client";
 import { continueMoves } from "../src/services/moves";
 import { ADMIN, call, makeTenant } from "./helpers/api";
 import { subscribeUnanswered } from "./helpers/webhooks";
+import { endedDelivery } from "./helpers/large-rows";
 
 // A move of the largest rows the API makes (issue: moves of accounts with large rows failed with
 // SQLITE_TOOBIG): the bulk copy, the replay of rows changed during it, and the check at the freeze.
@@ -15,13 +16,7 @@ describe("moving an account with large rows", () => {
     const { client, account } = await makeTenant({ shard: "A" });
     const subscription = await subscribeUnanswered(client);
     const a = env.SHARD_A!;
-    const insert = (id: string, body: string, at: number) =>
-      a
-        .prepare(
-          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, content_type, status, attempts, created_at, updated_at, test)
-           values (?1, ?2, ?3, 'pmt_none', ?4, 'application/json', 'succeeded', 1, ?5, ?5, 0)`,
-        )
-        .bind(id, subscription.id, account.id, body, at);
+    const insert = (id: string, body: string, at: number) => endedDelivery(a, { id, subscriptionId: subscription.id, accountId: account.id, body, at });
     await a.batch(Array.from({ length: 60 }, (_, i) => insert(`big-${i}`, `{"object":"${"y".repeat(100_000)}"}`, 5000 + i)));
     await insert("near-limit", '"'.repeat(1_900_000), 6000).run();
     const bodies = async (d1: D1Database) =>

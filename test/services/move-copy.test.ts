@@ -4,6 +4,7 @@ import { copyChunk, COPY_CHUNK, COPY_READ_BYTES, type CopyCursor } from "../../s
 import { MOVED_TABLES } from "../../src/services/moves/tables";
 import { call, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, secondAttempt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
+import { endedDelivery } from "../helpers/large-rows";
 
 /** The tables keyed WITHOUT ROWID (migrations 0012 to 0014). */
 const WITHOUT_ROWID = ["payment_events", "payment_invoices", "webhook_deliveries", "webhook_attempts", "list_counts", "time_counts"];
@@ -77,13 +78,7 @@ describe("the bulk copy of a move", () => {
     const a = env.SHARD_A!;
     // 60 deliveries with 100 KB bodies (6 MB: more than one chunk's bytes, fewer than its rows),
     // then one whose 1.9 MB body is all quotes: its row fits D1's 2 MB, its JSON (3.8 MB) does not.
-    const insert = (id: string, body: string, at: number) =>
-      a
-        .prepare(
-          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, content_type, status, attempts, created_at, updated_at, test)
-           values (?1, ?2, ?3, 'pmt_none', ?4, 'application/json', 'succeeded', 1, ?5, ?5, 0)`,
-        )
-        .bind(id, subscription.id, client.accountId, body, at);
+    const insert = (id: string, body: string, at: number) => endedDelivery(a, { id, subscriptionId: subscription.id, accountId: client.accountId, body, at });
     const large = Array.from({ length: 60 }, (_, i) => insert(`large-${String(i).padStart(2, "0")}`, `{"padding":"${"x".repeat(100_000)}"}`, 2000 + i));
     await a.batch(large);
     await insert("largest", '"'.repeat(1_900_000), 3000).run();
