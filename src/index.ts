@@ -19,11 +19,12 @@ export default {
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
     else await consumeDeliveries(batch, env, ctx);
   },
-  async scheduled(controller, env, ctx) {
+  async scheduled(controller, env, _ctx) {
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
     // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
     // What was handed over or claimed before this isolate started is lost with it; since, its own.
+    // Awaited, not left to waitUntil: a scheduled event may run for minutes, waitUntil 30 s.
     const restartedAt = started();
-    ctx.waitUntil(runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {}));
+    await runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {});
   },
 } satisfies ExportedHandler<Env, DeliveryMessage>;

@@ -1,6 +1,8 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCron } from "../src/cron";
+import { SIMULTANEOUS_CONNECTIONS } from "../src/lib/platform-limits";
+import { inFlightD1, newInFlight } from "./helpers/in-flight-d1";
 import worker from "../src/index";
 import type { DeliveryMessage } from "../src/webhooks";
 import { ADMIN, call, makePayment, makeTenant, type User } from "./helpers/api";
@@ -175,6 +177,25 @@ describe("the cron across shards", () => {
     expect(sent).toContainEqual({ delivery_id: id, shard: "B" });
     const failures = errors.mock.calls.map((args) => String(args[0])).filter((line) => line.includes('"cron_error"')).map((line) => JSON.parse(line));
     expect(failures.map((line) => [line.job, line.shard]).sort()).toEqual([["counts", "A"], ["idempotency", "A"], ["retention", "A"], ["sweep", "A"]]);
+  });
+});
+
+describe("the cron's connections", () => {
+  it("keeps its D1 calls under way at once within a Worker's simultaneous connections, and does every job", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client);
+    const id = await pendingDelivery(env.SHARD_B!, client, subscription.id);
+    const counter = newInFlight();
+    const sent: DeliveryMessage[] = [];
+    const queue = { send: async (body: DeliveryMessage) => void sent.push(body), sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body)) };
+    const errors = vi.spyOn(console, "error");
+    await runCron({ ...env, DB: inFlightD1(env.DB, counter), SHARD_A: inFlightD1(env.SHARD_A!, counter), SHARD_B: inFlightD1(env.SHARD_B!, counter), DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, Date.now());
+    expect(errors.mock.calls.filter(([line]) => String(line).includes('"cron_error"'))).toEqual([]);
+    expect(sent).toContainEqual({ delivery_id: id, shard: "B" });
+    // Eleven jobs (three on the directory, four a shard), at most JOBS_AT_ONCE of them at once.
+    expect(counter.calls).toBeGreaterThan(11);
+    expect(counter.most).toBeGreaterThan(1);
+    expect(counter.most).toBeLessThanOrEqual(SIMULTANEOUS_CONNECTIONS);
   });
 });
 
