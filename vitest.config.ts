@@ -5,13 +5,14 @@ import type { Plugin } from "vite";
 import { experimental_readRawConfig } from "wrangler";
 import { defineConfig } from "vitest/config";
 
+const { rawConfig } = experimental_readRawConfig({ config: "./wrangler.toml" });
+
 /**
  * wrangler.toml as the test Worker's configuration, in a folder of its own. Wrangler reads
  * `.dev.vars` from beside the configuration it is given; the tests get their bindings below,
  * never a developer's local secrets from `npm start`.
  */
 function testWranglerConfig(): string {
-  const { rawConfig } = experimental_readRawConfig({ config: "./wrangler.toml" });
   // `npm test` builds the assets before the pool starts; the pool never runs [build] again.
   const { build: _build, ...withoutBuild } = rawConfig;
   const config = {
@@ -56,7 +57,7 @@ export default defineConfig(async () => {
             PAYMENT_DETAIL_SQL: readFileSync("./tools/lib/payment-detail.sql", "utf8"),
             ADMIN_TOKEN: "test-admin-token",
             // wrangler.toml's rate limits, which test/rate-limit.test.ts checks (the binding's clock is not the test's).
-            RATE_LIMIT_CONFIG: JSON.stringify(experimental_readRawConfig({ config: "./wrangler.toml" }).rawConfig.ratelimits ?? []),
+            RATE_LIMIT_CONFIG: JSON.stringify(rawConfig.ratelimits ?? []),
             ENCRYPTION_KEY: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             // Deliveries go to a receiver on 127.0.0.1; policy tests turn this off per request.
             ALLOW_LOCAL_WEBHOOK_URLS: "true",

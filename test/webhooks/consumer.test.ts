@@ -122,6 +122,21 @@ describe("the delivery consumer", () => {
     expect(got!.verified).toEqual({ basic: true, hmac: true, standard: true, kit: true });
   });
 
+  it("starts a batch's attempts in log order, whatever order its messages came in (a released hold goes out oldest first)", async () => {
+    const { client, subscription, id: first } = await pendingDelivery();
+    const later = [await extraDelivery(client.accountId, subscription.id), await extraDelivery(client.accountId, subscription.id), await extraDelivery(client.accountId, subscription.id)];
+    const inLog = [first, ...later];
+    await oneAfterAnother(inLog);
+    const started: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (_url, init) => {
+      started.push((init!.headers as Record<string, string>)["hook-delivery"]!);
+      return new Response("ok");
+    });
+    const result = await consumeAll([...inLog].reverse());
+    expect(result.explicitAcks).toHaveLength(4);
+    expect(started).toEqual(inLog);
+  });
+
   it("reads only the start of an answer that never ends, records the attempt, and hangs up", async () => {
     const tag = crypto.randomUUID();
     const { client } = await makeTenant({ shard: SHARD });

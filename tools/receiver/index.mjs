@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { readDevVars } from "../lib/dev-vars.mjs";
+import { errorText, serviceClient } from "../../packages/cli/api.js";
 import { pathToFileURL } from "node:url";
 import { ENDLESS_PATHS, endlessMode } from "./endless.mjs";
 import { FAULT_PATHS, faultMode } from "./faults.mjs";
@@ -69,16 +70,13 @@ export function startReceiver({ port = 0, host = "127.0.0.1", defaults = null, q
  */
 export async function subscriptionDefaults(id, env = process.env) {
   const vars = existsSync(".dev.vars") ? readDevVars(".dev.vars") : {};
-  const base = env.PAYMENTS_API_URL ?? "http://127.0.0.1:8787";
   const username = env.PAYMENTS_API_USERNAME ?? "demo-client";
   const password = env.PAYMENTS_API_PASSWORD ?? vars.DEMO_CLIENT_PASSWORD;
   if (!password) throw new Error("no API password: run npm start first (it writes .dev.vars), or set PAYMENTS_API_PASSWORD.");
-  const res = await fetch(`${base}/v1/webhooks/${encodeURIComponent(id)}/`, { headers: { authorization: `Basic ${Buffer.from(`${username}:${password}`).toString("base64")}` } }).catch((error) => {
-    throw new Error(`${base} did not answer (${error.cause?.code ?? error.message}): is npm start running?`);
-  });
-  const record = await res.json().catch(() => null);
-  if (res.status !== 200) throw new Error(`GET /v1/webhooks/${id}/ as ${username} answered ${res.status}: ${JSON.stringify(record)}`);
-  return { secret: record.secret, publicKey: record.public_key ?? undefined, username: record.username, password: record.password };
+  const service = serviceClient({ url: env.PAYMENTS_API_URL ?? "http://127.0.0.1:8787", username, password });
+  const { status, json } = await service.request("GET", `/v1/webhooks/${encodeURIComponent(id)}/`);
+  if (status !== 200) throw new Error(`GET /v1/webhooks/${id}/ as ${username} answered ${status}: ${errorText(json)}`);
+  return { secret: json.secret, publicKey: json.public_key ?? undefined, username: json.username, password: json.password };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -86,9 +86,9 @@ function chunkRows(from: D1Database, table: MovedTable, accountId: string, after
   const params: unknown[] = [accountId];
   const param = (value: unknown) => `?${params.push(value)}`;
   if (!table.withoutRowid) {
-    const end = through === undefined ? param(upTo) : `min(${param(upTo)}, ${param(through)})`;
+    // `through` was read within upTo: it is the nearer end when given.
     return from
-      .prepare(`select rowid as "__rowid", ${select} from ${quoted(table.name)} where rowid > ${param(Number(after))} and rowid <= ${end} and (${table.rows}) order by rowid limit ${COPY_CHUNK}`)
+      .prepare(`select rowid as "__rowid", ${select} from ${quoted(table.name)} where rowid > ${param(Number(after))} and rowid <= ${param(through ?? upTo)} and (${table.rows}) order by rowid limit ${COPY_CHUNK}`)
       .bind(...params);
   }
   const key = table.key.map(quoted).join(", ");

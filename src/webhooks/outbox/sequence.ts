@@ -54,9 +54,8 @@ export function numberedStamp(subscriptionId: SQL, now: number): SQL<number> {
 }
 
 /**
- * The statement's part that moves the subscription's dropped mark past deliveries it removes:
- * `removed` is SQL selecting from `webhook_deliveries` the rows about to go, `subscription` the
- * subscription row's id column in the update.
+ * The columns of a subscription update that move its dropped mark past the deliveries a batch
+ * removes: `removed(column)` is SQL for that column's largest value among them (null for none).
  */
 export function droppedPast(removed: (column: "sequence" | "created_at") => SQL) {
   const s = webhookSubscriptions;
