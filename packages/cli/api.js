@@ -26,6 +26,16 @@ export function networkReason(error) {
   return String(cause?.message ?? error);
 }
 
+/** A promise that rejects when `signal` aborts (and never otherwise); its rejection is always handled. */
+function stopped(signal) {
+  const promise = new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  promise.catch(() => {});
+  return promise;
+}
+
 /** How long a call may take before it is given up as lost (a connection that died while the laptop slept). */
 export const CALL_TIMEOUT_MS = 15_000;
 
@@ -36,10 +46,11 @@ export function serviceClient({ url, username, password }) {
     let response;
     let text;
     const deadline = AbortSignal.timeout(timeoutMs);
+    const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
       response = await fetch(`${base}${path}`, {
         method,
-        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+        signal: stop,
         headers: {
           authorization: basic(username, password),
           accept: "application/json",
@@ -50,7 +61,9 @@ export function serviceClient({ url, username, password }) {
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      text = await response.text();
+      // The body, or the stop: a body read that a stop cut short could otherwise stay unsettled
+      // with nothing left to run, and Node would end the listener with exit code 13.
+      text = await Promise.race([response.text(), stopped(stop)]);
     } catch (error) {
       if (signal?.aborted) throw error;
       if (deadline.aborted) throw new CliError(`The service at ${base} did not answer ${method} ${path.split("?")[0]} in ${timeoutMs / 1000} s (asleep, or the network changed).`, { retry: true });

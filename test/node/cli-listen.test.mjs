@@ -50,9 +50,20 @@ test("a feed read that never answers is read again; the delivery is forwarded on
   const out = { isTTY: false, write: (text) => lines.push(text) };
   try {
     const running = listen(serviceClient({ url: service.url, username: "u", password: "p" }), { subscription: "sub", forwardTo: `${target.url}/hooks`, out, signal: stop.signal, feedTimeoutMs: 300 });
-    const deadline = Date.now() + 10_000;
-    while (acks.length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
-    await new Promise((done) => setTimeout(done, 300)); // time for a second forward, were there one
+    // Stopped once it has read the feed twice after its ack: the second read comes only after the
+    // first one's page was handled, so a second forward would have come by then.
+    const readsAtAck = async () => {
+      for (const deadline = Date.now() + 90_000; acks.length === 0; ) {
+        if (Date.now() > deadline) assert.fail("no ack in 90 s");
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      return feedReads.length;
+    };
+    const atAck = await readsAtAck();
+    for (const deadline = Date.now() + 90_000; feedReads.length <= atAck + 1; ) {
+      if (Date.now() > deadline) assert.fail("no two feed reads after the ack in 90 s");
+      await new Promise((done) => setTimeout(done, 50));
+    }
     stop.abort();
     assert.equal(await running, 1);
     assert.match(lines.join(""), /did not answer GET \/v1\/webhooks\/sub\/feed\/ in 0\.3 s \(asleep, or the network changed\)\. Trying again in 1 s\./);
