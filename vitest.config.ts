@@ -61,6 +61,8 @@ export default defineConfig(async () => {
             ENCRYPTION_KEY: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
             // Deliveries go to a receiver on 127.0.0.1; policy tests turn this off per request.
             ALLOW_LOCAL_WEBHOOK_URLS: "true",
+            // Every invocation under Cloudflare's limits (src/dev/within-limits.ts).
+            PLATFORM_LIMITS: "enforce",
             // Size of the deep-paging test; the figure uses 200000.
             PAGING_ROWS: process.env.PAGING_ROWS ?? "20000",
             // Cases of the fuzz test (test/fuzz.test.ts); a long run sets 10000.

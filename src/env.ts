@@ -22,6 +22,10 @@ export interface Env {
   QUEUE_SEND_FAILURES?: string;
   /** "true" (never in the deployed configuration) adds D1's rows read and statements to a `Server-Timing` header. */
   SERVER_TIMING?: string;
+  /** "enforce" (never in the deployed configuration) runs every invocation under Cloudflare's limits (dev/within-limits.ts). */
+  PLATFORM_LIMITS?: string;
+  /** With PLATFORM_LIMITS: ms added to every D1 round trip, for measuring at a distance. */
+  D1_ROUND_TRIP_MS?: string;
   /** Days an ended delivery stays in the log (default 30); webhooks/retention.ts. */
   RETENTION_DAYS?: string;
   /** Where retention archives removed deliveries; optional. */

@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { runCron } from "./cron";
 import type { Env } from "./env";
+import { underPlatformLimits } from "./dev";
 import { consumeDeadLetters, consumeDeliveries, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
@@ -9,7 +10,7 @@ const app = createApp();
 let firstEventAt: number | undefined;
 const started = () => (firstEventAt ??= Date.now());
 
-export default {
+export default underPlatformLimits<Env, DeliveryMessage>({
   fetch(request, env, ctx) {
     started();
     return app.fetch(request, env, ctx);
@@ -27,4 +28,4 @@ export default {
     const restartedAt = started();
     await runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {});
   },
-} satisfies ExportedHandler<Env, DeliveryMessage>;
+});

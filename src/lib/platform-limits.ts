@@ -20,3 +20,15 @@ export const D1_MAX_BOUND_PARAMETERS = 100;
 /** Bytes of one query's result. D1 limits, "Maximum query result size". */
 export const D1_MAX_RESULT_BYTES = 50_000_000;
 
+
+/** Subrequests one invocation may make (fetches and calls to R2 and Queues). Workers limits, "Subrequests" (Workers Paid; 50 on Free). */
+export const SUBREQUESTS_PER_INVOCATION = 10_000;
+
+/** D1 queries one invocation may make, every statement of a batch counted. D1 limits, "Queries per Worker invocation" (Workers Paid; 50 on Free). */
+export const D1_QUERIES_PER_INVOCATION = 1_000;
+
+/** Arguments of one SQL function call. D1 limits, "Maximum arguments per SQL function". */
+export const D1_MAX_FUNCTION_ARGUMENTS = 32;
+
+/** How long work handed to `waitUntil` may go on after the event's answer. Workers limits, "Duration" (waitUntil). */
+export const WAIT_UNTIL_MS = 30_000;

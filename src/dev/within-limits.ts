@@ -1,0 +1,134 @@
+/**
+ * The development layer: each invocation (a request, a queue batch, a cron run) runs under an
+ * InvocationBudget of Cloudflare's limits, which local workerd does not enforce. On when the
+ * PLATFORM_LIMITS variable is "enforce" (the test pool, `npm start`, the benchmark); the deployed
+ * configuration leaves it unset, and Cloudflare itself enforces them. D1_ROUND_TRIP_MS adds a delay
+ * to every D1 round trip, for measuring at a distance.
+ *
+ * Outgoing fetches are counted through the global `fetch`, which this layer wraps once: a fetch
+ * made inside an invocation is found by its async context.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { CLOUDFLARE, InvocationBudget, type Figures, type Limits } from "./invocation-budget";
+import { limitedEnv } from "./limited-bindings";
+
+interface LayerVars {
+  PLATFORM_LIMITS?: string;
+  D1_ROUND_TRIP_MS?: string;
+}
+
+const current = new AsyncLocalStorage<InvocationBudget>();
+const LIMITED = Symbol("limited fetch");
+
+/** The global fetch, counted against the budget of the invocation that calls it. */
+function limitFetch(): void {
+  const fetchNow = globalThis.fetch as typeof fetch & { [LIMITED]?: true };
+  if (fetchNow[LIMITED]) return;
+  const limited = ((input: RequestInfo | URL, init?: RequestInit) => {
+    const budget = current.getStore();
+    if (!budget) return fetchNow(input, init);
+    return budget.connection(async () => {
+      budget.subrequest("fetch");
+      return fetchNow(input, init);
+    });
+  }) as typeof fetch & { [LIMITED]?: true };
+  limited[LIMITED] = true;
+  globalThis.fetch = limited;
+}
+
+export function enforcesLimits(env: LayerVars): boolean {
+  return env.PLATFORM_LIMITS === "enforce";
+}
+
+export function limitsOf(env: LayerVars): Limits {
+  const roundTrip = Number(env.D1_ROUND_TRIP_MS ?? 0);
+  return { ...CLOUDFLARE, d1RoundTripMs: Number.isFinite(roundTrip) && roundTrip > 0 ? roundTrip : 0 };
+}
+
+export interface Invocation<E> {
+  env: E;
+  ctx: ExecutionContext;
+  budget: InvocationBudget;
+}
+
+/**
+ * Runs one invocation's handler under a fresh budget: its env's bindings and the global fetch
+ * count against it, and what it hands to waitUntil is cut `waitUntilMs` after the handler answers.
+ * `report` gets the figures when the handler has answered and its waitUntil work has settled.
+ */
+export async function withinLimits<E extends object, R>(
+  env: E,
+  ctx: ExecutionContext,
+  handler: (invocation: Invocation<E>) => Promise<R>,
+  options: { limits?: Limits; report?: (figures: Figures) => void } = {},
+): Promise<R> {
+  limitFetch();
+  const budget = new InvocationBudget(options.limits ?? CLOUDFLARE);
+  const pending: Promise<unknown>[] = [];
+  const limitedCtx = {
+    waitUntil: (work: Promise<unknown>) => {
+      const settled = work.catch(() => {});
+      pending.push(settled);
+      ctx.waitUntil(work);
+    },
+    passThroughOnException: () => ctx.passThroughOnException(),
+    props: (ctx as { props?: unknown }).props,
+  } as ExecutionContext;
+  try {
+    return await current.run(budget, () => handler({ env: limitedEnv(env, budget), ctx: limitedCtx, budget }));
+  } finally {
+    budget.eventEnded();
+    const done = Promise.all(pending).then(() => {
+      budget.finished();
+      options.report?.(budget.figures);
+    });
+    ctx.waitUntil(done);
+  }
+}
+
+/** The figures as Server-Timing entries, beside the D1 tally's (SERVER_TIMING). */
+export function limitsTiming(figures: Figures): string {
+  return [
+    `cf-connections-peak;desc="${figures.peakConnections}"`,
+    `cf-subrequests;desc="${figures.subrequests}"`,
+    `cf-d1-queries;desc="${figures.d1Queries}"`,
+    `cf-largest-result;desc="${figures.largestResultBytes}"`,
+    `cf-largest-value;desc="${figures.largestValueBytes}"`,
+  ].join(", ");
+}
+
+type Handlers<E, M> = Required<Pick<ExportedHandler<E, M>, "fetch" | "queue" | "scheduled">>;
+
+/**
+ * The Worker's handlers, each invocation under the layer when its env enforces the limits. A
+ * request's figures go into its Server-Timing header when SERVER_TIMING is on; a queue batch's and
+ * a cron run's into one log line (`invocation_limits`).
+ */
+export function underPlatformLimits<E extends LayerVars & { SERVER_TIMING?: string }, M>(handlers: Handlers<E, M>): Handlers<E, M> {
+  const logged = (handler: string) => (figures: Figures) => console.log(JSON.stringify({ type: "invocation_limits", handler, ...figures }));
+  return {
+    fetch(request, env, ctx) {
+      if (!enforcesLimits(env)) return handlers.fetch(request, env, ctx);
+      return withinLimits(
+        env,
+        ctx,
+        async (invocation) => {
+          const response = await handlers.fetch(request, invocation.env, invocation.ctx);
+          if (env.SERVER_TIMING !== "true") return response;
+          const timed = new Response(response.body, response);
+          timed.headers.append("Server-Timing", limitsTiming(invocation.budget.figures));
+          return timed;
+        },
+        { limits: limitsOf(env) },
+      );
+    },
+    queue(batch, env, ctx) {
+      if (!enforcesLimits(env)) return handlers.queue(batch, env, ctx);
+      return withinLimits(env, ctx, async (invocation) => handlers.queue(batch, invocation.env, invocation.ctx), { limits: limitsOf(env), report: logged("queue") });
+    },
+    scheduled(controller, env, ctx) {
+      if (!enforcesLimits(env)) return handlers.scheduled(controller, env, ctx);
+      return withinLimits(env, ctx, async (invocation) => handlers.scheduled(controller, invocation.env, invocation.ctx), { limits: limitsOf(env), report: logged("scheduled") });
+    },
+  };
+}
