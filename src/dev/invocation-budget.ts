@@ -49,12 +49,14 @@ export interface Figures {
   d1Queries: number;
   subrequests: number;
   peakConnections: number;
+  /** Connections that had to wait for one of the others to answer (a fetch's timeout runs meanwhile). */
+  waitedConnections: number;
   largestResultBytes: number;
   largestValueBytes: number;
 }
 
 export class InvocationBudget {
-  readonly figures: Figures = { d1Calls: 0, d1Queries: 0, subrequests: 0, peakConnections: 0, largestResultBytes: 0, largestValueBytes: 0 };
+  readonly figures: Figures = { d1Calls: 0, d1Queries: 0, subrequests: 0, peakConnections: 0, waitedConnections: 0, largestResultBytes: 0, largestValueBytes: 0 };
   private open = 0;
   private readonly waiting: (() => void)[] = [];
   private cutReason: string | null = null;
@@ -83,6 +85,7 @@ export class InvocationBudget {
   /** Runs `work` as one outgoing connection: it waits while `connections` others wait for their answers. */
   async connection<T>(work: () => Promise<T>): Promise<T> {
     this.refuseWhenCut();
+    if (this.open >= this.limits.connections) this.figures.waitedConnections += 1;
     while (this.open >= this.limits.connections) await new Promise<void>((done) => this.waiting.push(done));
     this.refuseWhenCut();
     this.open += 1;

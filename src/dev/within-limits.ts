@@ -4,9 +4,6 @@
  * PLATFORM_LIMITS variable is "enforce" (the test pool, `npm start`, the benchmark); the deployed
  * configuration leaves it unset, and Cloudflare itself enforces them. D1_ROUND_TRIP_MS adds a delay
  * to every D1 round trip, for measuring at a distance.
- *
- * Outgoing fetches are counted through the global `fetch`, which this layer wraps once: a fetch
- * made inside an invocation is found by its async context.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { CLOUDFLARE, InvocationBudget, type Figures, type Limits } from "./invocation-budget";
@@ -18,22 +15,25 @@ interface LayerVars {
 }
 
 const current = new AsyncLocalStorage<InvocationBudget>();
-const LIMITED = Symbol("limited fetch");
+let fetchLimited = false;
 
-/** The global fetch, counted against the budget of the invocation that calls it. */
+/**
+ * Wraps the global fetch once, on the first invocation under the layer: a fetch made inside an
+ * invocation counts against its budget (found by its async context); any other passes through. A
+ * test that replaces fetch with a mock goes around the layer while the mock is in place.
+ */
 function limitFetch(): void {
-  const fetchNow = globalThis.fetch as typeof fetch & { [LIMITED]?: true };
-  if (fetchNow[LIMITED]) return;
-  const limited = ((input: RequestInfo | URL, init?: RequestInit) => {
+  if (fetchLimited) return;
+  fetchLimited = true;
+  const unlimited = globalThis.fetch;
+  globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
     const budget = current.getStore();
-    if (!budget) return fetchNow(input, init);
+    if (!budget) return unlimited(input, init);
     return budget.connection(async () => {
       budget.subrequest("fetch");
-      return fetchNow(input, init);
+      return unlimited(input, init);
     });
-  }) as typeof fetch & { [LIMITED]?: true };
-  limited[LIMITED] = true;
-  globalThis.fetch = limited;
+  }) as typeof fetch;
 }
 
 export function enforcesLimits(env: LayerVars): boolean {
@@ -90,6 +90,7 @@ export async function withinLimits<E extends object, R>(
 export function limitsTiming(figures: Figures): string {
   return [
     `cf-connections-peak;desc="${figures.peakConnections}"`,
+    `cf-connections-waited;desc="${figures.waitedConnections}"`,
     `cf-subrequests;desc="${figures.subrequests}"`,
     `cf-d1-queries;desc="${figures.d1Queries}"`,
     `cf-largest-result;desc="${figures.largestResultBytes}"`,

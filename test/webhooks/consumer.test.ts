@@ -4,6 +4,8 @@ import worker from "../../src/index";
 import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/delivery/consumer";
 import { HOLD_MIN_TIMEOUTS, HOLD_MS, IN_FLIGHT_CAP, PROBE_CAP, SLOW_MS } from "../../src/webhooks/delivery/admission";
 import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/wire/retry-schedule";
+import { SIMULTANEOUS_CONNECTIONS } from "../../src/lib/platform-limits";
+import { ATTEMPTS_AT_ONCE } from "../../src/webhooks/delivery/lanes";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/outbox/sweeper";
 import { CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
@@ -67,6 +69,24 @@ async function consumeAll(deliveryIds: string[], queue = "payments-deliveries", 
   return { ...result, retryMessages: result.retryMessages.map((m: { msgId: string }, i: number) => ({ ...m, delaySeconds: delays[i] })), requeued: sent };
 }
 const consume = (deliveryId: string, queue?: string, bindings?: Partial<typeof env>) => consumeAll([deliveryId], queue, bindings);
+
+/**
+ * A fetch that holds every request until the test answers it: `answers` in the order they came,
+ * `asked(n)` resolves once n requests are held (the consumer's attempts are under way).
+ */
+function heldFetch() {
+  const answers: ((response: Response) => void)[] = [];
+  const waiting: { n: number; done: () => void }[] = [];
+  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(
+    () =>
+      new Promise<Response>((resolve) => {
+        answers.push(resolve);
+        for (const waiter of waiting) if (answers.length >= waiter.n) waiter.done();
+      }),
+  );
+  const asked = (n = 1) => new Promise<void>((done) => (answers.length >= n ? done() : waiting.push({ n, done })));
+  return { answers, asked, spy };
+}
 
 /** One more pending delivery of a subscription, due now. */
 async function extraDelivery(accountId: string, subscriptionId: string): Promise<string> {
@@ -135,6 +155,29 @@ describe("the delivery consumer", () => {
     const result = await consumeAll([...inLog].reverse());
     expect(result.explicitAcks).toHaveLength(4);
     expect(started).toEqual(inLog);
+  });
+
+  it("gets every delivery of a healthy subscription through on its first attempt beside 7 hanging ones, never holding more connections than a Worker has", async () => {
+    const hanging = await Promise.all(Array.from({ length: 7 }, () => pendingDelivery(undefined, { url: `${receiverUrl()}/hang/${crypto.randomUUID()}` })));
+    const healthy = await pendingDelivery([200, 200, 200]);
+    const healthyIds = [healthy.id, await extraDelivery(healthy.client.accountId, healthy.subscription.id), await extraDelivery(healthy.client.accountId, healthy.subscription.id)];
+    // The hanging subscriptions' deliveries are the oldest: their attempts start first.
+    await oneAfterAnother([...hanging.map((h) => h.id), ...healthyIds]);
+    const log = vi.spyOn(console, "log");
+    const result = await consumeAll([...hanging.map((h) => h.id), ...healthyIds]);
+    expect(result.explicitAcks).toHaveLength(10);
+    for (const id of healthyIds) expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1 });
+    expect(await receivedAt(healthy.box)).toHaveLength(3);
+    for (const { id } of hanging) {
+      expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1, claimed_until: null });
+      expect((await attemptRows(id))[0]).toMatchObject({ number: 1, response_status: null, error: `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` });
+    }
+    // The platform's view (src/dev/within-limits.ts): six connections at most, and none of ours
+    // ever waited for one, so each attempt's timeout ran from its own start.
+    const figures = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('"invocation_limits"')).map((line) => JSON.parse(line));
+    expect(figures).toEqual([expect.objectContaining({ handler: "queue", waitedConnections: 0 })]);
+    expect(figures[0].peakConnections).toBeGreaterThanOrEqual(ATTEMPTS_AT_ONCE);
+    expect(figures[0].peakConnections).toBeLessThanOrEqual(SIMULTANEOUS_CONNECTIONS);
   });
 
   it("reads only the start of an answer that never ends, records the attempt, and hangs up", async () => {
@@ -303,31 +346,33 @@ describe("the delivery consumer", () => {
     expect(await receivedAt(box)).toHaveLength(1);
   });
 
-  it("acks a batch once its deliveries are claimed: a receiver that has not answered holds no one", async () => {
+  it("acks a batch's messages once their deliveries are claimed, and logs each attempt as started before its receiver answers", async () => {
     const { id } = await pendingDelivery();
-    let answer!: (response: Response) => void;
-    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const held = heldFetch();
     const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]);
     const acked = vi.spyOn(batch.messages[0]!, "ack");
     const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx); // returns while the receiver still has the request
+    const running = worker.queue(batch, env, ctx);
+    await held.asked(); // the receiver has the request
     expect(acked).toHaveBeenCalledOnce();
     expect((await deliveryRow(id))!.claimed_until).toBeGreaterThan(Date.now());
     // The attempt is in the log before the receiver answers.
     expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 0 }]);
-    answer(new Response("ok"));
+    held.answers[0]!(new Response("ok"));
+    await running;
     await waitOnExecutionContext(ctx);
     expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, claimed_until: null });
     expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 1, response_status: 200 }]);
   });
 
+
   it("sends a redelivery asked for while an attempt is in flight, after that attempt succeeds", async () => {
     const { client, subscription, id } = await pendingDelivery();
-    const answers: ((response: Response) => void)[] = [];
-    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
+    const { answers, asked } = heldFetch();
     const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]);
     const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
+    const running = worker.queue(batch, env, ctx);
+    await asked();
     const path = `/v1/webhooks/${subscription.id}/deliveries/${id}/`;
     const during = await call("GET", path, { headers: client.headers });
     expect(during.json.attempts).toEqual([{ number: 1, started_at: expect.any(String), duration_ms: null, response_status: null, error: "in progress", response_excerpt: null }]);
@@ -335,6 +380,7 @@ describe("the delivery consumer", () => {
     const { queue, sent } = recordingQueue();
     expect((await call("POST", `${path}redeliver/`, { headers: client.headers, bindings: { DELIVERIES: queue } })).status).toBe(202);
     answers[0]!(new Response("ok")); // the first attempt succeeds after the redelivery was asked for
+    await running;
     await waitOnExecutionContext(ctx);
     expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1 });
     expect(sent.map((message) => message.id)).toEqual([id]);
@@ -359,7 +405,8 @@ describe("the delivery consumer", () => {
         return new Promise<Response>(() => {}); // and the worker never sees the answer
       });
     });
-    await worker.queue(createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]), env, dying);
+    // Its invocation never ends: the test goes on without it, as the service goes on without a dead worker.
+    void worker.queue(createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]), env, dying);
     await posted;
     vi.restoreAllMocks();
     const claim = await deliveryRow(id);
@@ -384,18 +431,20 @@ describe("the delivery consumer", () => {
     const { client, subscription } = await pendingDelivery();
     // Another subscription's delivery, in the second batch, is not held back by this one's cap.
     const other = await pendingDelivery();
-    const answers: ((response: Response) => void)[] = [];
-    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => answers.push(resolve)));
+    const { answers, asked, spy } = heldFetch();
     const { queue, sent } = recordingQueue();
-    const run = async (consumer: typeof worker, ids: string[]) => {
+    const run = (consumer: typeof worker, ids: string[]) => {
       const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })));
       const ctx = createExecutionContext();
-      await consumer.queue!(batch, { ...env, DELIVERIES: queue }, ctx);
-      return ctx;
+      return (async () => {
+        await consumer.queue!(batch, { ...env, DELIVERIES: queue }, ctx);
+        await waitOnExecutionContext(ctx);
+      })();
     };
-    // The first invocation starts as many attempts as a subscription may have at once, none answered...
-    const first = await run(worker, await Promise.all(Array.from({ length: IN_FLIGHT_CAP }, () => extraDelivery(client.accountId, subscription.id))));
-    await waitFor(async () => answers.length, (n) => n === IN_FLIGHT_CAP);
+    // The first invocation claims as many attempts as a subscription may have at once and starts
+    // the first of them, none answered...
+    const first = run(worker, await Promise.all(Array.from({ length: IN_FLIGHT_CAP }, () => extraDelivery(client.accountId, subscription.id))));
+    await asked(ATTEMPTS_AT_ONCE);
     expect((await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers })).json.in_flight).toBe(IN_FLIGHT_CAP);
     // Waiting past SLOW_MS, they make the receiver a slow one: IN_FLIGHT_CAP is its cap.
     await new Promise((resolve) => setTimeout(resolve, SLOW_MS + 100));
@@ -405,10 +454,10 @@ describe("the delivery consumer", () => {
     expect(fresh).not.toBe(worker);
     const later = await Promise.all([1, 2].map(() => extraDelivery(client.accountId, subscription.id)));
     const before = Date.now();
-    const second = await run(fresh, [...later, other.id]);
-    await waitFor(async () => answers.length, (n) => n === IN_FLIGHT_CAP + 1);
+    const second = run(fresh, [...later, other.id]);
+    await asked(ATTEMPTS_AT_ONCE + 1);
     answers.pop()!(new Response("ok"));
-    await waitOnExecutionContext(second);
+    await second;
     expect((await deliveryRow(other.id))!).toMatchObject({ status: "succeeded", attempts: 1 });
     expect(sent.map((item) => item.id)).toEqual(later);
     for (const item of sent) {
@@ -418,13 +467,14 @@ describe("the delivery consumer", () => {
       expect(row.next_attempt_at).toBeGreaterThanOrEqual(before - SLOW_MS - 200 + ATTEMPT_TIMEOUT_MS);
       expect(item.delaySeconds).toBeGreaterThanOrEqual(10);
     }
+    spy.mockImplementation(async () => new Response("ok"));
     for (const answer of answers) answer(new Response("ok"));
-    await waitOnExecutionContext(first);
+    await first;
     const ended = await db.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status").bind(subscription.id).all();
     expect(ended.results).toEqual([{ status: "pending", n: 3 }, { status: "succeeded", n: IN_FLIGHT_CAP }]);
     // Room again: the put-off deliveries go out when due.
     await db.prepare("update webhook_deliveries set next_attempt_at = ? where id in (?, ?)").bind(Date.now(), ...later).run();
-    vi.mocked(globalThis.fetch).mockImplementation(async () => new Response("ok"));
+    spy.mockImplementation(async () => new Response("ok"));
     expect((await consumeAll(later)).requeued).toEqual([]);
     expect((await Promise.all(later.map(deliveryRow))).map((row) => row!.status)).toEqual(["succeeded", "succeeded"]);
   });
@@ -439,14 +489,15 @@ describe("the delivery consumer", () => {
     expect(await receivedAt(box)).toHaveLength(6);
 
     const late = await pendingDelivery([200]);
-    let answer!: (response: Response) => void;
-    vi.spyOn(globalThis, "fetch").mockImplementation(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const { answers, asked } = heldFetch();
     const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m", timestamp: new Date(), attempts: 1, body: { delivery_id: late.id, shard: SHARD } }]);
     const ctx = createExecutionContext();
     const errors = vi.spyOn(console, "error");
-    await worker.queue(batch, env, ctx);
+    const running = worker.queue(batch, env, ctx);
+    await asked();
     expect((await call("DELETE", `/v1/webhooks/${late.subscription.id}/`, { headers: late.client.headers })).status).toBe(204);
-    answer(new Response("ok"));
+    answers[0]!(new Response("ok"));
+    await running;
     await waitOnExecutionContext(ctx);
     expect(await deliveryRow(late.id)).toBeNull();
     expect(errors).not.toHaveBeenCalled();

@@ -110,9 +110,12 @@ export function holdAfter(health: Health, timedOut: boolean, now: number): numbe
   return timedOut && hanging(health, now) ? now + HOLD_MS : null;
 }
 
-/** Which deliveries to claim (each with its subscription's cap and its rank under it) and which to put off until when. */
+/**
+ * Which deliveries to claim (each with its subscription's cap and its rank under it, and how long
+ * its claim holds when not CLAIM_MS: lanes.ts) and which to put off until when.
+ */
 export interface ClaimPlan {
-  claim: { id: string; cap: number; rank: number }[];
+  claim: { id: string; cap: number; rank: number; lease?: number }[];
   putOff: { id: string; at: number }[];
 }
 

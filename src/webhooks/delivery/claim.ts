@@ -60,7 +60,7 @@ function idIn(rows: { id: string }[]): SQL {
 }
 
 /** A plan row's field for the delivery the statement is at. */
-function planned(rows: { id: string }[], field: "cap" | "rank" | "at"): SQL {
+function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "lease"): SQL {
   return sql`(select json_extract(value, ${`$.${field}`}) from json_each(${JSON.stringify(rows)}) where json_extract(value, '$.id') = ${DELIVERY_ROW_ID})`;
 }
 
@@ -90,7 +90,7 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
     db
       .update(webhookDeliveries)
       .set({
-        claimedUntil: now + CLAIM_MS,
+        claimedUntil: sql`${now} + coalesce(${planned(plan.claim, "lease")}, ${CLAIM_MS})`,
         claimToken: token,
         attempts: sql`${webhookDeliveries.attempts} + ${active}`,
         // A first attempt is logged as started on the row itself; a later one in webhook_attempts.

@@ -4,23 +4,26 @@
  *                         flight; the admission rule says how many of each may be claimed now;
  *   claim   (claim.ts)    one round trip claims those, puts the others off unclaimed, and reads
  *                         what rebuilds their bodies;
- *   attempt (attempt.ts)  each claimed delivery is signed and POSTed, all at once;
+ *   attempt (attempt.ts)  each claimed delivery is signed and POSTed, ATTEMPTS_AT_ONCE at a time,
+ *                         the subscriptions taking turns (lanes.ts);
  *   outcome (outcome.ts)  a pure decision per attempt: succeeded, retry in n seconds, or failed;
  *   record  (record.ts)   one batch records the attempts that ended together, and retries are
  *                         handed to the queue with their delays.
- * The row is the truth: a message is acked once its delivery is claimed, and the attempt goes on
- * in the background (waitUntil; the queue does not wait for it, see wrangler.toml's
- * compatibility flag), so a receiver that hangs holds only its own attempts (admission.ts), never
- * the batch behind it. If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
+ * The row is the truth: a message is acked once its delivery is claimed, and the invocation ends
+ * when its attempts are recorded. It never holds more connections than a Worker has: the shards'
+ * claims go one after another, then the attempts take all lanes but one, which records (lanes.ts).
+ * If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../../db/client";
 import { shardBinding, shardNotConfigured } from "../../db/shards";
+import { eachAtMost } from "../../lib/at-most";
 import { groupBy } from "../../lib/group-by";
 import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { retryTimeScale } from "../../dev";
 import { refuseWebhookUrl } from "../../lib/url-policy";
+import { CLAIM_MS } from "../wire/retry-schedule";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
@@ -32,26 +35,32 @@ import { handOver } from "../outbox/outbox";
 import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
+import { ATTEMPTS_AT_ONCE, claimLease, startOrder } from "./lanes";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
 /** When no ENCRYPTION_KEY can open any secret, a claimed delivery comes back this much later. */
 export const NOT_CONFIGURED_RETRY_SECONDS = 60;
 
-type Started = { delivery: DeliveryRow; subscription: SubscriptionRow };
+type Started = { delivery: DeliveryRow; subscription: SubscriptionRow; shard: ShardWork };
+type ShardWork = { db: Db; queue: ShardQueue };
 
 /**
  * A batch may hold deliveries of several shards (each message names its own): each shard's are
- * claimed on that shard, at once. A message whose shard the configuration lacks comes back later
- * (nothing is lost while the binding is restored); one without a shard is acked, and its shard's
- * sweeper sends the row again.
+ * claimed on that shard, one shard after another, and then all the claimed attempts share the
+ * invocation's lanes. A message whose shard the configuration lacks comes back later (nothing is
+ * lost while the binding is restored); one without a shard is acked, and its shard's sweeper
+ * sends the row again.
  */
-export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
+export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
-  await Promise.all([...byShard].map(([shard, messages]) => consumeShard(shard, messages, env, ctx)));
+  const started: Started[] = [];
+  for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length)));
+  await deliverAll(env, started);
 }
 
-async function consumeShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, ctx: ExecutionContext): Promise<void> {
+/** Claims one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
+async function claimShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number): Promise<Started[]> {
   const binding = shardBinding(env, shard);
   if (!binding) {
     shardNotConfigured(shard, { delivery_ids: messages.map((message) => message.body?.delivery_id) });
@@ -59,19 +68,18 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
       if (shard === "") message.ack();
       else message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
     }
-    return;
+    return [];
   }
-  const db = createDb(binding);
-  const queue: ShardQueue = { queue: env.DELIVERIES, shard };
+  const work: ShardWork = { db: createDb(binding), queue: { queue: env.DELIVERIES, shard } };
   const now = Date.now();
   const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let claims;
   try {
-    claims = await admitAndClaim(db, ids, env, now);
+    claims = await admitAndClaim(work.db, ids, env, now, position);
   } catch (error) {
     console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
     for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
-    return;
+    return [];
   }
 
   const started: Started[] = [];
@@ -91,17 +99,21 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
       const { delivery, subscription } = claim;
       if (!subscription) ended.push(delivery.id);
       else if (!subscription.isActive) held.push(delivery);
-      else started.push({ delivery, subscription });
+      else started.push({ delivery, subscription, shard: work });
     }
     message.ack();
   }
-  // A put-off delivery's row says when it is due; a new message brings it back then (a retried
-  // message would count toward the queue's retries and could end in the dead-letter queue).
-  await handOver(db, queue, putOff);
-  const work = Promise.all([deliverAll(db, queue, env, started), endDeliveries(db, ended, now), holdDeliveries(db, held, now)]).catch((error) =>
-    console.error(JSON.stringify({ type: "delivery_error", shard, error: String(error) })),
-  );
-  ctx.waitUntil(work);
+  try {
+    // A put-off delivery's row says when it is due; a new message brings it back then (a retried
+    // message would count toward the queue's retries and could end in the dead-letter queue).
+    await handOver(work.db, work.queue, putOff);
+    await endDeliveries(work.db, ended, now);
+    await holdDeliveries(work.db, held, now);
+  } catch (error) {
+    // Their claims lapse and the sweeper sends them again.
+    console.error(JSON.stringify({ type: "delivery_error", shard, error: String(error) }));
+  }
+  return started;
 }
 
 /**
@@ -111,7 +123,7 @@ async function consumeShard(shard: string, messages: readonly Message<DeliveryMe
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
  */
-async function admitAndClaim(db: Db, ids: string[], env: Env, now: number): Promise<Map<string, Claim>> {
+async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number): Promise<Map<string, Claim>> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
@@ -121,12 +133,13 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number): Prom
       .map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
   );
   const plan: ClaimPlan = { claim: [], putOff: [] };
+  const lease = CLAIM_MS;
   const asking: Asking[] = [];
   const oldestFirst = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   for (const [subscriptionId, list] of groupBy(oldestFirst, (row) => row.subscriptionId)) {
     const subscription = byId.get(subscriptionId);
     const listIds = list.map((row) => row.id);
-    if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
+    if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0, lease })));
     else if (notConfigured.has(subscriptionId)) {
       console.error(JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }));
       plan.putOff.push(...listIds.map((id) => ({ id, at: now + NOT_CONFIGURED_RETRY_SECONDS * 1000 })));
@@ -136,36 +149,42 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number): Prom
     }
   }
   const ruled = planClaims(asking, now, Math.random);
-  return claimDeliveries(db, ids, { claim: [...plan.claim, ...ruled.claim], putOff: [...plan.putOff, ...ruled.putOff] }, subscriptions, now);
+  // Each attempt's claim holds while it may wait for a lane: its place in the invocation's start order says how long.
+  const place = new Map(startOrder(rows.filter((row) => ruled.claim.some((claim) => claim.id === row.id))).map((row, i) => [row.id, position + i]));
+  const attempts = ruled.claim.map((claim) => ({ ...claim, lease: claimLease(place.get(claim.id) ?? position) }));
+  return claimDeliveries(db, ids, { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff] }, subscriptions, now);
 }
 
-/** Attempts every claimed delivery at once, recording those that end close together in one batch. */
-async function deliverAll(db: Db, queue: ShardQueue, env: Env, started: Started[]): Promise<void> {
-  const records = gather<Attempted>(
-    (items) => recordAttempts(db, queue, items),
+/**
+ * Attempts the claimed deliveries ATTEMPTS_AT_ONCE at a time, in the start order their claims were
+ * leased for, and records those that end close together in one batch, one shard at a time: the
+ * one connection the attempts leave.
+ */
+async function deliverAll(env: Env, started: Started[]): Promise<void> {
+  const records = gather<Attempted & { shard: ShardWork }>(
+    async (items) => {
+      for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values()) await recordAttempts(attempted[0]!.shard.db, attempted[0]!.shard.queue, attempted);
+    },
     // Left claimed: the claim lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
-  // Started in log order, so a subscription's deliveries leave oldest sequence first (a released hold's too).
-  const inLogOrder = [...started].sort((a, b) => a.delivery.createdAt - b.delivery.createdAt || a.delivery.id.localeCompare(b.delivery.id));
-  await Promise.all(
-    inLogOrder.map(async ({ delivery, subscription }) => {
-      const result = await attempt(delivery, subscription, env);
-      const outcome = decideOutcome({
-        attempts: delivery.attempts - 1, // the claim counted this one
-        scheduleStartedAt: delivery.scheduleStartedAt,
-        scheduleFirstAttempt: delivery.scheduleFirstAttempt,
-        failingSince: subscription.failingSince,
-        responseStatus: result.responseStatus,
-        retryAfter: result.retryAfter,
-        startedAt: result.startedAt,
-        endedAt: result.startedAt + result.durationMs,
-        random: Math.random,
-        scale: retryTimeScale(env),
-      });
-      records.add({ delivery, result, outcome });
-    }),
-  );
+  const order = startOrder(started.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt })));
+  await eachAtMost(order, ATTEMPTS_AT_ONCE, async ({ delivery, subscription, shard }) => {
+    const result = await attempt(delivery, subscription, env);
+    const outcome = decideOutcome({
+      attempts: delivery.attempts - 1, // the claim counted this one
+      scheduleStartedAt: delivery.scheduleStartedAt,
+      scheduleFirstAttempt: delivery.scheduleFirstAttempt,
+      failingSince: subscription.failingSince,
+      responseStatus: result.responseStatus,
+      retryAfter: result.retryAfter,
+      startedAt: result.startedAt,
+      endedAt: result.startedAt + result.durationMs,
+      random: Math.random,
+      scale: retryTimeScale(env),
+    });
+    records.add({ delivery, result, outcome, shard });
+  });
   await records.done();
 }
 

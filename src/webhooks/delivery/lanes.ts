@@ -1,0 +1,46 @@
+/**
+ * How one consumer invocation spends a Worker's connections: at most ATTEMPTS_AT_ONCE attempts
+ * under way, and one connection left for D1 and the queue (recording outcomes, sending retries),
+ * so the platform never queues a connection of ours and every attempt's 15 s runs from its own
+ * start. The subscriptions of a batch take turns, so one subscription's deliveries never fill the
+ * lanes before another's first; and a claim holds as long as its delivery may wait for a lane.
+ * Pure.
+ */
+import { SIMULTANEOUS_CONNECTIONS } from "../../lib/platform-limits";
+import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../wire/retry-schedule";
+
+export const ATTEMPTS_AT_ONCE = SIMULTANEOUS_CONNECTIONS - 1;
+
+interface Queued {
+  id: string;
+  subscriptionId: string;
+  createdAt: number;
+}
+
+/**
+ * The order a batch's attempts start in: each subscription's deliveries oldest first (the log's
+ * order), the subscriptions taking turns, the one with the oldest delivery first.
+ */
+export function startOrder<T extends Queued>(rows: readonly T[]): T[] {
+  const oldestFirst = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  const turns = new Map<string, T[]>();
+  for (const row of oldestFirst) {
+    const list = turns.get(row.subscriptionId);
+    if (list) list.push(row);
+    else turns.set(row.subscriptionId, [row]);
+  }
+  const order: T[] = [];
+  for (let round = 0; order.length < oldestFirst.length; round++) {
+    for (const list of turns.values()) if (round < list.length) order.push(list[round]!);
+  }
+  return order;
+}
+
+/**
+ * How long the claim of the attempt at `position` in the invocation's start order holds: one
+ * attempt's claim, plus a full timeout for every wave of lanes ahead of it (each attempt in a
+ * lane ends within ATTEMPT_TIMEOUT_MS), so a claim never lapses while its attempt waits.
+ */
+export function claimLease(position: number): number {
+  return CLAIM_MS + Math.floor(position / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS;
+}

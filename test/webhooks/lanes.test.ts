@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { ATTEMPTS_AT_ONCE, claimLease, startOrder } from "../../src/webhooks/delivery/lanes";
+import { SIMULTANEOUS_CONNECTIONS } from "../../src/lib/platform-limits";
+import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
+
+const row = (id: string, subscriptionId: string, createdAt: number) => ({ id, subscriptionId, createdAt });
+
+describe("a consumer invocation's lanes", () => {
+  it("leaves one of the Worker's connections for recording outcomes", () => {
+    expect(ATTEMPTS_AT_ONCE).toBe(SIMULTANEOUS_CONNECTIONS - 1);
+  });
+
+  it.each([
+    ["one subscription: the log's order", [row("c", "s", 3), row("a", "s", 1), row("b", "s", 2)], ["a", "b", "c"]],
+    ["subscriptions take turns, the oldest delivery's first", [row("a1", "A", 1), row("a2", "A", 2), row("a3", "A", 3), row("b1", "B", 4), row("b2", "B", 5)], ["a1", "b1", "a2", "b2", "a3"]],
+    ["a busy subscription never fills the lanes before another's first", [...Array.from({ length: 8 }, (_, i) => row(`h${i}`, "H", i)), row("g", "G", 100)], ["h0", "g", "h1", "h2", "h3", "h4", "h5", "h6", "h7"]],
+    ["same age: by id", [row("b", "s", 1), row("a", "s", 1)], ["a", "b"]],
+    ["none", [], []],
+  ])("%s", (_name, rows, expected) => {
+    expect(startOrder(rows).map((r) => r.id)).toEqual(expected);
+  });
+
+  it.each([
+    [0, CLAIM_MS],
+    [ATTEMPTS_AT_ONCE - 1, CLAIM_MS],
+    [ATTEMPTS_AT_ONCE, CLAIM_MS + ATTEMPT_TIMEOUT_MS],
+    [99, CLAIM_MS + Math.floor(99 / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS],
+  ])("holds the claim of the attempt at position %i for %i ms", (position, lease) => {
+    expect(claimLease(position)).toBe(lease);
+  });
+});
