@@ -1,4 +1,5 @@
 import { createDb } from "./db/client";
+import { gatedD1 } from "./db/gated-d1";
 import { boundShards } from "./db/shards";
 import type { Env } from "./env";
 import { forgetExpiredKeys } from "./idempotency";
@@ -8,38 +9,75 @@ import { continueMoves } from "./services/moves";
 import { foldBehindAccounts } from "./services/payment-counts";
 import { applyRetention, retentionDays, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
-import { SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
+import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
+import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
 
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
  * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention and the
  * fold of payment counts (services/payment-counts). Every job is bounded and runs on its own,
- * JOBS_AT_ONCE at a time: a slow or failing shard holds back none of the others' work, and a
- * failure is one log line naming the job and the shard.
+ * JOBS_AT_ONCE at a time, within its part of the run's budget (lib/run-budget.ts): a slow or
+ * failing shard holds back none of the others' work, and each job says in one log line what it
+ * did, what it spent, and whether it left the rest to the next run.
  */
 export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}): Promise<void> {
-  const directory = createDb(env.DB);
   const days = retentionDays(env.RETENTION_DAYS);
-  const jobs: [string, string, () => Promise<unknown>][] = [
-    ["auth_failures", "directory", () => forgetAuthFailures(directory, now)],
-    ["erasure", "directory", () => continueErasures(directory, env)],
-    ["moves", "directory", () => continueMoves(directory, env)],
+  // A job's name, its database, its weight in the run's budget, and its work.
+  type Job = [string, string, number, (env: Env, budget: JobBudget) => Promise<unknown>];
+  const jobs: Job[] = [
+    ["auth_failures", "directory", 1, (env) => forgetAuthFailures(createDb(env.DB), now)],
+    ["erasure", "directory", 1, (env) => continueErasures(createDb(env.DB), env)],
+    ["moves", "directory", 2, (env) => continueMoves(createDb(env.DB), env)],
   ];
-  for (const [shard, binding] of boundShards(env)) {
-    const db = createDb(binding);
+  for (const shard of boundShards(env).keys()) {
+    const db = (env: Env) => createDb(env[`SHARD_${shard}`]!);
     jobs.push(
-      ["sweep", shard, () => sweepOutbox(db, { queue: env.DELIVERIES, shard }, now, sweep)],
-      ["idempotency", shard, () => forgetExpiredKeys(db, now)],
-      ["retention", shard, () => applyRetention(db, env.ARCHIVE, days, now)],
-      ["counts", shard, () => foldBehindAccounts(db)],
+      ["sweep", shard, 2, (env, budget) => sweepOutbox(db(env), { queue: env.DELIVERIES, shard }, now, { ...sweep, max: budget.allowed.queueMessages })],
+      ["idempotency", shard, 1, (env) => forgetExpiredKeys(db(env), now)],
+      ["retention", shard, 4, (env) => applyRetention(db(env), env.ARCHIVE, days, now)],
+      ["counts", shard, 1, (env) => foldBehindAccounts(db(env))],
     );
   }
-  await eachAtMost(jobs, JOBS_AT_ONCE, ([job, shard, run]) =>
-    run().then(
-      () => undefined,
-      (error) => console.error(JSON.stringify({ type: "cron_error", job, shard, error: String(error) })),
-    ),
-  );
+  const run = new RunBudget(CRON_BUDGET, jobs.reduce((sum, [, , weight]) => sum + weight, 0));
+  await eachAtMost(jobs, JOBS_AT_ONCE, async ([job, shard, weight, work]) => {
+    const budget = run.start(weight);
+    let line: Record<string, unknown> = {};
+    try {
+      line = { result: (await work(withinBudget(env, budget), budget)) ?? null };
+    } catch (error) {
+      if (!budget.stopped) line = { error: String(error) };
+    } finally {
+      run.end(budget);
+    }
+    const left = budget.stopped ? "budget spent: the next run goes on" : null;
+    const type = "error" in line ? "cron_error" : "cron_job";
+    (type === "cron_error" ? console.error : console.log)(JSON.stringify({ type, job, shard, ...line, d1_queries: budget.spent.d1Queries, queue_messages: budget.spent.queueMessages, left }));
+  });
+}
+
+/**
+ * What one cron run may spend, shared by its jobs: D1 queries within an invocation's 1,000 (the
+ * rest a margin), and queue messages (the sweep's re-sends: a few seconds of a queue's 5,000 a
+ * second, so a backlog after an outage drains over runs without crowding out new deliveries).
+ */
+export const CRON_BUDGET: Allowance = { d1Queries: D1_QUERIES_PER_INVOCATION - 100, queueMessages: 10_000 };
+
+/** `env` whose D1 bindings and delivery queue spend from a job's budget. */
+function withinBudget(env: Env, budget: JobBudget): Env {
+  const gate = { call: <T>(statements: number, run: () => Promise<T>) => (budget.spend("d1Queries", statements), run()) };
+  const queue = env.DELIVERIES;
+  const deliveries = {
+    send: (...args: Parameters<typeof queue.send>) => (budget.spend("queueMessages", 1), queue.send(...args)),
+    sendBatch: (...args: Parameters<typeof queue.sendBatch>) => (budget.spend("queueMessages", [...args[0]].length), queue.sendBatch(...args)),
+  } as typeof queue;
+  return new Proxy(env, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (key === "DELIVERIES") return deliveries;
+      if (typeof key === "string" && (key === "DB" || key.startsWith("SHARD_")) && value) return gatedD1(value as D1Database, gate);
+      return value;
+    },
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import { createDb } from "../src/db/client";
 import { continueMoves } from "../src/services/moves";
 import { MOVED_TABLES, moveTriggers } from "../src/services/moves/tables";
 import { sweepOutbox } from "../src/webhooks/outbox/sweeper";
-import { ADMIN, call, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
+import { ADMIN, call, wholeList, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
 import { tenantRows } from "./helpers/tenant-rows";
 import { receivedAt, secondAttempt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
 
@@ -137,7 +137,7 @@ describe("moving an account to another shard", () => {
 
     // Every change is there as it was answered, stamps unchanged: each payment's detail is its
     // creation with its events added, `updated` the last event's stamp.
-    const listed = await call("GET", "/v2/payments/?page_size=1000&ordering=updated", { headers: client.headers });
+    const listed = await wholeList("/v2/payments/?ordering=updated", client.headers);
     expect(listed.json.count).toBe(written.size);
     for (const row of listed.json.results) {
       const { created, events } = written.get(row.id)!;

@@ -4,7 +4,7 @@ import { runCron } from "../src/cron";
 import { createDb } from "../src/db/client";
 import { foldPaymentCounts } from "../src/services/payment-counts";
 import { PAYMENT_STATUSES } from "../src/db/schema";
-import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "./helpers/api";
+import { call, wholeList, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "./helpers/api";
 
 // A payment's counts are kept from a mark (services/payment-counts): a change writes none, a read
 // adds the changes after the mark, and a fold moves them into the stored rows. A list's count must
@@ -96,7 +96,7 @@ describe("payment counts kept from a mark", () => {
       await call("POST", `/v2/payments/${made[0]}/events/`, { body: { event_code: "PX", description: "fail", status: "failed" }, headers: processor.headers });
       vi.useRealTimers();
 
-      const all = (await call("GET", "/v2/payments/?page_size=1000", { headers: client.headers })).json.results as Row[];
+      const all = (await wholeList("/v2/payments/", client.headers)).json.results as Row[];
       expect(all).toHaveLength(made.length);
       const lists = countedLists(all);
       const truth = Object.fromEntries(lists.map((list) => [list, expected(all, list)]));

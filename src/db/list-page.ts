@@ -1,12 +1,13 @@
 import { and, asc, count, desc, eq, sql, type Column, type SQL } from "drizzle-orm";
 import { inList } from "./in-list";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { WithSubquery } from "drizzle-orm";
 import { getTableColumns } from "drizzle-orm";
 import type { BatchStatement, Db } from "./client";
 import { notFound } from "../errors";
 import { fixedLimit } from "./fixed-limit";
 import type { PageRequest } from "../lib/pagination";
+import { LIST_PAGE_BYTES } from "../lib/list-bounds";
 
 export type Direction = "asc" | "desc";
 
@@ -134,6 +135,10 @@ export interface TableList {
    * read for three invoice numbers at scale), and each value's query reads at most one page.
    */
   anyOf?: { where: SQL; arms: SQL[] };
+  /** Bytes of the list's largest row (lib/list-bounds.ts): whether every value's page may be read whole. */
+  largestRowBytes?: number;
+  /** The column that makes a row large, read within the page's bytes when the values' pages may not be read whole. */
+  large?: Column;
 }
 
 /**
@@ -182,16 +187,43 @@ export function listTable<
       // A list read value by value merges its values' pages here, by offset.
       seek: split ? undefined : list.seek,
       rows: async (extra, direction, limit, start) => {
-        if (!split) {
+        // `page=N` past the first of a list read value by value is read as one query (an offset
+        // over every value's rows would read that many keys of each value).
+        if (!split || start !== 0) {
           const [rows, count] = await db.batch([query(list.where, extra, direction, limit, start), list.count]);
           along(count);
           return rows as unknown as Row[];
         }
-        const skip = start as number; // no seek when split (above)
-        const arms = split.arms.map((arm) => query(split.where, and(arm, extra), direction, limit + skip, 0));
-        const results = (await db.batch([list.count, ...arms])) as unknown[];
+        // Each value's first rows along its own index, merged. Whole rows when every value's page
+        // of the largest rows fits a page's bytes; otherwise only their keys (and, for a list that
+        // names its large column, as much of it as fits), then the page's rows that are missing.
+        const whole = split.arms.length * (limit + 1) * (list.largestRowBytes ?? 0) <= LIST_PAGE_BYTES;
+        const keyOnly = { [sortField]: list.sort, [idField]: list.id } as Record<string, SQLiteColumn | SQL>;
+        const large = list.large && field(list.large);
+        if (!whole && list.large && large) {
+          const budget = Math.floor(LIST_PAGE_BYTES / split.arms.length);
+          keyOnly[large] = sql`case when sum(length(cast(${list.large} as blob))) over (order by ${sql.join(keyOrder(direction, list.sort, list.id), sql`, `)} rows unbounded preceding) <= ${budget} then ${list.large} end`;
+        }
+        const arms = split.arms.map((arm) =>
+          whole
+            ? query(split.where, and(arm, extra), direction, limit, 0)
+            : db.select(keyOnly).from(table as SQLiteTable).where(and(split.where, arm, extra)).orderBy(...keyOrder(direction, list.sort, list.id)).limit(fixedLimit(limit)),
+        );
+        const results = (await db.batch([list.count, ...arms] as unknown as [BatchStatement, ...BatchStatement[]])) as unknown[];
         along(results[0]);
-        return mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(skip, skip + limit);
+        const page = mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(0, limit);
+        const missing = whole ? [] : page.filter((row) => !large || (row as Record<string, unknown>)[large] === null).map((row) => key(row)[1]);
+        if (missing.length === 0) return page;
+        const read = (await (selection ? db.select(selection) : db.select()).from(table as SQLiteTable).where(and(list.where, inList(list.id, missing)))) as unknown as Row[];
+        const byId = new Map(read.map((row) => [key(row)[1], row]));
+        const toRead = new Set(missing);
+        // A row gone since its key was read is left out, as if the page had been read after.
+        const rows: Row[] = [];
+        for (const row of page) {
+          const kept = toRead.has(key(row)[1]) ? byId.get(key(row)[1]) : row;
+          if (kept) rows.push(kept);
+        }
+        return rows;
       },
     },
     request,

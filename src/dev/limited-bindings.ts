@@ -4,60 +4,25 @@
  * subrequest counted), and each D1 round trip waits `d1RoundTripMs` first when measuring at a
  * distance. Drizzle and the code above see the same interfaces.
  */
+import { gatedD1 } from "../db/gated-d1";
 import { valueBytes, type InvocationBudget } from "./invocation-budget";
-
-const inner = new WeakMap<object, D1PreparedStatement>();
 
 const delay = (ms: number) => (ms > 0 ? new Promise((done) => setTimeout(done, ms)) : Promise.resolve());
 
-function limitedStatement(statement: D1PreparedStatement, sql: string, budget: InvocationBudget): D1PreparedStatement {
-  const call = <T>(run: () => Promise<T>, rows: (result: T) => unknown): Promise<T> =>
-    budget.connection(async () => {
-      budget.d1Call(1);
-      await delay(budget.limits.d1RoundTripMs);
-      const result = await run();
-      budget.result(valueBytes(rows(result)));
-      return result;
-    });
-  const wrapped = {
-    bind: (...values: unknown[]) => {
-      for (const value of values) budget.value(valueBytes(value));
-      return limitedStatement(statement.bind(...values), sql, budget);
-    },
-    first: (column?: string) => call(() => (column === undefined ? statement.first() : statement.first(column)), (row) => row),
-    all: () => call(() => statement.all(), (result) => result.results),
-    run: () => call(() => statement.run(), (result) => result.results),
-    raw: (options?: { columnNames?: boolean }) => call(() => statement.raw(options as { columnNames: true }), (rows) => rows),
-  } as unknown as D1PreparedStatement;
-  inner.set(wrapped, statement);
-  return wrapped;
-}
-
+/** A D1 binding whose every round trip is a connection of the budget, its queries counted, its values, SQL and result checked. */
 export function limitedD1<T extends D1Database | D1DatabaseSession>(d1: T, budget: InvocationBudget): T {
-  const limited = {
-    prepare: (sql: string) => {
-      budget.statement(sql);
-      return limitedStatement(d1.prepare(sql), sql, budget);
-    },
-    batch: (statements: D1PreparedStatement[]) =>
+  return gatedD1(d1, {
+    prepared: (sql) => budget.statement(sql),
+    bound: (value) => budget.value(valueBytes(value)),
+    call: (statements, run, results) =>
       budget.connection(async () => {
-        budget.d1Call(statements.length);
+        budget.d1Call(statements);
         await delay(budget.limits.d1RoundTripMs);
-        const results = await d1.batch(statements.map((statement) => inner.get(statement) ?? statement));
-        for (const result of results) budget.result(valueBytes(result.results));
-        return results;
+        const result = await run();
+        for (const rows of results(result)) budget.result(valueBytes(rows));
+        return result;
       }),
-    exec: (sql: string) =>
-      budget.connection(async () => {
-        budget.d1Call(1);
-        budget.statement(sql);
-        return (d1 as D1Database).exec(sql);
-      }),
-    withSession: (constraint?: string) => limitedD1((d1 as D1Database).withSession(constraint as D1SessionConstraint), budget),
-    getBookmark: () => (d1 as D1DatabaseSession).getBookmark(),
-    dump: () => (d1 as D1Database).dump(),
-  };
-  return limited as unknown as T;
+  });
 }
 
 function limitedR2(bucket: R2Bucket, budget: InvocationBudget): R2Bucket {

@@ -1,3 +1,4 @@
+import { pageBounds, type ListName } from "./list-bounds";
 import { z } from "@hono/zod-openapi";
 import { parseInstant } from "./time";
 
@@ -165,7 +166,10 @@ export function singleChoice<const T extends readonly [string, ...string[]]>(cho
 }
 
 /** The paging parameters, documented here and read by lib/pagination. */
-export const pagingParams = {
+/** The paging parameters of a list, with its bounds (lib/list-bounds.ts). */
+export const pagingParams = (list: ListName) => {
+  const { max, default: fallback } = pageBounds(list);
+  return {
   page: z.preprocess(lastOf, z.string()).optional().openapi({
     type: "integer",
     minimum: 1,
@@ -175,12 +179,13 @@ export const pagingParams = {
   page_size: z.preprocess(lastOf, z.string()).optional().openapi({
     type: "integer",
     minimum: 1,
-    maximum: 1000,
-    default: 100,
-    description: "Rows per page; larger values are clamped to 1000, invalid ones read as 100.",
-    example: 100,
+    maximum: max,
+    default: fallback,
+    description: `Rows per page; larger values are clamped to ${max}, invalid ones read as ${fallback}.`,
+    example: fallback,
   }),
   cursor: z.preprocess(lastOf, z.string()).optional().openapi({ type: "string", description: "Opaque; carried by `next` and `previous` links." }),
+};
 };
 
 /** `<field>__gt`, `__gte`, `__lt` and `__lte` bounds on one timestamp field. */

@@ -3,8 +3,7 @@
  * and `previous` links carry an opaque cursor holding the sort key of the page's edge row, so
  * following them costs the same at any depth.
  */
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
+import type { PageBounds } from "./list-bounds";
 
 export interface Cursor {
   /** The page number the cursor leads to (for the links it makes in turn). */
@@ -41,8 +40,8 @@ export function pythonInt(text: string): number | null {
  * Reads `page`, `page_size` and `cursor` as Django REST framework's PageNumberPagination reads
  * page and size: the last value of each counts, `page=last` is the last page, an empty `cursor` is none.
  */
-export function readPageRequest(query: URLSearchParams): PageRequest | PagingError {
-  const size = readPageSize(lastValue(query, "page_size"));
+export function readPageRequest(query: URLSearchParams, bounds: PageBounds): PageRequest | PagingError {
+  const size = readPageSize(lastValue(query, "page_size"), bounds);
   const cursorText = lastValue(query, "cursor");
   if (cursorText) {
     const cursor = decodeCursor(cursorText);
@@ -59,11 +58,11 @@ export function readPageRequest(query: URLSearchParams): PageRequest | PagingErr
 
 const MAX_PAGE = 1_000_000_000;
 
-/** DRF semantics: a missing, invalid, zero or negative size is the default, one over the maximum is clamped. */
-export function readPageSize(text: string | null): number {
+/** DRF semantics: a missing, invalid, zero or negative size is the list's default, one over its maximum is clamped. */
+export function readPageSize(text: string | null, bounds: PageBounds): number {
   const size = text === null ? null : pythonInt(text);
-  if (size === null || size < 1) return DEFAULT_PAGE_SIZE;
-  return Math.min(size, MAX_PAGE_SIZE);
+  if (size === null || size < 1) return bounds.default;
+  return Math.min(size, bounds.max);
 }
 
 export function encodeCursor(cursor: Cursor): string {

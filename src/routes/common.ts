@@ -5,6 +5,7 @@ import type { AppEnv } from "../env";
 import { AppError, notFound } from "../errors";
 import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";
+import { pageBounds, type ListName } from "../lib/list-bounds";
 import type { ServiceContext } from "../context";
 import { deliveriesQueue } from "../dev";
 import type { Page } from "../db/list-page";
@@ -130,9 +131,9 @@ export function jsonResponse<T extends z.ZodTypeAny>(schema: T, description: str
   return { description, content: { "application/json": { schema } } } as const;
 }
 
-/** The request's paging, or 404 `Invalid page.` / `Invalid cursor.` as DRF answers. */
-export function pageRequest(c: Context<AppEnv>): PageRequest {
-  const request = readPageRequest(new URL(c.req.url).searchParams);
+/** The request's paging within its list's bounds (lib/list-bounds.ts), or 404 `Invalid page.` / `Invalid cursor.` as DRF answers. */
+export function pageRequest(c: Context<AppEnv>, list: ListName): PageRequest {
+  const request = readPageRequest(new URL(c.req.url).searchParams, pageBounds(list));
   if (typeof request === "string") throw notFound(request);
   return request;
 }

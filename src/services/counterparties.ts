@@ -1,4 +1,5 @@
 import { noAnswer, type Answer } from "../idempotency";
+import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { isUniqueViolation } from "../db/errors";
@@ -101,6 +102,7 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
   );
   const stored = storedCountKey("counterparties", filters);
   return listTable(db, counterparties, {
+    largestRowBytes: LARGEST_ROW_BYTES.counterparties,
     // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
     fields: ["id", "createdAt"],
     made: { json: counterpartyView.json },

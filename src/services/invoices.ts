@@ -1,4 +1,5 @@
 import { noAnswer, type Answer } from "../idempotency";
+import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { invoices, paymentInvoices } from "../db/schema";
@@ -100,6 +101,7 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
   const stored = storedCountKey("invoices", filters);
   const bucketed = stored === countKey("invoices") || timeCountField(filters, ["created"]) !== null;
   return listTable(db, invoices, {
+    largestRowBytes: LARGEST_ROW_BYTES.invoices,
     // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
     fields: ["id", "createdAt"],
     made: { json: invoiceView.json },

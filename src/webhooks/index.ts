@@ -24,7 +24,7 @@ export {
   type SubscriptionInput,
 } from "./subscriptions/subscriptions";
 export { publicKeys } from "./subscriptions/public-keys";
-export { getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
+export { ATTEMPTS_SHOWN, getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./subscriptions/retention";
 export { sendTestDelivery } from "./subscriptions/test-delivery";

@@ -148,6 +148,24 @@ export async function insertInvoiceAt(accountId: string, buyerId: string, suppli
 
 export const ids = (res: { json: { results: { id: string }[] } }) => res.json.results.map((row) => row.id);
 
+/**
+ * A whole list, page after page by its `next` links (a page holds at most its list's maximum
+ * `page_size`: lib/list-bounds.ts), as one answer: its status, its count and every row.
+ */
+export async function wholeList(path: string, headers: Record<string, string>): Promise<{ status: number; json: { count: number; results: any[] } }> {
+  const results: any[] = [];
+  let next: string | null = `${BASE}${path}`;
+  let count = 0;
+  for (let page = 0; next !== null && page < 10_000; page++) {
+    const res = await call("GET", next.slice(BASE.length), { headers });
+    if (res.status !== 200) return res;
+    results.push(...res.json.results);
+    count = res.json.count;
+    next = res.json.next;
+  }
+  return { status: 200, json: { count, results } };
+}
+
 /** The Server-Timing header's D1 rows written by table (SERVER_TIMING on); a table it did not write is absent. */
 export function writtenByTable(res: { headers: Headers }): Record<string, number> {
   const listed = /d1-written-by-table;desc="([^"]*)"/.exec(res.headers.get("server-timing") ?? "")?.[1] ?? "";

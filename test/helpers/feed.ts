@@ -1,6 +1,6 @@
 import { createDb } from "../../src/db/client";
 import { applyRetention } from "../../src/webhooks";
-import { call, shardD1, type User } from "./api";
+import { wholeList, call, shardD1, type User } from "./api";
 
 /** A feed item, as GET …/feed/ lists it. */
 export type Item = { sequence: number; delivery_id: string; payment_id: string; status: string; created: string; body: string };
@@ -10,7 +10,7 @@ export type LogRow = { id: string; sequence: number | null; status: string; crea
 
 /** The subscription's numbered deliveries in the log, oldest first (the log lists newest first). */
 export async function logOf(user: User, subscriptionId: string): Promise<LogRow[]> {
-  const res = await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1000`, { headers: user.headers });
+  const res = await wholeList(`/v1/webhooks/${subscriptionId}/deliveries/`, user.headers);
   if (res.status !== 200) throw new Error(`log: ${res.status} ${JSON.stringify(res.json)}`);
   return (res.json.results as LogRow[]).filter((row) => row.sequence !== null).reverse();
 }

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { decodeCursor, encodeCursor, pageLinks, readPageRequest, readPageSize } from "../../src/lib/pagination";
+import { LARGEST_ROW_BYTES, LIST_PAGE_BYTES, pageBounds } from "../../src/lib/list-bounds";
+
+const WIDE = { max: 1000, default: 100 };
 
 const query = (text: string) => new URLSearchParams(text);
 
@@ -15,16 +18,16 @@ describe("readPageRequest", () => {
     ["page=last&page_size=7", { kind: "last", size: 7 }],
     ["cursor=&page=2", { kind: "offset", page: 2, size: 100 }],
   ])("reads %j", (text, expected) => {
-    expect(readPageRequest(query(text))).toEqual(expected);
+    expect(readPageRequest(query(text), WIDE)).toEqual(expected);
   });
 
   it.each(["page=0", "page=-1", "page=abc", "page=1.5", "page=", "page=Last", "page=99999999999", "page=1__0", "page=２"])("refuses %s", (text) => {
-    expect(readPageRequest(query(text))).toBe("Invalid page.");
+    expect(readPageRequest(query(text), WIDE)).toBe("Invalid page.");
   });
 
   it("refuses a cursor it did not make", () => {
-    expect(readPageRequest(query("cursor=bm9wZQ"))).toBe("Invalid cursor.");
-    expect(readPageRequest(query("cursor=%%%"))).toBe("Invalid cursor.");
+    expect(readPageRequest(query("cursor=bm9wZQ"), WIDE)).toBe("Invalid cursor.");
+    expect(readPageRequest(query("cursor=%%%"), WIDE)).toBe("Invalid cursor.");
   });
 });
 
@@ -45,7 +48,38 @@ describe("readPageSize", () => {
     ["99999999999999999999999", 1000],
     ["-0", 100],
   ])("%j gives %d", (text, size) => {
-    expect(readPageSize(text)).toBe(size);
+    expect(readPageSize(text, WIDE)).toBe(size);
+  });
+
+  it.each([
+    [null, 18],
+    ["18", 18],
+    ["19", 18],
+    ["5", 5],
+    ["0", 18],
+  ])("a list whose maximum is below 100 defaults to it: %j gives %d", (text, size) => {
+    expect(readPageSize(text, { max: 18, default: 18 })).toBe(size);
+  });
+});
+
+describe("each list's bounds", () => {
+  it.each(Object.keys(LARGEST_ROW_BYTES) as (keyof typeof LARGEST_ROW_BYTES)[])("%s: its largest page, and the row read past it, fit the page's bytes", (list) => {
+    const { max, default: fallback } = pageBounds(list);
+    expect((max + 1) * LARGEST_ROW_BYTES[list]).toBeLessThanOrEqual(LIST_PAGE_BYTES);
+    expect(max === 1000 || (max + 2) * LARGEST_ROW_BYTES[list] > LIST_PAGE_BYTES).toBe(true);
+    expect(fallback).toBe(Math.min(100, max));
+  });
+
+  it("are these (docs/interface.md states them)", () => {
+    expect(Object.fromEntries(Object.keys(LARGEST_ROW_BYTES).map((list) => [list, pageBounds(list as keyof typeof LARGEST_ROW_BYTES).max]))).toEqual({
+      accounts: 1000,
+      counterparties: 1000,
+      invoices: 1000,
+      payments: 18,
+      subscriptions: 199,
+      deliveries: 14,
+      feed: 14,
+    });
   });
 });
 

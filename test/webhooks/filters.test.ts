@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { matches, matchesSql, type FilteredPayment, type Filters } from "../../src/webhooks/outbox/filters";
-import { call, makePayment, makeTenant, type User } from "../helpers/api";
+import { wholeList, call, makePayment, makeTenant, type User } from "../helpers/api";
 import { allEnded, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 const payment: FilteredPayment = { status: "settled", originating_counterparty_id: "cpty_b", receiving_counterparty_id: "cpty_s", payment_method: "ach", amount_cents: 5000 };
@@ -112,7 +112,7 @@ describe("a subscription's filters", () => {
     );
     await Promise.all(writes);
     const log = await waitFor(
-      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/?page_size=100`, { headers: client.headers }),
+      () => wholeList(`/v1/webhooks/${subscription.id}/deliveries/`, client.headers),
       (res) => res.json.results.every((row: { status: string }) => row.status === "succeeded"),
     );
     const rows = log.json.results as { id: string; sequence: number; payment_id: string }[];

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { applyRetention } from "../../src/webhooks";
-import { call, makePayment, makeTenant, type User } from "../helpers/api";
+import { wholeList, call, makePayment, makeTenant, type User } from "../helpers/api";
 import { allEnded, HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
 
 // Holds instead of silent loss (contract 11.2).
@@ -10,7 +10,7 @@ type Row = { id: string; sequence: number | null; status: string; attempts: { nu
 
 const setActive = (user: User, id: string, active: boolean) => call("PATCH", `/v1/webhooks/${id}/`, { body: { is_active: active }, headers: user.headers });
 const logOf = async (user: User, id: string, query = ""): Promise<{ count: number; results: Row[] }> =>
-  (await call("GET", `/v1/webhooks/${id}/deliveries/?page_size=1000${query}`, { headers: user.headers })).json;
+  (await wholeList(`/v1/webhooks/${id}/deliveries/?page_size=1000${query}`, user.headers)).json;
 const statsOf = async (user: User, id: string) => (await call("GET", `/v1/webhooks/${id}/stats/`, { headers: user.headers })).json;
 
 /** Every delivery the receiver got, by hook-delivery: how many times each, and their sequences in arrival order. */

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { call, makePayment, makeTenant, type User, shardD1 } from "../helpers/api";
+import { wholeList, call, makePayment, makeTenant, type User, shardD1 } from "../helpers/api";
 import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 const deliveryOf = (user: User, subscriptionId: string, deliveryId: string) =>
   call("GET", `/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/`, { headers: user.headers });
 const logOf = async (user: User, subscriptionId: string) =>
-  (await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1000`, { headers: user.headers })).json.results as { id: string; status: string; created: string }[];
+  (await wholeList(`/v1/webhooks/${subscriptionId}/deliveries/`, user.headers)).json.results as { id: string; status: string; created: string }[];
 
 describe("POST /v1/webhooks/{id}/test/", () => {
   it("sends the example payment when the account has none: signed, verified by standardwebhooks, marked test in the log with the headers it sent", async () => {

@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
 import { applyRetention, retentionDays } from "../../src/webhooks";
-import { RETENTION_CHUNK } from "../../src/webhooks/subscriptions/retention";
+import { RETENTION_PER_RUN } from "../../src/webhooks/subscriptions/retention";
+import { createScheduledController } from "cloudflare:test";
+import { vi } from "vitest";
 import { BASE, call, makePayment, makeTenant, type User } from "../helpers/api";
 import { subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
@@ -98,8 +100,8 @@ describe("retention", () => {
     const { subscription, deliveries } = await loggedDeliveries(client, 1);
     const [made] = deliveries;
     await age(made!.id, 40);
-    // Copies of the aged delivery: more than one run removes.
-    const copies = RETENTION_CHUNK + 30;
+    // Copies of the aged delivery: more than one run removes (each run here at most 100).
+    const copies = 130;
     await shard.prepare(
       `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
@@ -110,9 +112,9 @@ describe("retention", () => {
     const inLog = async () => (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
     expect(await inLog()).toBe(copies + 1);
 
-    const first = await applyRetention(db(), env.ARCHIVE, 30, Date.now());
-    expect(first.removed).toBeLessThanOrEqual(2 * RETENTION_CHUNK);
-    for (let run = 0; run < 5 && (await inLog()) > 1; run++) await applyRetention(db(), env.ARCHIVE, 30, Date.now());
+    const first = await applyRetention(db(), env.ARCHIVE, 30, Date.now(), 100);
+    expect(first.removed).toBe(100);
+    for (let run = 0; run < 5 && (await inLog()) > 1; run++) await applyRetention(db(), env.ARCHIVE, 30, Date.now(), 100);
     expect(await inLog()).toBe(1);
     const left = await shard.prepare("select id, status from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ id: string; status: string }>();
     expect(left).toEqual({ id: `${made!.id}-1`, status: "pending" });
@@ -145,6 +147,40 @@ describe("retention", () => {
     const day = new Date(Date.parse(deliveries[0]!.created) - 45 * DAY).toISOString().slice(0, 10);
     const { lines } = await archiveLines(client, subscription.id, day);
     expect(lines.map((line) => line.id).sort()).toEqual(deliveries.map((row) => row.id).sort());
+  });
+
+  it(`removes and archives ${RETENTION_PER_RUN} aged deliveries of a shard in one cron run, within the run's budget, in new objects a day's archive answers as one, each once`, async () => {
+    const { client } = await makeTenant({ shard: SHARD });
+    const { subscription, deliveries } = await loggedDeliveries(client, 1);
+    const [made] = deliveries;
+    await age(made!.id, 40);
+    await shard.prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
+       with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+       select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, null, created_at + i, updated_at, test from webhook_deliveries, n where id = ?2`,
+    ).bind(RETENTION_PER_RUN + 500, made!.id).run();
+    const log = vi.spyOn(console, "log");
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const lines = log.mock.calls.map(([line]) => String(line)).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+    const retention = lines.find((line) => line.type === "cron_job" && line.job === "retention" && line.shard === SHARD);
+    expect(retention.result.removed).toBeGreaterThanOrEqual(RETENTION_PER_RUN);
+    // The whole run within an invocation's D1 queries (the development layer counts them).
+    const run = lines.find((line) => line.type === "invocation_limits" && line.handler === "scheduled");
+    expect(run.d1Queries).toBeLessThanOrEqual(1000);
+    const left = (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
+    expect(left).toBe(RETENTION_PER_RUN + 501 - retention.result.removed);
+    // The next run removes the rest; the day's archive holds every one of them, once.
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, createExecutionContext());
+    expect((await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n).toBe(0);
+    const day = new Date(Date.parse(made!.created) - 40 * DAY).toISOString().slice(0, 10);
+    const objects = await env.ARCHIVE!.list({ prefix: `deliveries/${client.accountId}/${subscription.id}/${day}/` });
+    expect(objects.objects.length).toBeGreaterThan(1);
+    const { lines: archived } = await archiveLines(client, subscription.id, day);
+    const ids = archived.map((line) => line.id as string);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBe(RETENTION_PER_RUN + 501);
   });
 
   it("keeps health buckets 90 days", async () => {

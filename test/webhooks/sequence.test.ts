@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { applyRetention } from "../../src/webhooks";
-import { call, makeCounterparty, makeInvoice, makePayment, makeTenant } from "../helpers/api";
+import { wholeList, call, makeCounterparty, makeInvoice, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
 // Sequence and version (contract 11.1): on shard A, where retention is run by hand below.
@@ -13,7 +13,7 @@ type Row = { id: string; sequence: number | null; payment_version: number | null
 
 async function log(user: { headers: Record<string, string> }, subscriptionId: string, expected: number): Promise<Row[]> {
   const res = await waitFor(
-    () => call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1000`, { headers: user.headers }),
+    () => wholeList(`/v1/webhooks/${subscriptionId}/deliveries/`, user.headers),
     (r) => r.json.count === expected && r.json.results.every((row: Row) => row.status === "succeeded"),
   );
   return res.json.results;

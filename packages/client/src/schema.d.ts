@@ -1418,7 +1418,7 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "succeeded" | "failed" | "held";
-            /** @description Every attempt, oldest first. */
+            /** @description Its latest 20 attempts, oldest first (`number` counts from its first; every attempt stays in the log and goes to the archive). */
             attempts: {
                 /**
                  * @description 1 for the first attempt.
@@ -3063,7 +3063,7 @@ export interface operations {
             query?: {
                 /** @description 1-based page number, for direct access; following `next` links costs the same at any depth. */
                 page?: number;
-                /** @description Rows per page; larger values are clamped to 1000, invalid ones read as 100. */
+                /** @description Rows per page; larger values are clamped to 199, invalid ones read as 100. */
                 page_size?: number;
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
@@ -3876,7 +3876,7 @@ export interface operations {
                 created__lte?: string;
                 /** @description 1-based page number, for direct access; following `next` links costs the same at any depth. */
                 page?: number;
-                /** @description Rows per page; larger values are clamped to 1000, invalid ones read as 100. */
+                /** @description Rows per page; larger values are clamped to 14, invalid ones read as 14. */
                 page_size?: number;
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
@@ -4574,7 +4574,7 @@ export interface operations {
             query?: {
                 /** @description A cursor from an earlier page's `next` (opaque), or `acked` for the position kept by POST …/feed/ack/. None: from the oldest delivery kept. */
                 after?: string;
-                /** @description How many deliveries at most (1 to 1000, default 100). */
+                /** @description How many deliveries at most (1 to 1000); a page holds at most 14 (a larger limit reads as 14), and 14 by default. */
                 limit?: string;
                 /** @description Seconds to wait for the next delivery when there is none yet (0 to 20, default 0): a long poll. */
                 wait?: string;
@@ -4962,7 +4962,7 @@ export interface operations {
                 ordering?: "created" | "updated";
                 /** @description 1-based page number, for direct access; following `next` links costs the same at any depth. */
                 page?: number;
-                /** @description Rows per page; larger values are clamped to 1000, invalid ones read as 100. */
+                /** @description Rows per page; larger values are clamped to 18, invalid ones read as 18. */
                 page_size?: number;
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;

@@ -58,11 +58,11 @@ admin.openapi(
     summary: "List accounts",
     tags,
     security,
-    request: { query: z.object({ page: pagingParams.page, page_size: pagingParams.page_size, cursor: pagingParams.cursor }) },
+    request: { query: z.object(pagingParams("accounts")) },
     responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }, { throttled: false }) },
   }),
   async (c) => {
-    const page = await listAccounts(c.get("directory"), pageRequest(c));
+    const page = await listAccounts(c.get("directory"), pageRequest(c, "accounts"));
     return c.json(envelope(c, page, page.rows.map(accountView)), 200);
   },
 );

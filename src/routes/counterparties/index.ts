@@ -49,7 +49,7 @@ counterpartiesRouter.openapi(
   }),
   async (c) => {
     const { type, internal_id } = withInLookups(c.req.valid("query"));
-    const page = await listCounterparties(serviceContext(c), { type, internal_id }, pageRequest(c));
+    const page = await listCounterparties(serviceContext(c), { type, internal_id }, pageRequest(c, "counterparties"));
     return listAnswer(c, page, page.rows.map((row) => row.json));
   },
 );

@@ -30,6 +30,6 @@ export const CounterpartySchema = z
 export const CounterpartyQuery = z.object({
   ...repeatable("type", choiceFilter(COUNTERPARTY_TYPES, "Only counterparties of these types.")),
   ...repeatable("internal_id", textFilter("Only counterparties with these internal ids.", "SUP-001")),
-  ...pagingParams,
+  ...pagingParams("counterparties"),
 });
 

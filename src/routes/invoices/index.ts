@@ -23,7 +23,7 @@ invoicesRouter.openapi(
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
-    const page = await listInvoices(serviceContext(c), filters, pageRequest(c));
+    const page = await listInvoices(serviceContext(c), filters, pageRequest(c, "invoices"));
     return listAnswer(c, page, page.rows.map((row) => row.json));
   },
 );

@@ -51,6 +51,6 @@ export const InvoiceDetailSchema = InvoiceSchema.extend({
 export const InvoiceQuery = z.object({
   ...repeatable("invoice_number", textFilter("Only invoices with these numbers.", "INV-1001")),
   ...createdFilters,
-  ...pagingParams,
+  ...pagingParams("invoices"),
 });
 

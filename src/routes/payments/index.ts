@@ -49,7 +49,7 @@ paymentsRouter.openapi(
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
-    const page = await listPayments(serviceContext(c), filters, pageRequest(c));
+    const page = await listPayments(serviceContext(c), filters, pageRequest(c, "payments"));
     return listAnswer(c, page, page.results);
   },
 );

@@ -99,5 +99,5 @@ export const PaymentQuery = z.object({
   ...createdFilters,
   ...timeRange("updated"),
   ordering: singleChoice(["created", "updated"] as const, "Sort by `created` (default) or `updated`, ascending, ties by id."),
-  ...pagingParams,
+  ...pagingParams("payments"),
 });

@@ -31,9 +31,9 @@ export function registerArchiveRoutes(router: OpenAPIHono<AppEnv>): void {
     async (c) => {
       const { id, day } = c.req.valid("param");
       const file = await archivedDay(serviceContext(c), id, day);
-      return new Response(file.body, {
+      return new Response(file, {
         status: 200,
-        headers: { "content-type": "application/gzip", "content-disposition": `attachment; filename="${id}-${day}.ndjson.gz"`, "content-length": String(file.size) },
+        headers: { "content-type": "application/gzip", "content-disposition": `attachment; filename="${id}-${day}.ndjson.gz"` },
       }) as never;
     },
   );

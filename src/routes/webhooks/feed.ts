@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env";
 import { ackFeed, readFeed, signedHeaders } from "../../webhooks";
 import { toIso } from "../../lib/time";
+import { pageBounds } from "../../lib/list-bounds";
 import { BODY_ERRORS, jsonBody, jsonResponse, serviceContext } from "../common";
 import { Params, security, tags, webhookErrors } from "./shared";
 
@@ -16,6 +17,9 @@ const bounded = (min: number, max: number, fallback: number, description: string
     .transform((value) => value ?? fallback)
     .openapi({ description, example: String(fallback) });
 
+/** The feed's page, within its bytes (lib/list-bounds.ts): its items carry whole bodies. */
+const FEED_BOUNDS = pageBounds("feed");
+
 const FeedQuery = z.object({
   after: z
     .string()
@@ -23,7 +27,7 @@ const FeedQuery = z.object({
     .max(1000)
     .optional()
     .openapi({ description: "A cursor from an earlier page's `next` (opaque), or `acked` for the position kept by POST …/feed/ack/. None: from the oldest delivery kept.", example: "acked" }),
-  limit: bounded(1, 1000, 100, "How many deliveries at most (1 to 1000, default 100)."),
+  limit: bounded(1, 1000, FEED_BOUNDS.default, `How many deliveries at most (1 to 1000); a page holds at most ${FEED_BOUNDS.max} (a larger limit reads as ${FEED_BOUNDS.max}), and ${FEED_BOUNDS.default} by default.`),
   wait: bounded(0, 20, 0, "Seconds to wait for the next delivery when there is none yet (0 to 20, default 0): a long poll."),
   signed: z
     .enum(["true", "false"], { error: "Must be true or false." })
@@ -68,7 +72,7 @@ export function registerFeedRoutes(router: OpenAPIHono<AppEnv>): void {
       const ctx = serviceContext(c);
       const { id } = c.req.valid("param");
       const query = c.req.valid("query");
-      const { items, next } = await readFeed(ctx, id, query);
+      const { items, next } = await readFeed(ctx, id, { ...query, limit: Math.min(query.limit, FEED_BOUNDS.max) });
       const headers = query.signed ? await signedHeaders(ctx, id, items.map((item) => item.row)) : null;
       const results = items.map(({ row, cursor }, index) => ({
         sequence: row.sequence!,

@@ -56,14 +56,14 @@ webhooksRouter.openapi(
     summary: "List webhook subscriptions",
     tags,
     security,
-    request: { query: z.object({ page: pagingParams.page, page_size: pagingParams.page_size, cursor: pagingParams.cursor }) },
+    request: { query: z.object(pagingParams("subscriptions")) },
     responses: {
       200: jsonResponse(listEnvelope(SubscriptionSchema, "WebhookSubscriptionList"), "The account's subscriptions"),
       ...webhookErrors([401, 404], INVALID_PAGE),
     },
   }),
   async (c) => {
-    const page = await listSubscriptions(serviceContext(c), pageRequest(c));
+    const page = await listSubscriptions(serviceContext(c), pageRequest(c, "subscriptions"));
     return c.json(envelope(c, page, page.results.map((subscription) => subscriptionView(subscription, origin(c)))), 200);
   },
 );
@@ -156,7 +156,7 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
-    const page = await listDeliveries(serviceContext(c), c.req.valid("param").id, filters, pageRequest(c));
+    const page = await listDeliveries(serviceContext(c), c.req.valid("param").id, filters, pageRequest(c, "deliveries"));
     return c.json(envelope(c, page, page.results.map(deliveryView)), 200);
   },
 );

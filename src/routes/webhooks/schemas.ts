@@ -4,7 +4,7 @@ import { choiceFilter, createdFilters, MAX_FILTER_VALUES, pagingParams, repeatab
 import { toIso } from "../../lib/time";
 import { notAnObject } from "../../lib/messages";
 import { timestamp } from "../common";
-import { parseFilters, type Subscription } from "../../webhooks";
+import { ATTEMPTS_SHOWN, parseFilters, type Subscription } from "../../webhooks";
 
 export { deliveryView } from "../../webhooks";
 
@@ -162,7 +162,7 @@ export const DeliveryQuery = z.object({
   ...repeatable("status", choiceFilter(DELIVERY_STATUSES, "Only deliveries in these statuses.")),
   payment_id: z.string().max(64).optional().openapi({ description: "Only the deliveries of this payment's changes.", example: "pmt_demoPaymentPending0001" }),
   ...createdFilters,
-  ...pagingParams,
+  ...pagingParams("deliveries"),
 });
 
 export const DeliverySchema = z
@@ -201,7 +201,7 @@ export const DeliverySchema = z
           }),
         }),
       )
-      .openapi({ description: "Every attempt, oldest first." }),
+      .openapi({ description: `Its latest ${ATTEMPTS_SHOWN} attempts, oldest first (\`number\` counts from its first; every attempt stays in the log and goes to the archive).` }),
     body: z.string().openapi({ description: "The exact bytes every attempt sends.", example: '{"object_type":"payment","object_id":"pmt_demoPaymentPending0001","event":"payment.changed","payment_status":"pending"}' }),
     created: timestamp("When the change was made."),
     updated: timestamp("When it last changed."),

@@ -1,4 +1,5 @@
 import type { JsonText } from "../../db/json-view";
+import { LARGEST_ROW_BYTES } from "../../lib/list-bounds";
 import { and, desc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
 import type { Db } from "../../db/client";
@@ -77,6 +78,8 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
         ? seekBy(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
         : undefined;
   const page = await listTable(db, payments, {
+    largestRowBytes: LARGEST_ROW_BYTES.payments,
+    large: payments.detail,
     // The stored detail is the whole answer; the rest of the row is not read out.
     fields: ["detail"],
     where,

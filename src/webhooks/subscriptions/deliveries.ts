@@ -59,24 +59,40 @@ function ofPayment(paymentId: string): SQL[] {
   return [sql`${webhookDeliveries.createdAt} in ${stamps}`, eq(webhookDeliveries.paymentId, paymentId)];
 }
 
-export async function withAttempts(db: Db, rows: DeliveryRow[]) {
+/**
+ * The attempts a delivery shows: its latest ATTEMPTS_SHOWN, oldest first (`number` counts from its
+ * first). A receiver that answers 429 with a short Retry-After, or many redeliveries, can make
+ * thousands; every one stays in D1 and goes to the archive.
+ */
+export const ATTEMPTS_SHOWN = 20;
+
+/** Only a delivery's latest `shown` attempts of webhook_attempts (its count is on its row). */
+function latestAttempts(shown: number): SQL {
+  return sql`${webhookAttempts.number} > (select d.attempts from ${webhookDeliveries} d where d.id = ${webhookAttempts.deliveryId}) - ${shown}`;
+}
+
+/** Deliveries with their latest `shown` attempts (every one for the archive: `Infinity`) and their bodies. */
+export async function withAttempts(db: Db, rows: DeliveryRow[], shown = ATTEMPTS_SHOWN) {
   if (rows.length === 0) return [];
   // Sorted here: an ORDER BY over several deliveries' attempts would need a temporary B-tree.
   // What rebuilds their bodies is read in the same round trip.
   const [attempts, sources] = await db.batch([
-    db.select().from(webhookAttempts).where(inList(webhookAttempts.deliveryId, rows.map((row) => row.id))),
+    db
+      .select()
+      .from(webhookAttempts)
+      .where(and(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)), Number.isFinite(shown) ? latestAttempts(shown) : undefined)),
     bodySources(db, eventsToRebuild(rows)),
   ]);
   const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
-  return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: allAttempts(row, attemptsOf.get(row.id) ?? []) }));
+  return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: allAttempts(row, attemptsOf.get(row.id) ?? [], shown) }));
 }
 
 /**
- * A delivery's attempts, oldest first: its first from its row (when the row keeps it) before the
- * later ones webhook_attempts holds (`logged`, in order). Pure.
+ * A delivery's attempts, oldest first: its first from its row (when the row keeps it and it is
+ * among the latest `shown`) before the later ones webhook_attempts holds (`logged`, in order). Pure.
  */
-export function allAttempts(delivery: DeliveryRow, logged: AttemptRow[]): AttemptRow[] {
-  if (delivery.firstStartedAt === null || logged[0]?.number === 1) return logged;
+export function allAttempts(delivery: DeliveryRow, logged: AttemptRow[], shown = ATTEMPTS_SHOWN): AttemptRow[] {
+  if (delivery.firstStartedAt === null || logged[0]?.number === 1 || delivery.attempts > shown) return logged;
   const first: AttemptRow = {
     deliveryId: delivery.id,
     number: 1,
@@ -100,7 +116,7 @@ export interface Delivery {
 export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string): Promise<Delivery> {
   const [found, attempts, sources] = await db.batch([
     db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
-    db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, deliveryId)).orderBy(asc(webhookAttempts.number)),
+    db.select().from(webhookAttempts).where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN))).orderBy(asc(webhookAttempts.number)),
     bodySources(db, eventOfDelivery(ofDelivery(accountId, subscriptionId, deliveryId))),
   ]);
   const delivery = found[0];

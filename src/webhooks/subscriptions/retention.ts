@@ -1,7 +1,7 @@
 import { and, inArray, lt, sql } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
 import type { Db } from "../../db/client";
-import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions } from "../../db/schema";
+import { payments, webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions } from "../../db/schema";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import { groupBy } from "../../lib/group-by";
@@ -15,8 +15,16 @@ import { droppedPast } from "../outbox/sequence";
 export const DEFAULT_RETENTION_DAYS = 30;
 /** Health buckets outlive the log: 90 days of a subscription's history stay in its stats. */
 export const STATS_KEEP_DAYS = 90;
-/** Deliveries one cron run removes at most: the run stays short however much is due. */
-export const RETENTION_CHUNK = 200;
+/**
+ * Deliveries one cron run removes on a shard at most (archiving each first): 14.4 million a day at
+ * one run a minute, past what the capacity model says a busy shard writes (docs/performance.md).
+ */
+export const RETENTION_PER_RUN = 10_000;
+/** Deliveries one step reads, archives and removes at most, and the bytes it may read for them. */
+export const RETENTION_CHUNK = 1000;
+export const RETENTION_CHUNK_BYTES = 8_000_000;
+/** An attempt's most bytes as the archive keeps it (its excerpt escaped as JSON, its headers, its error). */
+const ATTEMPT_BYTES = 8_000;
 const DAY_MS = 86_400_000;
 /** What retention removes: deliveries that ended, and those held (contract 11.2), past RETENTION_DAYS since they last changed. */
 const ENDED = ["succeeded", "failed", "held"] as const;
@@ -30,8 +38,14 @@ export function retentionDays(text: string | undefined): number {
 /** The UTC day (YYYY-MM-DD) of an instant. Pure. */
 export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** Where a subscription's archived deliveries of one day are, in the ARCHIVE bucket. Pure. */
-export const archiveKey = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}.ndjson.gz`;
+/**
+ * Where a subscription's archived deliveries of one day are, in the ARCHIVE bucket: an object for
+ * each step that removed some of them, named by the first of them in the log (`/{day}/{id}.ndjson.gz`;
+ * a step cut short is done again by the next run over the same deliveries, under the same name),
+ * and `{day}.ndjson.gz`, one object per day, as earlier versions wrote it. Pure.
+ */
+export const archivePrefix = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}`;
+export const archiveKey = (accountId: string, subscriptionId: string, day: string, firstId: string) => `${archivePrefix(accountId, subscriptionId, day)}/${firstId}.ndjson.gz`;
 
 export interface RetentionReport {
   archived: number;
@@ -40,21 +54,47 @@ export interface RetentionReport {
 }
 
 /**
- * One cron run's retention: ended deliveries whose last change is older than `days` are written to
- * the archive (when bound) and then removed with their attempts, at most RETENTION_CHUNK a run;
- * health buckets older than STATS_KEEP_DAYS go too. A delivery that changed meanwhile (redelivered)
- * is not removed. Archiving before removing, and skipping lines already archived, means a run cut
- * short between the two archives nothing twice and loses nothing.
+ * One cron run's retention on a shard: ended deliveries whose last change is older than `days` are
+ * written to the archive (when bound) and then removed with their attempts, step by step, at most
+ * RETENTION_PER_RUN a run; health buckets older than STATS_KEEP_DAYS go too. A delivery that
+ * changed meanwhile (redelivered) is not removed. Each step writes new archive objects, never
+ * reading or rewriting one; archiving before removing, under a name the same deliveries give
+ * again, means a run cut short between the two archives nothing twice and loses nothing.
  */
-export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number): Promise<RetentionReport> {
+export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number, max = RETENTION_PER_RUN): Promise<RetentionReport> {
   const cutoff = now - days * DAY_MS;
+  let archived = 0;
+  let removed = 0;
+  while (removed < max) {
+    const step = await removeStep(db, archive, cutoff, Math.min(RETENTION_CHUNK, max - removed));
+    archived += step.archived;
+    removed += step.removed;
+    if (step.removed === 0) break;
+  }
+  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(and(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS), notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`))).limit(fixedLimit(RETENTION_CHUNK * 5));
+  const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
+  return { archived, removed, statsRemoved: statsGone.length };
+}
+
+/**
+ * One step: the next `limit` removable deliveries at most, as many as RETENTION_CHUNK_BYTES hold
+ * with their attempts (one alone however large), archived, then removed.
+ */
+async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number, limit: number): Promise<{ archived: number; removed: number }> {
   // Each subscription's log starts with its oldest deliveries (the table's key, by created). A
-  // delivery last changed before the cutoff was also made before it, so a run reads only the front
-  // of each log, up to the cutoff, and takes the ended ones not changed since: at most
-  // RETENTION_CHUNK of them.
+  // delivery last changed before the cutoff was also made before it, so a step reads only the
+  // front of each log, up to the cutoff, and takes the ended ones not changed since.
   const d = webhookDeliveries;
-  const rows = await db
-    .select()
+  const candidates = await db
+    .select({
+      id: d.id,
+      // Its body as stored, or twice its payment's detail when its body is rebuilt from it (the
+      // detail read, the body made); its first attempt as stored; each later attempt at its most.
+      bytes: sql<number>`coalesce(length(cast(${d.body} as blob)), 0)
+        + case when ${d.flags} is null then 0 else 2 * coalesce((select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}), 0) end
+        + coalesce(length(cast(${d.firstResponseExcerpt} as blob)) * 6, 0) + coalesce(length(cast(${d.firstHeaders} as blob)) * 2, 0)
+        + max(${d.attempts} - 1, 0) * ${ATTEMPT_BYTES} + 1000`,
+    })
     .from(d)
     .where(
       and(
@@ -65,66 +105,102 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
         notHeldByMove(d.accountId),
       ),
     )
-    .limit(fixedLimit(RETENTION_CHUNK));
-  const deliveries = await withAttempts(db, rows);
+    .limit(fixedLimit(limit));
+  const ids = withinBytes(candidates, RETENTION_CHUNK_BYTES).map((row) => row.id);
+  if (ids.length === 0) return { archived: 0, removed: 0 };
+  const rows = await db.select().from(d).where(inList(d.id, ids));
+  const deliveries = await withAttempts(db, rows, Infinity);
   const archived = archive ? await archiveAll(archive, deliveries) : 0;
-  let removed = 0;
-  if (rows.length > 0) {
-    const ids = rows.map((row) => row.id);
-    const stillOld = and(inList(webhookDeliveries.id, ids), inArray(webhookDeliveries.status, [...ENDED]), lt(webhookDeliveries.updatedAt, cutoff));
-    const removedMax = (column: "sequence" | "created_at") =>
-      sql`coalesce((select max(${sql.raw(column)}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0)`;
-    const [, , gone] = await db.batch([
-      // The subscriptions' sequences go on past what is removed (outbox/sequence.ts), even when
-      // nothing of them is kept; a feed cursor before it has expired.
-      db
-        .update(webhookSubscriptions)
-        .set({
-          lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, ${removedMax("sequence")})`,
-          ...droppedPast(removedMax),
-        })
-        .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
-      db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
-      db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
-    ]);
-    removed = gone.length;
-  }
-  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(and(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS), notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`))).limit(fixedLimit(RETENTION_CHUNK * 5));
-  const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
-  return { archived, removed, statsRemoved: statsGone.length };
+  const stillOld = and(inList(d.id, ids), inArray(d.status, [...ENDED]), lt(d.updatedAt, cutoff));
+  const removedMax = (column: "sequence" | "created_at") =>
+    sql`coalesce((select max(${sql.raw(column)}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0)`;
+  const [, , gone] = await db.batch([
+    // The subscriptions' sequences go on past what is removed (outbox/sequence.ts), even when
+    // nothing of them is kept; a feed cursor before it has expired.
+    db
+      .update(webhookSubscriptions)
+      .set({
+        lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, ${removedMax("sequence")})`,
+        ...droppedPast(removedMax),
+      })
+      .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
+    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
+    db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
+  ]);
+  return { archived, removed: gone.length };
 }
 
-/** Appends each delivery to its subscription's file for the day it was made; returns how many were new there. */
+/** The first rows whose bytes add up to at most `budget`, and always the first. Pure. */
+export function withinBytes<T extends { bytes: number }>(rows: readonly T[], budget: number): T[] {
+  const taken: T[] = [];
+  let total = 0;
+  for (const row of rows) {
+    if (taken.length > 0 && total + row.bytes > budget) break;
+    taken.push(row);
+    total += row.bytes;
+  }
+  return taken;
+}
+
+/** Writes each subscription's deliveries of each day in a new object; returns how many were written. */
 async function archiveAll(archive: R2Bucket, deliveries: Delivery[]): Promise<number> {
-  const files = groupBy(deliveries, ({ delivery }) => archiveKey(delivery.accountId, delivery.subscriptionId, dayOf(delivery.createdAt)));
-  let added = 0;
-  for (const [key, group] of files) {
-    const existing = await archive.get(key);
-    const lines = existing ? (await gunzip(await existing.arrayBuffer())).split("\n").filter(Boolean) : [];
-    const there = new Set(lines.map((line) => (JSON.parse(line) as { id: string }).id));
-    const fresh = group.filter(({ delivery }) => !there.has(delivery.id));
-    if (fresh.length === 0) continue;
-    const records = fresh.map((delivery) => JSON.stringify({ subscription_id: delivery.delivery.subscriptionId, ...deliveryView(delivery) }));
-    await archive.put(key, await gzip(`${[...lines, ...records].join("\n")}\n`), {
+  const inLog = [...deliveries].sort((a, b) => a.delivery.createdAt - b.delivery.createdAt || a.delivery.id.localeCompare(b.delivery.id));
+  const files = groupBy(inLog, ({ delivery }) => archivePrefix(delivery.accountId, delivery.subscriptionId, dayOf(delivery.createdAt)));
+  for (const group of files.values()) {
+    const { delivery: first } = group[0]!;
+    const records = group.map((delivery) => JSON.stringify({ subscription_id: delivery.delivery.subscriptionId, ...deliveryView(delivery) }));
+    await archive.put(archiveKey(first.accountId, first.subscriptionId, dayOf(first.createdAt), first.id), await gzip(`${records.join("\n")}\n`), {
       httpMetadata: { contentType: "application/gzip" },
     });
-    added += fresh.length;
   }
-  return added;
+  return deliveries.length;
 }
 
 async function gzip(text: string): Promise<ArrayBuffer> {
   return new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
 }
 
-async function gunzip(bytes: ArrayBuffer): Promise<string> {
-  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+
+/**
+ * The account's subscription's archived deliveries of one day, as one gzip NDJSON stream: every
+ * object of that day in turn, each delivery once. Null when there are none.
+ */
+export async function archivedDay({ db, accountId, archive }: ServiceContext, subscriptionId: string, day: string): Promise<ReadableStream<Uint8Array>> {
+  await requireSubscription(db, accountId, subscriptionId);
+  if (!archive) throw notFound();
+  const prefix = archivePrefix(accountId, subscriptionId, day);
+  const keys: string[] = [];
+  if (await archive.head(`${prefix}.ndjson.gz`)) keys.push(`${prefix}.ndjson.gz`);
+  let cursor: string | undefined;
+  do {
+    const listed = await archive.list({ prefix: `${prefix}/`, cursor });
+    keys.push(...listed.objects.map((object) => object.key));
+    cursor = listed.truncated ? listed.cursor : undefined;
+  } while (cursor);
+  if (keys.length === 0) throw notFound();
+  return ndjsonOnce(archive, keys).pipeThrough(new CompressionStream("gzip"));
 }
 
-/** The account's subscription's archived deliveries of one day (gzip NDJSON): 404 when there are none. */
-export async function archivedDay({ db, accountId, archive }: ServiceContext, subscriptionId: string, day: string): Promise<R2ObjectBody> {
-  await requireSubscription(db, accountId, subscriptionId);
-  const file = archive ? await archive.get(archiveKey(accountId, subscriptionId, day)) : null;
-  if (!file) throw notFound();
-  return file;
+/** The objects' lines one after another, each delivery's first line only, read one object at a time. */
+function ndjsonOnce(archive: R2Bucket, keys: string[]): ReadableStream<Uint8Array> {
+  const seen = new Set<string>();
+  const encoder = new TextEncoder();
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const key = keys[next++];
+      if (key === undefined) return controller.close();
+      const object = await archive.get(key);
+      if (!object) return;
+      const text = await new Response(object.body.pipeThrough(new DecompressionStream("gzip"))).text();
+      const fresh = text.split("\n").filter((line) => {
+        if (!line) return false;
+        const id = (JSON.parse(line) as { id: string }).id;
+        if (seen.has(id)) return false;
+        seen.add(id);
+        return true;
+      });
+      if (fresh.length > 0) controller.enqueue(encoder.encode(`${fresh.join("\n")}\n`));
+    },
+  });
 }
