@@ -179,12 +179,15 @@ describe("query plans of retention", () => {
     for (const rows of plans) expect(faults(rows)).toEqual([]);
     for (const { sql } of statements) expect(sql).not.toMatch(/\blimit\s+\?/i);
     // The log of each subscription (the table's key) up to the cutoff, and for each row found a
-    // look-up of the (empty) moves table by its key.
+    // look-up of the (empty) moves table by its key, and of its payment by its key (the size of a
+    // body rebuilt from its detail).
     expect(plans[0]!.map((row) => row.detail)).toEqual([
       "SEARCH webhook_deliveries USING PRIMARY KEY (subscription_id=? AND created_at<?)",
       "USING INDEX sqlite_autoindex_webhook_subscriptions_1 FOR IN-OPERATOR",
       expect.stringMatching(/^CORRELATED SCALAR SUBQUERY \d+$/),
       "SEARCH m USING INDEX sqlite_autoindex_moves_1 (account_id=?)",
+      expect.stringMatching(/^CORRELATED SCALAR SUBQUERY \d+$/),
+      "SEARCH payments USING INDEX sqlite_autoindex_payments_1 (id=?)",
     ]);
   });
 });

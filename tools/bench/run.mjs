@@ -80,13 +80,26 @@ const reads = [
   [`invoices page ${deepPage + 1} by next links`, await pageByLinks("/v1/invoices/", deepPage)],
 ].filter(([name]) => !values.only || name.includes(values.only));
 
-/** One request outside the load, for its status and the D1 rows it read. (The load's own answers are checked by autocannon: non-2xx.) */
+/**
+ * One request outside the load, for its status, the D1 rows it read, and what it took of a Worker
+ * invocation's limits as the development layer counted them (src/dev/within-limits.ts). (The
+ * load's own answers are checked by autocannon: non-2xx.)
+ */
 async function probe(path, init = {}) {
   const res = await fetch(`${service.base}${path}`, { headers: CLIENT, ...init });
   await res.arrayBuffer();
-  const rows = /d1-rows-read;desc="(\d+)"/.exec(res.headers.get("server-timing") ?? "");
-  return { status: res.status, rowsRead: rows ? Number(rows[1]) : null };
+  const timing = res.headers.get("server-timing") ?? "";
+  const figure = (name) => {
+    const match = new RegExp(`${name};desc="(\\d+)"`).exec(timing);
+    return match ? Number(match[1]) : null;
+  };
+  const rowsRead = figure("d1-rows-read");
+  const limits = { d1_calls: figure("d1-calls"), d1_queries: figure("cf-d1-queries"), connections_peak: figure("cf-connections-peak"), connections_waited: figure("cf-connections-waited"), subrequests: figure("cf-subrequests"), largest_result_bytes: figure("cf-largest-result"), largest_value_bytes: figure("cf-largest-value") };
+  limitsByKind.set(path.replace(/pmt_\d+/, "pmt_…").replace(/webhooks\/[^/]+/, "webhooks/{id}"), limits);
+  return { status: res.status, rowsRead };
 }
+/** Each probed request kind's figures against a Worker invocation's limits. */
+const limitsByKind = new Map();
 
 /** `sorted`'s q-quantile (0..1), nearest rank. */
 /** `rate` as a ratio to `to`, to two decimals (null without `to`). */
@@ -259,7 +272,8 @@ for (const row of rows) {
 }
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks };
+const platform = Object.fromEntries(limitsByKind);
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks, platform };
 mkdirSync("tools/bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -283,6 +297,12 @@ const table = [
         "",
       ]
     : []),
+  "Each request kind against a Worker invocation's limits (Workers Paid), as the development layer counted one request of it: D1 round trips, D1 queries (1,000), connections waiting at once (6) and how many had to wait, subrequests (10,000), the largest D1 result (50 MB) and bound value (2 MB), in bytes.",
+  "",
+  "| Request | D1 calls | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
+  "|---|---|---|---|---|---|---|---|",
+  ...Object.entries(platform).map(([path, f]) => `| ${path} | ${f.d1_calls ?? ""} | ${f.d1_queries ?? ""} | ${f.connections_peak ?? ""} | ${f.connections_waited ?? ""} | ${f.subrequests ?? ""} | ${f.largest_result_bytes ?? ""} | ${f.largest_value_bytes ?? ""} |`),
+  "",
   `Written to ${file}.`,
 ].join("\n");
 console.log(table);

@@ -147,7 +147,8 @@ const dev = spawn(
   WRANGLER,
   // Quiet by default: warnings and errors only. LOG=info shows every request and the Worker's JSON
   // lines: wrangler prints a Worker's console.log at its `log` level, one below `info`.
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false", "--log-level", logLevel(process.env.LOG)],
+  // PLATFORM_LIMITS: every invocation under Cloudflare's limits (src/dev/within-limits.ts), as in the tests.
+  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false", "--log-level", logLevel(process.env.LOG), "--var", "PLATFORM_LIMITS:enforce"],
   // The databases were migrated above: wrangler's build step (tools/dev/build.mjs) only builds the assets.
   { stdio: "inherit", env: { ...ENV, PAYMENTS_LOCAL_MIGRATED: "1" } },
 );

@@ -99,6 +99,8 @@ export const BENCH_VARS = {
   ADMIN_TOKEN: "bench-admin-token",
   ALLOW_LOCAL_WEBHOOK_URLS: "true",
   SERVER_TIMING: "true",
+  // Every invocation under Cloudflare's limits, as in the tests (src/dev/within-limits.ts).
+  PLATFORM_LIMITS: "enforce",
   // The load generator is one API user far over the per-user rate limit: lift it here only.
   RATE_LIMITING: "off",
 };
