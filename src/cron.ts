@@ -7,15 +7,16 @@ import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures } from "./services/erasure";
 import { continueMoves } from "./services/moves";
 import { foldBehindAccounts } from "./services/payment-counts";
-import { applyRetention, retentionDays, sweepOutbox } from "./webhooks";
+import { applyRetention, continueReleases, retentionDays, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
 import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
 
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
- * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention and the
- * fold of payment counts (services/payment-counts). Every job is bounded and runs on its own,
+ * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention, the
+ * fold of payment counts (services/payment-counts) and the release of resumed subscriptions' held
+ * deliveries (webhooks/subscriptions/holds.ts). Every job is bounded and runs on its own,
  * JOBS_AT_ONCE at a time, within its part of the run's budget (lib/run-budget.ts): a slow or
  * failing shard holds back none of the others' work, and each job says in one log line what it
  * did, what it spent, and whether it left the rest to the next run.
@@ -36,6 +37,7 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
       ["idempotency", shard, 1, (env) => forgetExpiredKeys(db(env), now)],
       ["retention", shard, 4, (env) => applyRetention(db(env), env.ARCHIVE, days, now)],
       ["counts", shard, 1, (env) => foldBehindAccounts(db(env))],
+      ["releases", shard, 1, (env) => continueReleases(db(env), { queue: env.DELIVERIES, shard }, now)],
     );
   }
   const run = new RunBudget(CRON_BUDGET, jobs.reduce((sum, [, , weight]) => sum + weight, 0));

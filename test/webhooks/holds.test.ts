@@ -1,8 +1,10 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
-import { applyRetention } from "../../src/webhooks";
-import { wholeList, call, makePayment, makeTenant, type User } from "../helpers/api";
+import { applyRetention, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } from "../../src/webhooks";
+import { runCron } from "../../src/cron";
+import type { DeliveryMessage } from "../../src/webhooks";
+import { wholeList, call, makePayment, makeTenant, shardD1, type User } from "../helpers/api";
 import { allEnded, HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
 
 // Holds instead of silent loss (contract 11.2).
@@ -90,6 +92,71 @@ describe("holds", () => {
     await makePayment(client);
     const { sequences } = await arrivals(box, 1);
     expect(sequences).toEqual([4]);
+  });
+
+  /** `n` more held deliveries of a paused subscription, numbered on after its newest, one ms apart. */
+  async function held(user: User, subscriptionId: string, n: number) {
+    const shard = await shardD1(user.accountId);
+    const from = Date.now() - n - 1000;
+    await shard
+      .prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, created_at, updated_at)
+         with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+         select ?2 || '-' || i, ?2, ?3, 'pmt_held', '{}', 'held', 0, i, ?4 + i, ?4 + i from n`,
+      )
+      .bind(n, subscriptionId, user.accountId, from)
+      .run();
+    return shard;
+  }
+  const statusCounts = async (shard: D1Database, subscriptionId: string) =>
+    Object.fromEntries((await shard.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status").bind(subscriptionId).all<{ status: string; n: number }>()).results.map((row) => [row.status, row.n]));
+
+  it(`releases at most ${RELEASED_AT_ONCE} held deliveries on a resume, oldest first, and the cron the rest, each once, in sequence order`, async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    await setActive(client, subscription.id, false);
+    const shard = await held(client, subscription.id, RELEASED_AT_ONCE + 200);
+    const sent: string[] = [];
+    const queue = {
+      send: async (body: DeliveryMessage) => void sent.push(body.delivery_id),
+      sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    } as unknown as Queue<DeliveryMessage>;
+    const resumed = await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers, bindings: { DELIVERIES: queue } });
+    expect(resumed.status).toBe(200);
+    expect(await statusCounts(shard, subscription.id)).toEqual({ pending: RELEASED_AT_ONCE, held: 200 });
+    expect(sent).toEqual(Array.from({ length: RELEASED_AT_ONCE }, (_, i) => `${subscription.id}-${i + 1}`));
+    await runCron({ ...env, DELIVERIES: queue }, Date.now());
+    expect(await statusCounts(shard, subscription.id)).toEqual({ pending: RELEASED_AT_ONCE + 200 });
+    expect(sent).toEqual(Array.from({ length: RELEASED_AT_ONCE + 200 }, (_, i) => `${subscription.id}-${i + 1}`));
+  });
+
+  it(`settles what a feed reader acked and releases the rest across a resume and the cron, never pushing an acked one`, async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    await setActive(client, subscription.id, false);
+    const shard = await held(client, subscription.id, RELEASED_AT_ONCE + 300);
+    // The reader acked through sequence 1,100 (as POST …/feed/ack/ keeps it).
+    await shard.prepare("update webhook_subscriptions set feed_acked_sequence = 1100, feed_acked = 'x' where id = ?").bind(subscription.id).run();
+    const sent: string[] = [];
+    const queue = { send: async () => {}, sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)) } as unknown as Queue<DeliveryMessage>;
+    await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers, bindings: { DELIVERIES: queue } });
+    await runCron({ ...env, DELIVERIES: queue }, Date.now());
+    expect(await statusCounts(shard, subscription.id)).toEqual({ succeeded: 1100, pending: RELEASED_AT_ONCE + 300 - 1100 });
+    expect(sent).toEqual(Array.from({ length: RELEASED_AT_ONCE + 300 - 1100 }, (_, i) => `${subscription.id}-${1101 + i}`));
+  });
+
+  it(`discards at most ${DISCARDED_AT_ONCE} held deliveries a call, oldest first: called again, the rest`, async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    await setActive(client, subscription.id, false);
+    const shard = await held(client, subscription.id, DISCARDED_AT_ONCE + 5);
+    const discard = () => call("POST", `/v1/webhooks/${subscription.id}/held/discard/`, { headers: client.headers });
+    expect((await discard()).json).toEqual({ discarded: DISCARDED_AT_ONCE });
+    const left = await shard.prepare("select min(sequence) as first from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ first: number }>();
+    expect(left!.first).toBe(DISCARDED_AT_ONCE + 1);
+    expect((await discard()).json).toEqual({ discarded: 5 });
+    expect((await discard()).json).toEqual({ discarded: 0 });
+    expect(await statusCounts(shard, subscription.id)).toEqual({});
   });
 
   it("removes held deliveries older than RETENTION_DAYS, as ended ones, and keeps recent ones", async () => {

@@ -445,7 +445,7 @@ export interface paths {
         put?: never;
         /**
          * Drop a paused subscription's held deliveries
-         * @description A paused or deactivated subscription keeps a `held` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead. Its sequence goes on past them.
+         * @description A paused or deactivated subscription keeps a `held` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead, oldest first, at most 10000 a call (call again while it answers that many). Its sequence goes on past them.
          */
         post: operations["discardHeldWebhookDeliveries"];
         delete?: never;

@@ -3,7 +3,7 @@ import type { SQL } from "drizzle-orm";
 import type { AppEnv } from "../../env";
 import { parseInstant } from "../../lib/time";
 import { latestPayment } from "../../services/payments";
-import { discardHeld, MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
+import { discardHeld, DISCARDED_AT_ONCE, MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
 import { BODY_ERRORS, jsonBody, jsonResponse, keyedAnswer, serviceContext } from "../common";
 import { DeliverySchema, deliveryView } from "./schemas";
 import { Params, security, tags, webhookErrors } from "./shared";
@@ -112,7 +112,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
       operationId: "discardHeldWebhookDeliveries",
       summary: "Drop a paused subscription's held deliveries",
       description:
-        "A paused or deactivated subscription keeps a `held` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead. Its sequence goes on past them.",
+        `A paused or deactivated subscription keeps a \`held\` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead, oldest first, at most ${DISCARDED_AT_ONCE} a call (call again while it answers that many). Its sequence goes on past them.`,
       tags,
       security,
       request: { params: Params },

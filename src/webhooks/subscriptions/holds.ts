@@ -15,6 +15,8 @@ import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
 import { handOver } from "../outbox/outbox";
+import type { ShardQueue } from "../outbox/message";
+import { fixedLimit } from "../../db/fixed-limit";
 import { droppedPast } from "../outbox/sequence";
 
 /** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
@@ -30,42 +32,90 @@ export function holdPending(db: Db, accountId: string, subscriptionId: string, n
 }
 
 /**
- * Settles the subscription's held deliveries up to its acked feed position: a pull-only reader
- * received them through the feed, so a resume does not push them again. They end `succeeded`,
- * with no attempt.
+ * Held deliveries one request settles or releases at most, and one call discards at most: the
+ * statements stay bounded whatever a subscription holds. The cron releases the rest of an active
+ * subscription's (continueReleases); a discard is called again for the rest.
+ */
+export const RELEASED_AT_ONCE = 1_000;
+export const DISCARDED_AT_ONCE = 10_000;
+
+/** The subscription's feed position its reader acked (null: none). */
+const ackedOf = (subscriptionId: string) => sql`(select s.feed_acked_sequence from ${webhookSubscriptions} s where s.id = ${subscriptionId})`;
+
+/** The ids of the subscription's first `limit` held deliveries (oldest first, on its held index) that match `also`. */
+function firstHeld(subscriptionId: string, limit: number, also: SQL = sql`1`): SQL {
+  const d = webhookDeliveries;
+  return sql`(select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held' and ${also} order by x.created_at, x.id limit ${sql.raw(String(limit))})`;
+}
+
+/**
+ * Settles the subscription's held deliveries up to its acked feed position, RELEASED_AT_ONCE at
+ * most: a pull-only reader received them through the feed, so a resume does not push them again.
+ * They end `succeeded`, with no attempt.
  */
 export function settleAcked(db: Db, accountId: string, subscriptionId: string, now: number): BatchStatement {
   const d = webhookDeliveries;
-  const s = webhookSubscriptions;
-  const acked = sql`(select s.feed_acked_sequence from ${s} s where s.id = ${subscriptionId})`;
   return db
     .update(d)
     .set({ ...SETTLED, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held"), sql`${d.sequence} <= ${acked}`));
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${firstHeld(subscriptionId, RELEASED_AT_ONCE, sql`x.sequence <= ${ackedOf(subscriptionId)}`)}`));
 }
 
 /** The columns of a held delivery the feed's reader acked: ended, received. */
 const SETTLED = { status: "succeeded", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
 
-/** Makes the subscription's held deliveries pending again, due now with a fresh retry schedule; returns their ids, oldest sequence first. */
+/**
+ * Makes the subscription's held deliveries that its feed reader has not acked pending again, due
+ * now with a fresh retry schedule, RELEASED_AT_ONCE at most, oldest first; returns their ids.
+ */
 export function releaseHeld(db: Db, accountId: string, subscriptionId: string, now: number) {
   const d = webhookDeliveries;
+  const notAcked = sql`(x.sequence is null or ${ackedOf(subscriptionId)} is null or x.sequence > ${ackedOf(subscriptionId)})`;
   return db
     .update(d)
     .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, scheduleFirstAttempt: sql`${d.attempts} + 1`, enqueuedAt: now, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held")))
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${firstHeld(subscriptionId, RELEASED_AT_ONCE, notAcked)}`))
     .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
+}
+
+/** Subscriptions whose held deliveries one cron run goes on releasing, at most. */
+export const RELEASING_AT_ONCE = 5;
+
+/**
+ * The cron's part of a resume: active subscriptions that still hold deliveries (a resume settles
+ * and releases RELEASED_AT_ONCE) get their next ones settled or released and handed to the queue,
+ * RELEASING_AT_ONCE subscriptions a run. Returns how many were released.
+ */
+export async function continueReleases(db: Db, queue: ShardQueue, now: number): Promise<{ released: number; subscriptions: number }> {
+  const s = webhookSubscriptions;
+  const holding = await db
+    .select({ id: s.id, accountId: s.accountId })
+    .from(s)
+    .where(and(eq(s.isActive, true), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = 'held')`))
+    .limit(fixedLimit(RELEASING_AT_ONCE));
+  let released = 0;
+  for (const { id, accountId } of holding) {
+    const [, rows] = (await runBatch(db, [settleAcked(db, accountId, id, now), releaseHeld(db, accountId, id, now)])) as [unknown, { id: string; sequence: number | null; createdAt: number }[]];
+    await handOver(db, queue, inSequence(rows));
+    released += rows.length;
+  }
+  return { released, subscriptions: holding.length };
+}
+
+/** Released deliveries' ids, oldest sequence first. Pure. */
+function inSequence(released: { id: string; sequence: number | null; createdAt: number }[]): string[] {
+  return [...released].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0) || a.createdAt - b.createdAt).map((row) => row.id);
 }
 
 /** Hands released deliveries to the queue, oldest sequence first (the sweeper sends any the queue refused). */
 export async function sendReleased(ctx: ServiceContext, released: { id: string; sequence: number | null; createdAt: number }[]): Promise<void> {
-  const ordered = [...released].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0) || a.createdAt - b.createdAt);
-  await handOver(ctx.db, ctx.queue, ordered.map((row) => row.id));
+  await handOver(ctx.db, ctx.queue, inSequence(released));
 }
 
 /**
- * Drops the held deliveries of a paused subscription (202 `{discarded}`); an active one has none
- * to drop (409). Its sequence goes on past them (outbox/sequence.ts).
+ * Drops the held deliveries of a paused subscription (202 `{discarded}`), DISCARDED_AT_ONCE a call
+ * at most, oldest first (call again while it answers that many); an active one has none to drop
+ * (409). Its sequence goes on past them (outbox/sequence.ts).
  */
 export async function discardHeld({ db, accountId }: ServiceContext, subscriptionId: string, answer: Answer<SQL> = noAnswer): Promise<{ discarded: number }> {
   const s = webhookSubscriptions;
@@ -77,15 +127,16 @@ export async function discardHeld({ db, accountId }: ServiceContext, subscriptio
     .get();
   if (!subscription) throw notFound();
   if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
-  const held = and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("held"));
+  // The same deliveries in each statement of the batch: the first held ones, in the log's order.
+  const dropped = firstHeld(subscriptionId, DISCARDED_AT_ONCE);
   const [, , gone] = (await runBatch(db, [
     // Numbers go on above what it drops; a feed cursor stays valid (a discard is not retention).
     db
       .update(s)
-      .set(droppedPast((column) => sql`(select max(x.${sql.raw(column)}) from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held')`))
+      .set(droppedPast((column) => sql`(select max(y.${sql.raw(column)}) from ${d} y where y.id in ${dropped})`))
       .where(eq(s.id, subscriptionId)),
-    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'held')`),
-    db.delete(d).where(held).returning({ id: d.id }),
+    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${dropped}`),
+    db.delete(d).where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`)).returning({ id: d.id }),
     // changes(): the rows the delete just removed, in this batch.
     ...(await answer(sql`json_object('discarded', changes())`)),
   ])) as [unknown, unknown, { id: string }[]];
