@@ -103,10 +103,11 @@ type Handlers<E, M> = Required<Pick<ExportedHandler<E, M>, "fetch" | "queue" | "
 /**
  * The Worker's handlers, each invocation under the layer when its env enforces the limits. A
  * request's figures go into its Server-Timing header when SERVER_TIMING is on; a queue batch's and
- * a cron run's into one log line (`invocation_limits`).
+ * a cron run's into one log line (`invocation_limits`), a warning so that `wrangler dev
+ * --log-level warn` (the benchmark) shows it without every request's line.
  */
 export function underPlatformLimits<E extends LayerVars & { SERVER_TIMING?: string }, M>(handlers: Handlers<E, M>): Handlers<E, M> {
-  const logged = (handler: string) => (figures: Figures) => console.log(JSON.stringify({ type: "invocation_limits", handler, ...figures }));
+  const logged = (handler: string) => (figures: Figures) => console.warn(JSON.stringify({ type: "invocation_limits", handler, ...figures }));
   return {
     fetch(request, env, ctx) {
       if (!enforcesLimits(env)) return handlers.fetch(request, env, ctx);

@@ -160,10 +160,11 @@ describe("retention", () => {
        select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, null, created_at + i, updated_at, test from webhook_deliveries, n where id = ?2`,
     ).bind(RETENTION_PER_RUN + 500, made!.id).run();
     const log = vi.spyOn(console, "log");
+    const warn = vi.spyOn(console, "warn");
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
-    const lines = log.mock.calls.map(([line]) => String(line)).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+    const lines = [...log.mock.calls, ...warn.mock.calls].map(([line]) => String(line)).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
     const retention = lines.find((line) => line.type === "cron_job" && line.job === "retention" && line.shard === SHARD);
     expect(retention.result.removed).toBeGreaterThanOrEqual(RETENTION_PER_RUN);
     // The whole run within an invocation's D1 queries (the development layer counts them).

@@ -53,13 +53,17 @@ export async function drainScenario({ dir, port, receiver, headers, processor, p
   const service = await startService({ dir, port, scheduled: true });
   try {
     const sweptAt = Date.now();
-    const sweep = await fetch(`${service.base}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+    const fire = () => fetch(`${service.base}/__scheduled?cron=${encodeURIComponent("* * * * *")}`);
+    const sweep = await fire();
     if (!sweep.ok) throw new Error(`drain: the cron answered ${sweep.status}`);
+    // A run hands over at most its budget of queue messages (src/cron.ts); the next runs go on, a
+    // run every 5 s here in place of Cloudflare's minute.
+    const runs = setInterval(() => void fire().catch(() => {}), 5_000);
     const expected = written * tags.length;
-    const arrivals = (await collect(receiver, tags, written, smoke ? 30_000 : 180_000)).flat();
+    const arrivals = (await collect(receiver, tags, written, smoke ? 30_000 : 180_000).finally(() => clearInterval(runs))).flat();
     const lastArrival = Math.max(sweptAt, ...arrivals.map(([, at]) => at));
     const row = {
-      scenario: `drain: ${expected} deliveries a queue outage left (${written} events, 3 subscriptions), handed over by one sweep`,
+      scenario: `drain: ${expected} deliveries a queue outage left (${written} events, 3 subscriptions), handed over by cron runs of at most 10,000 messages, one every 5 s`,
       non_2xx: refused,
       deliveries_expected: expected,
       delivered: arrivals.length,
@@ -69,6 +73,7 @@ export async function drainScenario({ dir, port, receiver, headers, processor, p
     };
     log(row);
     await removeSubscriptions(service.base, headers);
+    row.invocations = service.invocations();
     return row;
   } finally {
     await service.stop();

@@ -211,6 +211,8 @@ const hooks = [];
 const smokeOr = (rows) => rows.find((row) => row.scenario.startsWith("burst"))?.deliveries_expected ?? (values.smoke ? 300 : 15000);
 let peakRss = 0;
 let rssSamples = [];
+/** Queue batches' and cron runs' figures against an invocation's limits, per service the run started. */
+const invocations = [];
 // `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :isolation, :drain) one.
 if (!values.only || values.only.startsWith("webhooks")) {
   const pick = values.only?.split(":")[1];
@@ -230,6 +232,7 @@ if (!values.only || values.only.startsWith("webhooks")) {
   } finally {
     peakRss = service.peakRssBytes();
     rssSamples = service.rssSamples();
+    invocations.push(["the webhook scenarios' service", service.invocations()]);
     await service.stop();
   }
   // The pipeline's own pace, on its own service (restarted twice on the same state).
@@ -253,8 +256,10 @@ if (!values.only || values.only.startsWith("webhooks")) {
 } else {
   peakRss = service.peakRssBytes();
   rssSamples = service.rssSamples();
+  invocations.push(["the service", service.invocations()]);
   await service.stop();
 }
+for (const row of hooks) if (row.invocations) invocations.push([row.scenario.split(":")[0], row.invocations]);
 // Memory over the run: the median RSS of its first and last tenth, and the peak.
 const tenth = (from) => {
   const part = rssSamples.slice(from, from + Math.max(1, Math.floor(rssSamples.length / 10))).sort((a, b) => a - b);
@@ -273,7 +278,7 @@ for (const row of rows) {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const platform = Object.fromEntries(limitsByKind);
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks, platform };
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks, platform, invocations };
 mkdirSync("tools/bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -302,6 +307,12 @@ const table = [
   "| Request | D1 calls | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
   "|---|---|---|---|---|---|---|---|",
   ...Object.entries(platform).map(([path, f]) => `| ${path} | ${f.d1_calls ?? ""} | ${f.d1_queries ?? ""} | ${f.connections_peak ?? ""} | ${f.connections_waited ?? ""} | ${f.subrequests ?? ""} | ${f.largest_result_bytes ?? ""} | ${f.largest_value_bytes ?? ""} |`),
+  "",
+  "Queue batches (`queue`) and cron runs (`scheduled`), the most of each figure over the invocations of each service the run started:",
+  "",
+  "| Service | invocation | count | D1 calls | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
+  "|---|---|---|---|---|---|---|---|---|---|",
+  ...invocations.flatMap(([where, byHandler]) => Object.entries(byHandler).map(([handler, f]) => `| ${where} | ${handler} | ${f.invocations} | ${f.d1Calls ?? ""} | ${f.d1Queries ?? ""} | ${f.peakConnections ?? ""} | ${f.waitedConnections ?? ""} | ${f.subrequests ?? ""} | ${f.largestResultBytes ?? ""} | ${f.largestValueBytes ?? ""} |`)),
   "",
   `Written to ${file}.`,
 ].join("\n");

@@ -41,7 +41,8 @@ export function runState(dir, { onDisk = false } = {}) {
  * fire the cron at /__scheduled.
  */
 export async function startService({ dir, port, vars = {}, scheduled = false }) {
-  const service = await startWrangler({ dir, port, vars, scheduled, env: { VSCODE_INSPECTOR_OPTIONS: "1" } });
+  // At "warn": errors, and the development layer's one line per queue batch and cron run.
+  const service = await startWrangler({ dir, port, vars, scheduled, env: { VSCODE_INSPECTOR_OPTIONS: "1" }, logLevel: "warn" });
   const memory = watchMemory(service.pid);
   return {
     base: service.base,
@@ -52,6 +53,8 @@ export async function startService({ dir, port, vars = {}, scheduled = false }) 
       return service.kill();
     },
     peakRssBytes: () => memory.peak,
+    /** Each queue batch's and cron run's figures against a Worker invocation's limits (src/dev/within-limits.ts), from its log. */
+    invocations: () => invocationFigures(service.output()),
     /** CPU time (ms) the service's processes have used so far. */
     cpuMs: () => cpuMs(service.pid),
     /** RSS samples (bytes), every 500 ms since the service was up: is memory flat over the run? */
@@ -111,3 +114,21 @@ function watchMemory(rootPid) {
   };
 }
 
+
+/** The development layer's `invocation_limits` lines in `output`, by handler: how many, and the most of each figure. Pure. */
+export function invocationFigures(output) {
+  const byHandler = {};
+  for (const match of output.matchAll(/\{"type":"invocation_limits"[^\n]*?\}/g)) {
+    let line;
+    try {
+      line = JSON.parse(match[0]);
+    } catch {
+      continue;
+    }
+    const { type: _type, handler, ...figures } = line;
+    const seen = (byHandler[handler] ??= { invocations: 0 });
+    seen.invocations += 1;
+    for (const [name, value] of Object.entries(figures)) seen[name] = Math.max(seen[name] ?? 0, value);
+  }
+  return byHandler;
+}
