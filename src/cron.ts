@@ -23,24 +23,25 @@ import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
  */
 export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}): Promise<void> {
   const days = retentionDays(env.RETENTION_DAYS);
-  // A job's name, its database, its weight in the run's budget, and its work.
-  type Job = [string, string, number, (env: Env, budget: JobBudget) => Promise<unknown>];
+  // A job's name, its database, its weights in the run's budget, and its work.
+  type Job = [string, string, Allowance, (env: Env, budget: JobBudget) => Promise<unknown>];
   const jobs: Job[] = [
-    ["auth_failures", "directory", 1, (env) => forgetAuthFailures(createDb(env.DB), now)],
-    ["erasure", "directory", 1, (env) => continueErasures(createDb(env.DB), env)],
-    ["moves", "directory", 2, (env) => continueMoves(createDb(env.DB), env)],
+    ["auth_failures", "directory", QUERIES, (env) => forgetAuthFailures(createDb(env.DB), now)],
+    ["erasure", "directory", QUERIES, (env) => continueErasures(createDb(env.DB), env)],
+    ["moves", "directory", { d1Queries: 2, queueMessages: 1 }, (env) => continueMoves(createDb(env.DB), env)],
   ];
   for (const shard of boundShards(env).keys()) {
     const db = (env: Env) => createDb(env[`SHARD_${shard}`]!);
     jobs.push(
-      ["sweep", shard, 2, (env, budget) => sweepOutbox(db(env), { queue: env.DELIVERIES, shard }, now, { ...sweep, max: budget.allowed.queueMessages })],
-      ["idempotency", shard, 1, (env) => forgetExpiredKeys(db(env), now)],
-      ["retention", shard, 4, (env) => applyRetention(db(env), env.ARCHIVE, days, now)],
-      ["counts", shard, 1, (env) => foldBehindAccounts(db(env))],
-      ["releases", shard, 1, (env) => continueReleases(db(env), { queue: env.DELIVERIES, shard }, now)],
+      ["sweep", shard, { d1Queries: 2, queueMessages: 4 }, (env, budget) => sweepOutbox(db(env), { queue: env.DELIVERIES, shard }, now, { ...sweep, max: budget.allowed.queueMessages })],
+      ["idempotency", shard, QUERIES, (env) => forgetExpiredKeys(db(env), now)],
+      ["retention", shard, { d1Queries: 4, queueMessages: 0 }, (env) => applyRetention(db(env), env.ARCHIVE, days, now)],
+      ["counts", shard, QUERIES, (env) => foldBehindAccounts(db(env))],
+      ["releases", shard, { d1Queries: 1, queueMessages: 1 }, (env) => continueReleases(db(env), { queue: env.DELIVERIES, shard }, now)],
     );
   }
-  const run = new RunBudget(CRON_BUDGET, jobs.reduce((sum, [, , weight]) => sum + weight, 0));
+  const weights = jobs.reduce((sum, [, , weight]) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), { d1Queries: 0, queueMessages: 0 });
+  const run = new RunBudget(CRON_BUDGET, weights);
   await eachAtMost(jobs, JOBS_AT_ONCE, async ([job, shard, weight, work]) => {
     const budget = run.start(weight);
     let line: Record<string, unknown> = {};
@@ -63,6 +64,8 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
  * second, so a backlog after an outage drains over runs without crowding out new deliveries).
  */
 export const CRON_BUDGET: Allowance = { d1Queries: D1_QUERIES_PER_INVOCATION - 100, queueMessages: 10_000 };
+/** The weights of a job that only queries D1. */
+const QUERIES: Allowance = { d1Queries: 1, queueMessages: 0 };
 
 /** `env` whose D1 bindings and delivery queue spend from a job's budget. */
 function withinBudget(env: Env, budget: JobBudget): Env {

@@ -1,8 +1,8 @@
 /**
  * A cron run's budget: the D1 queries and queue messages its jobs may spend in one invocation,
  * shared among them. Each job starts with its weight's part of what is left among the jobs not
- * yet started (a job that may have much to do weighs more), and gives back what it did not spend
- * when it ends; a job that reaches its part stops
+ * yet started, for each kind (a job that may have much to do weighs more; one that sends no
+ * message weighs nothing in messages), and gives back what it did not spend when it ends; a job that reaches its part stops
  * there (BudgetSpent, at its next D1 call or send) and the next run goes on where it stopped,
  * as after a D1 error: every job is bounded and resumable. Pure.
  */
@@ -33,20 +33,24 @@ export class JobBudget {
 
 export class RunBudget {
   private readonly left: Allowance;
+  private readonly weightLeft: Allowance;
 
-  /** `weightLeft`: the weights of every job the run will start, added up. */
-  constructor(total: Allowance, private weightLeft: number) {
+  /** `weights`: the weights of every job the run will start, added up, for each kind. */
+  constructor(total: Allowance, weights: Allowance) {
     this.left = { ...total };
+    this.weightLeft = { ...weights };
   }
 
-  /** The next job's part: its weight's share of what is left among the jobs not yet started. */
-  start(weight = 1): JobBudget {
-    const share = weight / Math.max(weight, this.weightLeft);
-    this.weightLeft -= weight;
-    const part = { d1Queries: Math.floor(this.left.d1Queries * share), queueMessages: Math.floor(this.left.queueMessages * share) };
-    this.left.d1Queries -= part.d1Queries;
-    this.left.queueMessages -= part.queueMessages;
-    return new JobBudget(part);
+  /** The next job's part: for each kind, its weight's share of what is left among the jobs not yet started. */
+  start(weight: Allowance = { d1Queries: 1, queueMessages: 1 }): JobBudget {
+    const part = (kind: keyof Allowance) => {
+      const share = weight[kind] / Math.max(weight[kind], this.weightLeft[kind], 1);
+      this.weightLeft[kind] -= weight[kind];
+      const taken = Math.floor(this.left[kind] * share);
+      this.left[kind] -= taken;
+      return taken;
+    };
+    return new JobBudget({ d1Queries: part("d1Queries"), queueMessages: part("queueMessages") });
   }
 
   /** A job ended: what it did not spend goes back to the run. */
