@@ -2,6 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { continueMoves } from "../src/services/moves";
+import { continueErasures } from "../src/services/erasure";
 import { ADMIN, call, makeCounterparty, makeTenant } from "./helpers/api";
 import { tenantRows } from "./helpers/tenant-rows";
 import { subscribeUnanswered } from "./helpers/webhooks";
@@ -25,6 +26,30 @@ describe("a move that cannot progress", () => {
 });
 
 describe("canceling a move", () => {
+  it("runs bounded statements on the source: what is left of a long log goes with the account's rows when it is erased", async () => {
+    const { client, account } = await makeTenant({ shard: "A" });
+    await makeCounterparty(client, "buyer");
+    expect((await move(account.id, "B")).status).toBe(202);
+    await continueMoves(directory(), env, 5);
+    expect((await accountOf(account.id)).move.state).toBe("copying");
+    // A long log, as a busy account's copy leaves one.
+    await env.SHARD_A!.prepare(
+      `insert into move_log (account_id, tbl, key) with recursive n(i) as (select 1 union all select i + 1 from n where i < 12000) select ?1, 'counterparties', '["x' || i || '"]' from n`,
+    )
+      .bind(account.id)
+      .run();
+    const logged = async () => (await env.SHARD_A!.prepare("select count(*) as n from move_log where account_id = ?").bind(account.id).first<{ n: number }>())!.n;
+    const before = await logged();
+    expect((await cancel(account.id)).status).toBe(202);
+    expect(await logged()).toBe(before - 5000);
+    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, 5);
+    expect((await makeCounterparty(client, "supplier")).id).toMatch(/^cpty_/);
+    expect(await logged()).toBe(before - 5000);
+    expect((await call("DELETE", `/admin/accounts/${account.id}/`, { headers: ADMIN })).status).toBe(202);
+    for (let run = 0; run < 20 && (await logged()) > 0; run++) await continueErasures(directory(), env);
+    expect(await logged()).toBe(0);
+  });
+
   it("before the cut-over leaves the account whole on its shard, removes the copy from the target in bounded steps, and lets it move again", async () => {
     const { client, account } = await makeTenant({ shard: "A" });
     for (let i = 0; i < 12; i++) await makeCounterparty(client, i % 2 ? "buyer" : "supplier");

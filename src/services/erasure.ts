@@ -9,6 +9,7 @@ import {
   apiUsers,
   counterparties,
   idempotencyKeys,
+  moveLog,
   invoices,
   listCounts,
   paymentEvents,
@@ -127,6 +128,8 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
     deleteSome(db, listCounts, eq(listCounts.accountId, id), { key: [listCounts.accountId, listCounts.resource] }),
     deleteSome(db, timeCounts, eq(timeCounts.accountId, id), { key: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket] }),
     deleteSome(db, idempotencyKeys, eq(idempotencyKeys.accountId, id)),
+    // A move's change log left on this shard (a move canceled or finished leaves none for long).
+    deleteSome(db, moveLog, eq(moveLog.accountId, id), { key: [moveLog.seq] }),
     db
       .delete(tenants)
       .where(

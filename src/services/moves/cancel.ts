@@ -36,16 +36,29 @@ export async function cancelMove(directory: Db, env: Env, id: string, now = Date
   if (!canceled) throw conflict("A step of the move is running; try again in a minute.");
   const source = shardBinding(env, account.shard);
   if (source) {
+    // Its triggers stop logging at once. What is left of its log is harmless (a replay reads each
+    // logged row as it is now) and goes with the account's rows when it leaves or is erased.
     await source.batch([
       source.prepare("delete from moves where account_id = ?1").bind(id),
-      source.prepare("delete from move_log where account_id = ?1").bind(id),
-      // As after a failed cut-over: deliveries handed over at their creation and never since, which
-      // the sweeper left alone while the move held them (its mark passed them), become due again.
-      source.prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at").bind(id),
+      source.prepare(`delete from move_log where seq in (select seq from move_log where account_id = ?1 limit ${CHUNK})`).bind(id),
     ]);
+    // As after a failed cut-over: deliveries handed over at their creation and never since, which
+    // the sweeper left alone while the move held them (its mark passed them), become due again,
+    // CHUNK a statement (their queue messages, held back while it moved, come back meanwhile).
+    for (let step = 0; step < CHUNK_STEPS; step++) {
+      const done = await source
+        .prepare(`update webhook_deliveries set enqueued_at = null where id in (select id from webhook_deliveries where account_id = ?1 and status = 'pending' and enqueued_at = created_at limit ${CHUNK})`)
+        .bind(id)
+        .run();
+      if ((done.meta.changes ?? 0) < CHUNK) break;
+    }
   }
   return canceled;
 }
+
+/** Rows one statement of a cancel changes at most, and how many such statements it runs at most. */
+const CHUNK = 5_000;
+const CHUNK_STEPS = 20;
 
 /** One bounded step of a canceled move: removes some of the copy on the target; the last step ends the move. */
 export async function stepCancel(directory: Db, env: Env, account: Account): Promise<void> {
