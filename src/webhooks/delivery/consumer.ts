@@ -168,7 +168,10 @@ async function deliverAll(env: Env, started: Started[]): Promise<void> {
     // Left claimed: the claim lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
-  const order = startOrder(started.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt })));
+  // Shard by shard, as their claims were leased: a delivery never starts later than its lease allows.
+  const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
+    startOrder(list.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt }))),
+  );
   await eachAtMost(order, ATTEMPTS_AT_ONCE, async ({ delivery, subscription, shard }) => {
     const result = await attempt(delivery, subscription, env);
     const outcome = decideOutcome({
