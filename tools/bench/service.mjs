@@ -3,7 +3,7 @@
 // URLs allowed and SERVER_TIMING on (each response says the D1 rows it read).
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { OFFLINE_ENV, startWrangler, undoAtExit } from "../lib/service.mjs";
+import { invocationFigures, OFFLINE_ENV, startWrangler, undoAtExit } from "../lib/service.mjs";
 
 export const MODE = "wrangler dev, debugger relay off (VSCODE_INSPECTOR_OPTIONS=1), SERVER_TIMING on";
 /** The environment every benchmarked `wrangler dev` runs with (the service and the baseline alike). */
@@ -115,20 +115,3 @@ function watchMemory(rootPid) {
 }
 
 
-/** The development layer's `invocation_limits` lines in `output`, by handler: how many, and the most of each figure. Pure. */
-export function invocationFigures(output) {
-  const byHandler = {};
-  for (const match of output.matchAll(/\{"type":"invocation_limits"[^\n]*?\}/g)) {
-    let line;
-    try {
-      line = JSON.parse(match[0]);
-    } catch {
-      continue;
-    }
-    const { type: _type, handler, ...figures } = line;
-    const seen = (byHandler[handler] ??= { invocations: 0 });
-    seen.invocations += 1;
-    for (const [name, value] of Object.entries(figures)) seen[name] = Math.max(seen[name] ?? 0, value);
-  }
-  return byHandler;
-}

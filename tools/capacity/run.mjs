@@ -19,7 +19,7 @@ import { parseArgs } from "node:util";
 import { getPlatformProxy } from "wrangler";
 import { migrateAll, shardNames } from "../lib/d1.mjs";
 import { stopGroup } from "../lib/process-group.mjs";
-import { BENCH_VARS, freePort, ROOT, startWrangler, undoAtExit } from "../lib/service.mjs";
+import { BENCH_VARS, freePort, invocationFigures, ROOT, startWrangler, undoAtExit } from "../lib/service.mjs";
 import { shardFigures } from "./figures.mjs";
 
 const { values } = parseArgs({
@@ -79,7 +79,9 @@ function timingOf(res) {
   const value = (name, key) => Number(new RegExp(`${name};${key}="?([0-9.]+)"?`).exec(header)?.[1] ?? NaN);
   const byTable = /d1-written-by-table;desc="([^"]*)"/.exec(header)?.[1] ?? "";
   const writtenByTable = Object.fromEntries(byTable.split(" ").filter(Boolean).map((pair) => [pair.slice(0, pair.lastIndexOf(":")), Number(pair.slice(pair.lastIndexOf(":") + 1))]));
-  return { rowsWritten: value("d1-rows-written", "desc"), statements: value("d1-statements", "desc"), sqlMs: value("d1-sql", "dur"), writtenByTable };
+  // What the request took of a Worker invocation's limits (src/dev/within-limits.ts).
+  const limits = { d1Calls: value("d1-calls", "desc"), d1Queries: value("cf-d1-queries", "desc"), peakConnections: value("cf-connections-peak", "desc"), waitedConnections: value("cf-connections-waited", "desc"), subrequests: value("cf-subrequests", "desc"), largestResultBytes: value("cf-largest-result", "desc"), largestValueBytes: value("cf-largest-value", "desc") };
+  return { rowsWritten: value("d1-rows-written", "desc"), statements: value("d1-statements", "desc"), sqlMs: value("d1-sql", "dur"), writtenByTable, limits };
 }
 
 const admin = { authorization: `Bearer ${BENCH_VARS.ADMIN_TOKEN}` };
@@ -141,6 +143,8 @@ const folds = service
   .split("\n")
   .filter((line) => line.includes('"counts_folded"'))
   .map((line) => JSON.parse(line.slice(line.indexOf("{"))));
+// Each queue batch's and cron run's figures against an invocation's limits, from the layer's lines.
+const invocations = invocationFigures(service.output());
 await service.stop();
 await stopGroup(receiver);
 
@@ -188,7 +192,10 @@ const foldShare = {
   sql_ms: folds.reduce((sum, fold) => sum + fold.sql_ms, 0) / changes,
 };
 const figures = shardFigures({ bytes, payments: PAYMENTS, perChange, eventsPerPayment: EVENTS, foldShare });
-const report = { at: new Date().toISOString(), payments: PAYMENTS, events_per_payment: EVENTS, concurrency: CONCURRENCY, pause_ms: PAUSE_MS, subscriptions: mix, database_bytes: total, bytes, per_change: perChange, fold_share: foldShare, ...figures };
+/** The most of each figure over a kind's requests. */
+const most = (list) => Object.fromEntries(Object.keys(list[0]?.limits ?? {}).map((name) => [name, Math.max(...list.map((item) => item.limits[name]))]));
+const limits = { "a new payment": { invocations: costs.creation.length, ...most(costs.creation) }, "an event": { invocations: costs.event.length, ...most(costs.event) }, ...Object.fromEntries(Object.entries(invocations).map(([handler, f]) => [handler === "queue" ? "a queue batch" : "a cron run", f])) };
+const report = { at: new Date().toISOString(), payments: PAYMENTS, events_per_payment: EVENTS, concurrency: CONCURRENCY, pause_ms: PAUSE_MS, subscriptions: mix, database_bytes: total, bytes, per_change: perChange, fold_share: foldShare, limits, ...figures };
 
 const kb = (n) => (n / 1024).toFixed(2);
 const lines = [
@@ -211,6 +218,12 @@ const lines = [
   "",
   `One shard (D1's 10 GB): ${figures.payments_per_shard_with_log.toLocaleString("en")} payments with their delivery log (all within RETENTION_DAYS=${RETENTION_DAYS}), ${figures.payments_per_shard_core.toLocaleString("en")} once their log is past retention;`,
   `at the SQL time above (the folds' share included), about ${figures.changes_per_second.toLocaleString("en")} changes a second (D1 runs one query at a time per database).`,
+  "",
+  "Against a Worker invocation's limits (Workers Paid), the most over each kind's invocations: D1 round trips, D1 queries (1,000), connections at once (6) and those that waited, subrequests (10,000), the largest D1 result (50 MB) and bound value (2 MB), in bytes.",
+  "",
+  "| Invocation | count | D1 calls | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
+  "|---|---|---|---|---|---|---|---|---|",
+  ...Object.entries(limits).map(([kind, f]) => `| ${kind} | ${f.invocations} | ${f.d1Calls} | ${f.d1Queries} | ${f.peakConnections} | ${f.waitedConnections} | ${f.subrequests} | ${f.largestResultBytes} | ${f.largestValueBytes} |`),
 ];
 console.log(lines.join("\n"));
 mkdirSync(join(ROOT, "tools/capacity/results"), { recursive: true });

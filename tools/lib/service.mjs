@@ -131,3 +131,21 @@ export function run(command, args, options = {}) {
     child.on("exit", (code) => done({ code, stdout, stderr }));
   });
 }
+
+/** The development layer's (src/dev/within-limits.ts) `invocation_limits` lines in `output`, by handler: how many, and the most of each figure. Pure. */
+export function invocationFigures(output) {
+  const byHandler = {};
+  for (const match of output.matchAll(/\{"type":"invocation_limits"[^\n]*?\}/g)) {
+    let line;
+    try {
+      line = JSON.parse(match[0]);
+    } catch {
+      continue;
+    }
+    const { type: _type, handler, ...figures } = line;
+    const seen = (byHandler[handler] ??= { invocations: 0 });
+    seen.invocations += 1;
+    for (const [name, value] of Object.entries(figures)) seen[name] = Math.max(seen[name] ?? 0, value);
+  }
+  return byHandler;
+}
