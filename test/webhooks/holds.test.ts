@@ -145,6 +145,29 @@ describe("holds", () => {
     expect(sent).toEqual(Array.from({ length: RELEASED_AT_ONCE + 300 - 1100 }, (_, i) => `${subscription.id}-${1101 + i}`));
   });
 
+  it(`holds at most ${RELEASED_AT_ONCE} pending deliveries on a pause, oldest first, and the cron the rest; none is attempted`, async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    const shard = await shardD1(client.accountId);
+    const from = Date.now() - 60_000;
+    // A backlog of due deliveries never handed over (a queue outage), then the pause.
+    await shard
+      .prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, sequence, created_at, updated_at)
+         with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+         select ?2 || '-' || i, ?2, ?3, 'pmt_x', '{}', 'pending', 0, ?4 + i, i, ?4 + i, ?4 + i from n`,
+      )
+      .bind(RELEASED_AT_ONCE + 300, subscription.id, client.accountId, from)
+      .run();
+    expect((await setActive(client, subscription.id, false)).status).toBe(200);
+    expect(await statusCounts(shard, subscription.id)).toEqual({ held: RELEASED_AT_ONCE, pending: 300 });
+    const first = await shard.prepare("select min(sequence) as n from webhook_deliveries where subscription_id = ? and status = 'pending'").bind(subscription.id).first<{ n: number }>();
+    expect(first!.n).toBe(RELEASED_AT_ONCE + 1);
+    const queue = { send: async () => {}, sendBatch: async () => {} } as unknown as Queue<DeliveryMessage>;
+    await runCron({ ...env, DELIVERIES: queue }, Date.now());
+    expect(await statusCounts(shard, subscription.id)).toEqual({ held: RELEASED_AT_ONCE + 300 });
+  });
+
   it(`discards at most ${DISCARDED_AT_ONCE} held deliveries a call, oldest first: called again, the rest`, async () => {
     const { client } = await makeTenant();
     const { subscription } = await subscribeToReceiver(client);

@@ -22,13 +22,17 @@ import { droppedPast } from "../outbox/sequence";
 /** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
 export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
 
-/** Holds the subscription's pending deliveries that no attempt is working on (read on its log, whether on the due index or fresh). */
-export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number): BatchStatement {
+/**
+ * Holds the subscription's pending deliveries that no attempt is working on, RELEASED_AT_ONCE at
+ * most, oldest first (read on its log); the cron holds the rest (continueHolds).
+ */
+export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number) {
   const d = webhookDeliveries;
+  const first = sql`(select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'pending' and (x.claimed_until is null or x.claimed_until < ${now}) order by x.created_at, x.id limit ${sql.raw(String(RELEASED_AT_ONCE))})`;
   return db
     .update(d)
     .set({ ...HELD, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now))));
+    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now)), sql`${d.id} in ${first}`));
 }
 
 /**
@@ -78,28 +82,36 @@ export function releaseHeld(db: Db, accountId: string, subscriptionId: string, n
     .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
 }
 
-/** Subscriptions whose held deliveries one cron run goes on releasing, at most. */
+/** Subscriptions whose deliveries one cron run goes on holding or releasing, at most. */
 export const RELEASING_AT_ONCE = 5;
 
 /**
- * The cron's part of a resume: active subscriptions that still hold deliveries (a resume settles
- * and releases RELEASED_AT_ONCE) get their next ones settled or released and handed to the queue,
- * RELEASING_AT_ONCE subscriptions a run. Returns how many were released.
+ * The cron's part of a pause or a resume, which hold or release RELEASED_AT_ONCE deliveries each:
+ * a paused subscription's pending deliveries that no attempt works on are held, and an active
+ * one's held deliveries settled or released and handed to the queue, RELEASED_AT_ONCE of each
+ * subscription and RELEASING_AT_ONCE subscriptions of each kind a run.
  */
-export async function continueReleases(db: Db, queue: ShardQueue, now: number): Promise<{ released: number; subscriptions: number }> {
+export async function continueHolds(db: Db, queue: ShardQueue, now: number): Promise<{ held: number; released: number; subscriptions: number }> {
   const s = webhookSubscriptions;
-  const holding = await db
-    .select({ id: s.id, accountId: s.accountId })
-    .from(s)
-    .where(and(eq(s.isActive, true), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = 'held')`))
-    .limit(fixedLimit(RELEASING_AT_ONCE));
+  const having = (active: boolean, status: string) =>
+    db
+      .select({ id: s.id, accountId: s.accountId })
+      .from(s)
+      .where(and(eq(s.isActive, active), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = ${status}${status === "pending" ? sql` and (h.claimed_until is null or h.claimed_until < ${now})` : sql``})`))
+      .limit(fixedLimit(RELEASING_AT_ONCE));
+  const [pausing, holding] = await db.batch([having(false, "pending"), having(true, "held")]);
+  let held = 0;
+  if (pausing.length > 0) {
+    const results = (await runBatch(db, pausing.map(({ id, accountId }) => holdPending(db, accountId, id, now).returning({ id: webhookDeliveries.id })))) as { id: string }[][];
+    held = results.reduce((sum, rows) => sum + rows.length, 0);
+  }
   let released = 0;
   for (const { id, accountId } of holding) {
     const [, rows] = (await runBatch(db, [settleAcked(db, accountId, id, now), releaseHeld(db, accountId, id, now)])) as [unknown, { id: string; sequence: number | null; createdAt: number }[]];
     await handOver(db, queue, inSequence(rows));
     released += rows.length;
   }
-  return { released, subscriptions: holding.length };
+  return { held, released, subscriptions: pausing.length + holding.length };
 }
 
 /** Released deliveries' ids, oldest sequence first. Pure. */
