@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ATTEMPTS_AT_ONCE, claimLease, startOrder } from "../../src/webhooks/delivery/lanes";
+import { ATTEMPTS_AT_ONCE, claimLease, startOrder, withinBodyBytes } from "../../src/webhooks/delivery/lanes";
 import { SIMULTANEOUS_CONNECTIONS } from "../../src/lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
 
@@ -27,5 +27,17 @@ describe("a consumer invocation's lanes", () => {
     [99, CLAIM_MS + Math.floor(99 / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS],
   ])("holds the claim of the attempt at position %i for %i ms", (position, lease) => {
     expect(claimLease(position)).toBe(lease);
+  });
+
+  it.each([
+    ["all fit", [3, 3, 3], 10, 0, [3, 3, 3], []],
+    ["the first that fit, in order; none after one that does not", [4, 4, 2, 1], 9, 0, [4, 4], [2, 1]],
+    ["one alone however large, when none is taken yet", [20, 1], 10, 0, [20], [1]],
+    ["none when the invocation's other shards took the budget", [5], 3, 2, [], [5]],
+  ])("claims bodies within the invocation's bytes: %s", (_name, sizes, left, taken, claimed, putOff) => {
+    const rows = sizes.map((bodyBytes, i) => ({ id: String(i), bodyBytes }));
+    const result = withinBodyBytes(rows, { left, taken });
+    expect(result.taken.map((row) => row.bodyBytes)).toEqual(claimed);
+    expect(result.over.map((row) => row.bodyBytes)).toEqual(putOff);
   });
 });

@@ -2,7 +2,7 @@ import { and, eq, getTableColumns, inArray, isNull, lt, lte, or, sql, type SQL }
 import type { Db } from "../../db/client";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { payments, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import type { ClaimPlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
@@ -30,10 +30,17 @@ export type AdmissionRow = SubscriptionRow & { inFlight: number; oldestStart: nu
  * What the admission rule needs of a batch, in one round trip: each delivery's subscription and
  * age, and those subscriptions with their attempts in flight (claims not yet lapsed).
  */
-export async function readAdmission(db: Db, ids: string[], now: number): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number }[]; subscriptions: AdmissionRow[] }> {
+export async function readAdmission(db: Db, ids: string[], now: number): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number }[]; subscriptions: AdmissionRow[] }> {
+  const d = webhookDeliveries;
   const [rows, subscriptions] = await db.batch([
     db
-      .select({ id: webhookDeliveries.id, subscriptionId: webhookDeliveries.subscriptionId, createdAt: webhookDeliveries.createdAt })
+      .select({
+        id: d.id,
+        subscriptionId: d.subscriptionId,
+        createdAt: d.createdAt,
+        // What the claim reads to make its body: the row's own, or its payment's stored detail.
+        bodyBytes: sql<number>`coalesce(case when ${d.flags} is null then length(cast(${d.body} as blob)) else (select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}) end, 0)`,
+      })
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
     db
@@ -77,6 +84,8 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "lease")
  */
 export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, subscriptions: SubscriptionRow[], now: number): Promise<Map<string, Claim>> {
   const token = crypto.randomUUID();
+  // The subscriptions whose claimed deliveries are attempted (the others are ended or held).
+  const attempted = new Set(subscriptions.filter((row) => row.isActive).map((row) => row.id));
   const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
   // The claim starts the delivery's first attempt (SET reads the row as it was before the claim).
   const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
@@ -119,10 +128,12 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
       })
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
-    // What rebuilds the claimed deliveries' bodies, in the same round trip.
-    bodySources(db, eventOfDelivery(and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token)))),
+    // What rebuilds the bodies of the claimed deliveries to attempt, in the same round trip (one
+    // ended or held unattempted needs none).
+    bodySources(db, eventOfDelivery(and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token), inList(webhookDeliveries.subscriptionId, [...attempted, ""])))),
   ]);
-  return sortClaims(ids, applyBodies(claimed, sources), subscriptions, states, now, putOff);
+  const bodies = new Map(applyBodies(claimed.filter((row) => attempted.has(row.subscriptionId)), sources).map((row) => [row.id, row]));
+  return sortClaims(ids, claimed.map((row) => bodies.get(row.id) ?? row), subscriptions, states, now, putOff);
 }
 
 /** Each id's claim, from what the claim statement took and the rows' states after it. Pure. */

@@ -35,7 +35,7 @@ import { handOver } from "../outbox/outbox";
 import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
-import { ATTEMPTS_AT_ONCE, claimLease, startOrder } from "./lanes";
+import { ATTEMPTS_AT_ONCE, CLAIM_BODY_BYTES, claimLease, OVERFLOW_DELAY_MS, startOrder, withinBodyBytes } from "./lanes";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
@@ -55,12 +55,13 @@ type ShardWork = { db: Db; queue: ShardQueue };
 export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
-  for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length)));
+  const bodies = { left: CLAIM_BODY_BYTES, taken: 0 };
+  for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length, bodies)));
   await deliverAll(env, started);
 }
 
 /** Claims one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
-async function claimShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number): Promise<Started[]> {
+async function claimShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, bodies: { left: number; taken: number }): Promise<Started[]> {
   const binding = shardBinding(env, shard);
   if (!binding) {
     shardNotConfigured(shard, { delivery_ids: messages.map((message) => message.body?.delivery_id) });
@@ -75,7 +76,7 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
   const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let claims;
   try {
-    claims = await admitAndClaim(work.db, ids, env, now, position);
+    claims = await admitAndClaim(work.db, ids, env, now, position, bodies);
   } catch (error) {
     console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
     for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
@@ -123,7 +124,7 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
  */
-async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number): Promise<Map<string, Claim>> {
+async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number, bodies: { left: number; taken: number }): Promise<Map<string, Claim>> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
@@ -149,10 +150,15 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, posit
     }
   }
   const ruled = planClaims(asking, now, Math.random);
-  // Each attempt's claim holds while it may wait for a lane: its place in the invocation's start order says how long.
-  const place = new Map(startOrder(rows.filter((row) => ruled.claim.some((claim) => claim.id === row.id))).map((row, i) => [row.id, position + i]));
-  const attempts = ruled.claim.map((claim) => ({ ...claim, lease: claimLease(place.get(claim.id) ?? position) }));
-  return claimDeliveries(db, ids, { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff] }, subscriptions, now);
+  // The invocation's bodies stay within CLAIM_BODY_BYTES: in start order, the first that fit are
+  // claimed, the others put off a moment. Each attempt's claim holds while it may wait for a lane:
+  // its place in the invocation's start order says how long.
+  const admitted = new Set(ruled.claim.map((claim) => claim.id));
+  const { taken, over } = withinBodyBytes(startOrder(rows.filter((row) => admitted.has(row.id))), bodies);
+  const place = new Map(taken.map((row, i) => [row.id, position + i]));
+  const attempts = ruled.claim.filter((claim) => place.has(claim.id)).map((claim) => ({ ...claim, lease: claimLease(place.get(claim.id)!) }));
+  const overflow = over.map((row) => ({ id: row.id, at: now + OVERFLOW_DELAY_MS }));
+  return claimDeliveries(db, ids, { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] }, subscriptions, now);
 }
 
 /**

@@ -11,6 +11,28 @@ import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../wire/retry-schedule";
 
 export const ATTEMPTS_AT_ONCE = SIMULTANEOUS_CONNECTIONS - 1;
 
+/**
+ * The bytes of the bodies one consumer invocation claims at most (what its claim reads to make
+ * them, and holds while it attempts them); one delivery alone however large. The rest of its batch
+ * is put off unclaimed and comes back OVERFLOW_DELAY_MS later.
+ */
+export const CLAIM_BODY_BYTES = 8_000_000;
+export const OVERFLOW_DELAY_MS = 1_000;
+
+/** The first of `rows` (in their order) whose bytes add up to at most `budget.left`, always one while none is taken; takes them from the budget. Pure but for the budget. */
+export function withinBodyBytes<T extends { bodyBytes: number }>(rows: readonly T[], budget: { left: number; taken: number }): { taken: T[]; over: T[] } {
+  const taken: T[] = [];
+  const over: T[] = [];
+  for (const row of rows) {
+    if (over.length === 0 && (row.bodyBytes <= budget.left || budget.taken === 0)) {
+      taken.push(row);
+      budget.left -= row.bodyBytes;
+      budget.taken += 1;
+    } else over.push(row);
+  }
+  return { taken, over };
+}
+
 interface Queued {
   id: string;
   subscriptionId: string;
