@@ -15,10 +15,10 @@ export default underPlatformLimits<Env, DeliveryMessage>({
     started();
     return app.fetch(request, env, ctx);
   },
-  async queue(batch, env) {
+  async queue(batch, env, ctx) {
     started();
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
-    else await consumeDeliveries(batch, env);
+    else await consumeDeliveries(batch, env, ctx);
   },
   async scheduled(controller, env, _ctx) {
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's

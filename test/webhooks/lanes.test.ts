@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ATTEMPTS_AT_ONCE, claimLease, startOrder, withinBodyBytes } from "../../src/webhooks/delivery/lanes";
+import { answersQuickly, ATTEMPTS_AT_ONCE, claimLease, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "../../src/webhooks/delivery/lanes";
+import { HEALTH_WINDOW_MS, SLOW_MS } from "../../src/webhooks/delivery/admission";
+import { WAIT_UNTIL_MS } from "../../src/lib/platform-limits";
 import { SIMULTANEOUS_CONNECTIONS } from "../../src/lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
 
@@ -39,5 +41,22 @@ describe("a consumer invocation's lanes", () => {
     const result = withinBodyBytes(rows, { left, taken });
     expect(result.taken.map((row) => row.bodyBytes)).toEqual(claimed);
     expect(result.over.map((row) => row.bodyBytes)).toEqual(putOff);
+  });
+
+  const NOW = 1_000_000;
+  it.each([
+    ["answers, no timeout, nothing in flight", { answers: 3, timeouts: 0, since: NOW - 1000, oldestStart: null }, true],
+    ["more answers than timeouts", { answers: 5, timeouts: 3, since: NOW - 1000, oldestStart: null }, true],
+    ["no answer yet (a new subscription)", { answers: 0, timeouts: 0, since: null, oldestStart: null }, false],
+    ["as many timeouts as answers", { answers: 2, timeouts: 2, since: NOW - 1000, oldestStart: null }, false],
+    ["answers, but an attempt in flight past SLOW_MS", { answers: 3, timeouts: 0, since: NOW - 1000, oldestStart: NOW - SLOW_MS - 1 }, false],
+    ["answers long ago (its window is over)", { answers: 3, timeouts: 0, since: NOW - HEALTH_WINDOW_MS - 1, oldestStart: null }, false],
+  ])("answers quickly: %s", (_name, state, quick) => {
+    expect(answersQuickly(state, NOW)).toBe(quick);
+  });
+
+  it("lets an invocation's attempts to receivers not known to answer quickly all time out within waitUntil's 30 s, with a timeout's time to spare for the others", () => {
+    const waves = Math.ceil(UNPROVEN_AT_ONCE / ATTEMPTS_AT_ONCE);
+    expect(waves * ATTEMPT_TIMEOUT_MS + ATTEMPT_TIMEOUT_MS).toBeLessThanOrEqual(WAIT_UNTIL_MS);
   });
 });

@@ -9,10 +9,12 @@
  *   outcome (outcome.ts)  a pure decision per attempt: succeeded, retry in n seconds, or failed;
  *   record  (record.ts)   one batch records the attempts that ended together, and retries are
  *                         handed to the queue with their delays.
- * The row is the truth: a message is acked once its delivery is claimed, and the invocation ends
- * when its attempts are recorded. It never holds more connections than a Worker has: the shards'
- * claims go one after another, then the attempts take all lanes but one, which records (lanes.ts).
- * If the isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
+ * The row is the truth: a message is acked once its delivery is claimed, and the attempts go on
+ * after the batch is handed back (waitUntil, see wrangler.toml's compatibility flag), within
+ * waitUntil's 30 s by construction (lanes.ts), so a receiver that hangs never holds the batches
+ * behind it. The invocation never holds more connections than a Worker has: the shards' claims go
+ * one after another, then the attempts take all lanes but one, which records (lanes.ts). If the
+ * isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../../db/client";
@@ -27,7 +29,7 @@ import { CLAIM_MS } from "../wire/retry-schedule";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
-import { claimDeliveries, readAdmission, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
+import { claimDeliveries, readAdmission, type AdmissionRow, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
 import type { DeliveryMessage, ShardQueue } from "../outbox/message";
 import { HELD } from "../subscriptions/holds";
 import { openSecrets } from "../subscriptions/opened-secrets";
@@ -35,14 +37,16 @@ import { handOver } from "../outbox/outbox";
 import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
-import { ATTEMPTS_AT_ONCE, CLAIM_BODY_BYTES, claimLease, OVERFLOW_DELAY_MS, startOrder, withinBodyBytes } from "./lanes";
+import { answersQuickly, ATTEMPTS_AT_ONCE, CLAIM_BODY_BYTES, claimLease, OVERFLOW_DELAY_MS, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "./lanes";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
 /** When no ENCRYPTION_KEY can open any secret, a claimed delivery comes back this much later. */
 export const NOT_CONFIGURED_RETRY_SECONDS = 60;
 
-type Started = { delivery: DeliveryRow; subscription: SubscriptionRow; shard: ShardWork };
+type Started = { delivery: DeliveryRow; subscription: SubscriptionRow; shard: ShardWork; quick: boolean };
+/** What one invocation has taken so far of its bodies' bytes and its unproven attempts (lanes.ts). */
+type Taken = { bodies: { left: number; taken: number }; unproven: number };
 type ShardWork = { db: Db; queue: ShardQueue };
 
 /**
@@ -52,16 +56,16 @@ type ShardWork = { db: Db; queue: ShardQueue };
  * lost while the binding is restored); one without a shard is acked, and its shard's sweeper
  * sends the row again.
  */
-export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
-  const bodies = { left: CLAIM_BODY_BYTES, taken: 0 };
-  for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length, bodies)));
-  await deliverAll(env, started);
+  const taken: Taken = { bodies: { left: CLAIM_BODY_BYTES, taken: 0 }, unproven: 0 };
+  for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length, taken)));
+  ctx.waitUntil(deliverAll(env, started).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))));
 }
 
 /** Claims one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
-async function claimShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, bodies: { left: number; taken: number }): Promise<Started[]> {
+async function claimShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, taken: Taken): Promise<Started[]> {
   const binding = shardBinding(env, shard);
   if (!binding) {
     shardNotConfigured(shard, { delivery_ids: messages.map((message) => message.body?.delivery_id) });
@@ -75,8 +79,9 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
   const now = Date.now();
   const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let claims;
+  let quick: Set<string>;
   try {
-    claims = await admitAndClaim(work.db, ids, env, now, position, bodies);
+    ({ claims, quick } = await admitAndClaim(work.db, ids, env, now, position, taken));
   } catch (error) {
     console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
     for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
@@ -100,7 +105,7 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
       const { delivery, subscription } = claim;
       if (!subscription) ended.push(delivery.id);
       else if (!subscription.isActive) held.push(delivery);
-      else started.push({ delivery, subscription, shard: work });
+      else started.push({ delivery, subscription, shard: work, quick: quick.has(subscription.id) });
     }
     message.ack();
   }
@@ -124,7 +129,7 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
  */
-async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number, bodies: { left: number; taken: number }): Promise<Map<string, Claim>> {
+async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number, taken: Taken): Promise<{ claims: Map<string, Claim>; quick: Set<string> }> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
@@ -145,20 +150,39 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, posit
       console.error(JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }));
       plan.putOff.push(...listIds.map((id) => ({ id, at: now + NOT_CONFIGURED_RETRY_SECONDS * 1000 })));
     } else {
-      const { inFlight, oldestStart, heldUntil, recentTimeouts: timeouts, recentAnswers: answers, recentSince: since } = subscription;
-      asking.push({ state: { inFlight, oldestStart, heldUntil, timeouts, answers, since }, ids: listIds });
+      asking.push({ state: admissionState(subscription), ids: listIds });
     }
   }
   const ruled = planClaims(asking, now, Math.random);
-  // The invocation's bodies stay within CLAIM_BODY_BYTES: in start order, the first that fit are
-  // claimed, the others put off a moment. Each attempt's claim holds while it may wait for a lane:
-  // its place in the invocation's start order says how long.
+  // Subscriptions that answer quickly first; those not known to, one wave of lanes an invocation.
+  // The bodies stay within CLAIM_BODY_BYTES. In that start order the first that fit are claimed,
+  // the others put off a moment. Each attempt's claim holds while it may wait for a lane: its
+  // place in the start order says how long.
+  const quick = new Set(subscriptions.filter((row) => row.isActive && answersQuickly(admissionState(row), now)).map((row) => row.id));
   const admitted = new Set(ruled.claim.map((claim) => claim.id));
-  const { taken, over } = withinBodyBytes(startOrder(rows.filter((row) => admitted.has(row.id))), bodies);
-  const place = new Map(taken.map((row, i) => [row.id, position + i]));
+  const inOrder = quickFirst(rows.filter((row) => admitted.has(row.id)), quick);
+  const unproven = inOrder.filter((row) => !quick.has(row.subscriptionId));
+  const tooMany = new Set(unproven.slice(Math.max(0, UNPROVEN_AT_ONCE - taken.unproven)).map((row) => row.id));
+  const { taken: claimed, over } = withinBodyBytes(
+    inOrder.filter((row) => !tooMany.has(row.id)),
+    taken.bodies,
+  );
+  taken.unproven += claimed.filter((row) => !quick.has(row.subscriptionId)).length;
+  const place = new Map(claimed.map((row, i) => [row.id, position + i]));
   const attempts = ruled.claim.filter((claim) => place.has(claim.id)).map((claim) => ({ ...claim, lease: claimLease(place.get(claim.id)!) }));
-  const overflow = over.map((row) => ({ id: row.id, at: now + OVERFLOW_DELAY_MS }));
-  return claimDeliveries(db, ids, { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] }, subscriptions, now);
+  const overflow = [...over.map((row) => row.id), ...tooMany].map((id) => ({ id, at: now + OVERFLOW_DELAY_MS }));
+  const claims = await claimDeliveries(db, ids, { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] }, subscriptions, now);
+  return { claims, quick };
+}
+
+/** A subscription's state as the admission rule reads it. Pure. */
+function admissionState(row: AdmissionRow) {
+  return { inFlight: row.inFlight, oldestStart: row.oldestStart, heldUntil: row.heldUntil, timeouts: row.recentTimeouts, answers: row.recentAnswers, since: row.recentSince };
+}
+
+/** The start order of a batch: the deliveries of subscriptions that answer quickly first, then the others. Pure. */
+function quickFirst<T extends { id: string; subscriptionId: string; createdAt: number }>(rows: readonly T[], quick: Set<string>): T[] {
+  return [...startOrder(rows.filter((row) => quick.has(row.subscriptionId))), ...startOrder(rows.filter((row) => !quick.has(row.subscriptionId)))];
 }
 
 /**
@@ -176,7 +200,10 @@ async function deliverAll(env: Env, started: Started[]): Promise<void> {
   );
   // Shard by shard, as their claims were leased: a delivery never starts later than its lease allows.
   const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
-    startOrder(list.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt }))),
+    quickFirst(
+      list.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt })),
+      new Set(list.filter((item) => item.quick).map((item) => item.subscription.id)),
+    ),
   );
   await eachAtMost(order, ATTEMPTS_AT_ONCE, async ({ delivery, subscription, shard }) => {
     const result = await attempt(delivery, subscription, env);

@@ -8,8 +8,26 @@
  */
 import { SIMULTANEOUS_CONNECTIONS } from "../../lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../wire/retry-schedule";
+import { healthAt, SLOW_MS, type AdmissionState } from "./admission";
 
 export const ATTEMPTS_AT_ONCE = SIMULTANEOUS_CONNECTIONS - 1;
+
+/**
+ * The attempts run after the invocation has handed its batch back (waitUntil, with the
+ * `queue_consumer_no_wait_for_wait_until` flag), which Cloudflare lets go on 30 s: so the queue's
+ * next batches never wait on a receiver. To end within them, the subscriptions that answer quickly
+ * go first, and those not known to (fewer answers than timeouts in their health window, none at
+ * all, or an attempt in flight past SLOW_MS) get one wave of lanes an invocation,
+ * UNPROVEN_AT_ONCE attempts, which end within one timeout after them; the rest of theirs is put
+ * off a moment.
+ */
+export const UNPROVEN_AT_ONCE = ATTEMPTS_AT_ONCE;
+
+/** Whether a subscription answers quickly now, from the state the admission rule reads. Pure. */
+export function answersQuickly(state: Pick<AdmissionState, "timeouts" | "answers" | "since" | "oldestStart">, now: number): boolean {
+  const { timeouts, answers } = healthAt(state, now);
+  return answers > timeouts && (state.oldestStart === null || now - state.oldestStart <= SLOW_MS);
+}
 
 /**
  * The bytes of the bodies one consumer invocation claims at most (what its claim reads to make
