@@ -7,7 +7,7 @@ import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures } from "./services/erasure";
 import { continueMoves } from "./services/moves";
 import { foldBehindAccounts } from "./services/payment-counts";
-import { applyRetention, continueHolds, retentionDays, sweepOutbox } from "./webhooks";
+import { applyRetention, continueReleases, retentionDays, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
 import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
@@ -15,8 +15,8 @@ import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
  * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention, the
- * fold of payment counts (services/payment-counts) and what pauses and resumes left of their holds
- * and releases (webhooks/subscriptions/holds.ts). Every job is bounded and runs on its own,
+ * fold of payment counts (services/payment-counts) and the release of what resumed subscriptions
+ * still hold (webhooks/subscriptions/holds.ts). Every job is bounded and runs on its own,
  * JOBS_AT_ONCE at a time, within its part of the run's budget (lib/run-budget.ts): a slow or
  * failing shard holds back none of the others' work, and each job says in one log line what it
  * did, what it spent, and whether it left the rest to the next run.
@@ -37,7 +37,7 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
       ["idempotency", shard, QUERIES, (env) => forgetExpiredKeys(db(env), now)],
       ["retention", shard, { d1Queries: 4, queueMessages: 0 }, (env) => applyRetention(db(env), env.ARCHIVE, days, now)],
       ["counts", shard, QUERIES, (env) => foldBehindAccounts(db(env))],
-      ["holds", shard, { d1Queries: 1, queueMessages: 1 }, (env) => continueHolds(db(env), { queue: env.DELIVERIES, shard }, now)],
+      ["releases", shard, { d1Queries: 1, queueMessages: 1 }, (env) => continueReleases(db(env), { queue: env.DELIVERIES, shard }, now)],
     );
   }
   const weights = jobs.reduce((sum, [, , weight]) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), { d1Queries: 0, queueMessages: 0 });

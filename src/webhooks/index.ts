@@ -29,7 +29,7 @@ export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./subscriptions/retention";
 export { sendTestDelivery } from "./subscriptions/test-delivery";
 export { MAX_RECOVERED, recoverDeliveries } from "./subscriptions/recover";
-export { continueHolds, discardHeld, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } from "./subscriptions/holds";
+export { continueReleases, discardHeld, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } from "./subscriptions/holds";
 export { ackFeed, readFeed, signedHeaders } from "./subscriptions/feed";
 export { matches, parseFilters, type Filters, type FilteredPayment } from "./outbox/filters";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/stats";

@@ -24,7 +24,8 @@ export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, cla
 
 /**
  * Holds the subscription's pending deliveries that no attempt is working on, RELEASED_AT_ONCE at
- * most, oldest first (read on its log); the cron holds the rest (continueHolds).
+ * most, oldest first (read on its log); the consumer holds the others as their messages come (a
+ * claimed delivery of an inactive subscription is held).
  */
 export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number) {
   const d = webhookDeliveries;
@@ -82,36 +83,29 @@ export function releaseHeld(db: Db, accountId: string, subscriptionId: string, n
     .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
 }
 
-/** Subscriptions whose deliveries one cron run goes on holding or releasing, at most. */
+/** Subscriptions whose held deliveries one cron run goes on releasing, at most. */
 export const RELEASING_AT_ONCE = 5;
 
 /**
- * The cron's part of a pause or a resume, which hold or release RELEASED_AT_ONCE deliveries each:
- * a paused subscription's pending deliveries that no attempt works on are held, and an active
- * one's held deliveries settled or released and handed to the queue, RELEASED_AT_ONCE of each
- * subscription and RELEASING_AT_ONCE subscriptions of each kind a run.
+ * The cron's part of a resume, which settles and releases RELEASED_AT_ONCE: an active
+ * subscription's held deliveries (found on the held index) are settled or released and handed to
+ * the queue, RELEASED_AT_ONCE a subscription and RELEASING_AT_ONCE subscriptions a run. (A pause
+ * needs no such part: what it did not hold, the consumer holds as its messages come.)
  */
-export async function continueHolds(db: Db, queue: ShardQueue, now: number): Promise<{ held: number; released: number; subscriptions: number }> {
+export async function continueReleases(db: Db, queue: ShardQueue, now: number): Promise<{ released: number; subscriptions: number }> {
   const s = webhookSubscriptions;
-  const having = (active: boolean, status: string) =>
-    db
-      .select({ id: s.id, accountId: s.accountId })
-      .from(s)
-      .where(and(eq(s.isActive, active), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = ${status}${status === "pending" ? sql` and (h.claimed_until is null or h.claimed_until < ${now})` : sql``})`))
-      .limit(fixedLimit(RELEASING_AT_ONCE));
-  const [pausing, holding] = await db.batch([having(false, "pending"), having(true, "held")]);
-  let held = 0;
-  if (pausing.length > 0) {
-    const results = (await runBatch(db, pausing.map(({ id, accountId }) => holdPending(db, accountId, id, now).returning({ id: webhookDeliveries.id })))) as { id: string }[][];
-    held = results.reduce((sum, rows) => sum + rows.length, 0);
-  }
+  const holding = await db
+    .select({ id: s.id, accountId: s.accountId })
+    .from(s)
+    .where(and(eq(s.isActive, true), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = 'held')`))
+    .limit(fixedLimit(RELEASING_AT_ONCE));
   let released = 0;
   for (const { id, accountId } of holding) {
     const [, rows] = (await runBatch(db, [settleAcked(db, accountId, id, now), releaseHeld(db, accountId, id, now)])) as [unknown, { id: string; sequence: number | null; createdAt: number }[]];
     await handOver(db, queue, inSequence(rows));
     released += rows.length;
   }
-  return { held, released, subscriptions: pausing.length + holding.length };
+  return { released, subscriptions: holding.length };
 }
 
 /** Released deliveries' ids, oldest sequence first. Pure. */
