@@ -69,7 +69,7 @@ const QUERIES: Allowance = { d1Queries: 1, queueMessages: 0 };
 
 /** `env` whose D1 bindings and delivery queue spend from a job's budget. */
 function withinBudget(env: Env, budget: JobBudget): Env {
-  const gate = { call: <T>(statements: number, run: () => Promise<T>) => (budget.spend("d1Queries", statements), run()) };
+  const gate = { call: <T>(sqls: string[], run: () => Promise<T>) => (budget.spend("d1Queries", sqls.length), run()) };
   const queue = env.DELIVERIES;
   const deliveries = {
     send: (...args: Parameters<typeof queue.send>) => (budget.spend("queueMessages", 1), queue.send(...args)),

@@ -24,8 +24,9 @@ export interface Env {
   SERVER_TIMING?: string;
   /** "enforce" (never in the deployed configuration) runs every invocation under Cloudflare's limits (dev/within-limits.ts). */
   PLATFORM_LIMITS?: string;
-  /** With PLATFORM_LIMITS: ms added to every D1 round trip, for measuring at a distance. */
+  /** With PLATFORM_LIMITS: ms added to every D1 round trip to the primary, and to one a read replica may serve (by default the same), for measuring at a distance. */
   D1_ROUND_TRIP_MS?: string;
+  D1_REPLICA_ROUND_TRIP_MS?: string;
   /** Days an ended delivery stays in the log (default 30); webhooks/retention.ts. */
   RETENTION_DAYS?: string;
   /** Where retention archives removed deliveries; optional. */

@@ -118,7 +118,7 @@ describe("Server-Timing", () => {
     await makeCounterparty(client, "buyer");
     await makeCounterparty(client, "supplier");
     const on = await call("GET", "/v1/counterparties/?type=buyer", { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
-    expect(on.headers.get("server-timing")).toMatch(/^d1-rows-read;desc="\d+", d1-rows-written;desc="\d+", d1-statements;desc="\d+", d1-calls;desc="\d+", d1-sql;dur=[0-9.]+, cf-connections-peak;desc="\d+", cf-connections-waited;desc="0", cf-subrequests;desc="\d+", cf-d1-queries;desc="\d+", cf-largest-result;desc="\d+", cf-largest-value;desc="\d+"$/);
+    expect(on.headers.get("server-timing")).toMatch(/^d1-rows-read;desc="\d+", d1-rows-written;desc="\d+", d1-statements;desc="\d+", d1-calls;desc="\d+", d1-sql;dur=[0-9.]+, cf-d1-replica-calls;desc="\d+", cf-connections-peak;desc="\d+", cf-connections-waited;desc="0", cf-subrequests;desc="\d+", cf-d1-queries;desc="\d+", cf-largest-result;desc="\d+", cf-largest-value;desc="\d+"$/);
     const read = d1Timing(on);
     // The platform's view of the same request (src/dev/within-limits.ts): its queries, one connection at a time.
     expect(on.headers.get("server-timing")).toContain(`cf-d1-queries;desc="${read.statements}"`);

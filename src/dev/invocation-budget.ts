@@ -28,8 +28,9 @@ export interface Limits {
   valueBytes: number;
   functionArguments: number;
   waitUntilMs: number;
-  /** Added to every D1 round trip, for measuring at a distance; 0 adds nothing. */
+  /** Added to every D1 round trip to the primary, and to one a read replica may serve, for measuring at a distance; 0 adds nothing. */
   d1RoundTripMs: number;
+  d1ReplicaRoundTripMs: number;
 }
 
 export const CLOUDFLARE: Limits = {
@@ -41,11 +42,14 @@ export const CLOUDFLARE: Limits = {
   functionArguments: D1_MAX_FUNCTION_ARGUMENTS,
   waitUntilMs: WAIT_UNTIL_MS,
   d1RoundTripMs: 0,
+  d1ReplicaRoundTripMs: 0,
 };
 
 /** What an invocation used: each beside its limit in the benchmark's tables. */
 export interface Figures {
   d1Calls: number;
+  /** Of those, the round trips a read replica may serve (D1's Sessions API); the others go to the primary. */
+  d1ReplicaCalls: number;
   d1Queries: number;
   subrequests: number;
   peakConnections: number;
@@ -56,7 +60,7 @@ export interface Figures {
 }
 
 export class InvocationBudget {
-  readonly figures: Figures = { d1Calls: 0, d1Queries: 0, subrequests: 0, peakConnections: 0, waitedConnections: 0, largestResultBytes: 0, largestValueBytes: 0 };
+  readonly figures: Figures = { d1Calls: 0, d1ReplicaCalls: 0, d1Queries: 0, subrequests: 0, peakConnections: 0, waitedConnections: 0, largestResultBytes: 0, largestValueBytes: 0 };
   private open = 0;
   private readonly waiting: (() => void)[] = [];
   private cutReason: string | null = null;
@@ -103,9 +107,10 @@ export class InvocationBudget {
     if (this.figures.subrequests > this.limits.subrequests) throw new PlatformLimitError(`${what}: more than ${this.limits.subrequests} subrequests in one invocation`);
   }
 
-  /** One round trip to D1 carrying `statements` queries. */
-  d1Call(statements: number): void {
+  /** One round trip to D1 carrying `statements` queries, to the primary or one a replica may serve. */
+  d1Call(statements: number, replica = false): void {
     this.figures.d1Calls += 1;
+    if (replica) this.figures.d1ReplicaCalls += 1;
     this.figures.d1Queries += statements;
     if (this.figures.d1Queries > this.limits.d1Queries) throw new PlatformLimitError(`D1: more than ${this.limits.d1Queries} queries in one invocation`);
   }

@@ -1,28 +1,52 @@
 /**
  * The Worker's bindings as one invocation sees them under the platform's limits: every D1 call,
  * R2 call and queue send goes through its InvocationBudget (a connection, and a query or a
- * subrequest counted), and each D1 round trip waits `d1RoundTripMs` first when measuring at a
- * distance. Drizzle and the code above see the same interfaces.
+ * subrequest counted), and each D1 round trip waits `d1RoundTripMs` (to the primary) or
+ * `d1ReplicaRoundTripMs` (one a read replica may serve) first when measuring at a distance. Drizzle
+ * and the code above see the same interfaces.
  */
 import { gatedD1 } from "../db/gated-d1";
 import { valueBytes, type InvocationBudget } from "./invocation-budget";
 
 const delay = (ms: number) => (ms > 0 ? new Promise((done) => setTimeout(done, ms)) : Promise.resolve());
 
-/** A D1 binding whose every round trip is a connection of the budget, its queries counted, its values, SQL and result checked. */
-export function limitedD1<T extends D1Database | D1DatabaseSession>(d1: T, budget: InvocationBudget): T {
-  return gatedD1(d1, {
-    prepared: (sql) => budget.statement(sql),
-    bound: (value) => budget.value(valueBytes(value)),
-    call: (statements, run, results) =>
+/** Whether a statement writes (it then goes to the primary, in any session). Pure. */
+export function writes(sql: string): boolean {
+  return /^\s*(?:with\b[\s\S]*?\)\s*)?(?:insert|update|delete|replace)\b/i.test(sql);
+}
+
+/**
+ * Where D1 may send a session's round trip, by D1's Sessions API: a write, and the binding used
+ * without a session, to the primary; a session's reads to a read replica, but for the first of a
+ * "first-primary" session (a bookmark or "first-unconstrained" lets a replica take even the first).
+ */
+function sessionGate(budget: InvocationBudget, constraint: string | null) {
+  let started = false;
+  const gate = {
+    prepared: (sql: string) => budget.statement(sql),
+    bound: (value: unknown) => budget.value(valueBytes(value)),
+    call: <T>(sqls: string[], run: () => Promise<T>, results: (result: T) => unknown[]) =>
       budget.connection(async () => {
-        budget.d1Call(statements);
-        await delay(budget.limits.d1RoundTripMs);
+        const replica = constraint !== null && !sqls.some(writes) && (started || constraint !== "first-primary");
+        started = true;
+        budget.d1Call(sqls.length, replica);
+        await delay(replica ? budget.limits.d1ReplicaRoundTripMs : budget.limits.d1RoundTripMs);
         const result = await run();
         for (const rows of results(result)) budget.result(valueBytes(rows));
         return result;
       }),
-  });
+    session: (next: string | undefined) => sessionGate(budget, next ?? "first-primary"),
+  };
+  return gate;
+}
+
+/**
+ * A D1 binding whose every round trip is a connection of the budget, its queries counted (to the
+ * primary or replica-eligible), its values, SQL and result checked, and its delay added when
+ * measuring at a distance.
+ */
+export function limitedD1<T extends D1Database | D1DatabaseSession>(d1: T, budget: InvocationBudget): T {
+  return gatedD1(d1, sessionGate(budget, null));
 }
 
 function limitedR2(bucket: R2Bucket, budget: InvocationBudget): R2Bucket {

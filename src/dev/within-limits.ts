@@ -3,7 +3,8 @@
  * InvocationBudget of Cloudflare's limits, which local workerd does not enforce. On when the
  * PLATFORM_LIMITS variable is "enforce" (the test pool, `npm start`, the benchmark); the deployed
  * configuration leaves it unset, and Cloudflare itself enforces them. D1_ROUND_TRIP_MS adds a delay
- * to every D1 round trip, for measuring at a distance.
+ * to every D1 round trip to the primary and D1_REPLICA_ROUND_TRIP_MS (by default the same) to one a
+ * read replica may serve, for measuring at a distance.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { CLOUDFLARE, InvocationBudget, type Figures, type Limits } from "./invocation-budget";
@@ -12,6 +13,7 @@ import { limitedEnv } from "./limited-bindings";
 interface LayerVars {
   PLATFORM_LIMITS?: string;
   D1_ROUND_TRIP_MS?: string;
+  D1_REPLICA_ROUND_TRIP_MS?: string;
 }
 
 const current = new AsyncLocalStorage<InvocationBudget>();
@@ -41,8 +43,11 @@ export function enforcesLimits(env: LayerVars): boolean {
 }
 
 export function limitsOf(env: LayerVars): Limits {
-  const roundTrip = Number(env.D1_ROUND_TRIP_MS ?? 0);
-  return { ...CLOUDFLARE, d1RoundTripMs: Number.isFinite(roundTrip) && roundTrip > 0 ? roundTrip : 0 };
+  const ms = (text: string | undefined) => {
+    const value = Number(text ?? 0);
+    return Number.isFinite(value) && value > 0 ? value : 0;
+  };
+  return { ...CLOUDFLARE, d1RoundTripMs: ms(env.D1_ROUND_TRIP_MS), d1ReplicaRoundTripMs: ms(env.D1_REPLICA_ROUND_TRIP_MS ?? env.D1_ROUND_TRIP_MS) };
 }
 
 export interface Invocation<E> {
@@ -89,6 +94,7 @@ export async function withinLimits<E extends object, R>(
 /** The figures as Server-Timing entries, beside the D1 tally's (SERVER_TIMING). */
 export function limitsTiming(figures: Figures): string {
   return [
+    `cf-d1-replica-calls;desc="${figures.d1ReplicaCalls}"`,
     `cf-connections-peak;desc="${figures.peakConnections}"`,
     `cf-connections-waited;desc="${figures.waitedConnections}"`,
     `cf-subrequests;desc="${figures.subrequests}"`,

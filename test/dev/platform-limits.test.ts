@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CLOUDFLARE, InvocationBudget, PlatformLimitError } from "../../src/dev/invocation-budget";
-import { limitedD1, limitedEnv } from "../../src/dev/limited-bindings";
+import { limitedD1, limitedEnv, writes } from "../../src/dev/limited-bindings";
 import { widestFunctionCall } from "../../src/dev/sql-functions";
 import { withinLimits } from "../../src/dev/within-limits";
 import { D1_MAX_FUNCTION_ARGUMENTS, D1_MAX_RESULT_BYTES, D1_MAX_VALUE_BYTES, D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS, SUBREQUESTS_PER_INVOCATION } from "../../src/lib/platform-limits";
@@ -111,6 +111,35 @@ describe("the development layer bites at each of Cloudflare's limits", () => {
     await expect(later).rejects.toThrow(/waitUntil went on past/);
     expect(budget.figures.d1Calls).toBe(1);
     await waitOnExecutionContext(ctx);
+  });
+
+  it.each([
+    ["the binding itself (the consumer, the cron): the primary", null, ["select 1", "select 1"], [false, false]],
+    ["a first-primary session: its first read the primary, later reads a replica", "first-primary", ["select 1", "select 1", "select 1"], [false, true, true]],
+    ["a first-unconstrained session: every read a replica", "first-unconstrained", ["select 1", "select 1"], [true, true]],
+    ["a write: the primary in any session", "first-unconstrained", ["insert into auth_failures (key, window_start, failures) values ('platform-limits-test', 0, 1) on conflict do nothing", "select 1"], [false, true]],
+  ])("counts the round trips a read replica may serve: %s", async (_name, constraint, sqls, replica) => {
+    const budget = new InvocationBudget();
+    const d1 = limitedD1(env.DB, budget);
+    const session = constraint === null ? d1 : d1.withSession(constraint as D1SessionConstraint);
+    const seen: boolean[] = [];
+    for (const sql of sqls) {
+      const before = budget.figures.d1ReplicaCalls;
+      await session.prepare(sql).run();
+      seen.push(budget.figures.d1ReplicaCalls > before);
+    }
+    expect(seen).toEqual(replica);
+  });
+
+  it.each([
+    ["insert into t values (1)", true],
+    ["  UPDATE t set a = 1", true],
+    ["delete from t", true],
+    ["with x as (select 1) insert into t select * from x", true],
+    ["select * from t where a = 'insert'", false],
+    ["select 1", false],
+  ])("tells a write from a read: %s", (sql, write) => {
+    expect(writes(sql)).toBe(write);
   });
 
   it("runs every request of the suite under the layer: a request reports its figures beside the D1 tally", async () => {

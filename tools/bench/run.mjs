@@ -94,7 +94,7 @@ async function probe(path, init = {}) {
     return match ? Number(match[1]) : null;
   };
   const rowsRead = figure("d1-rows-read");
-  const limits = { d1_calls: figure("d1-calls"), d1_queries: figure("cf-d1-queries"), connections_peak: figure("cf-connections-peak"), connections_waited: figure("cf-connections-waited"), subrequests: figure("cf-subrequests"), largest_result_bytes: figure("cf-largest-result"), largest_value_bytes: figure("cf-largest-value") };
+  const limits = { d1_calls: figure("d1-calls"), d1_replica_calls: figure("cf-d1-replica-calls"), d1_queries: figure("cf-d1-queries"), connections_peak: figure("cf-connections-peak"), connections_waited: figure("cf-connections-waited"), subrequests: figure("cf-subrequests"), largest_result_bytes: figure("cf-largest-result"), largest_value_bytes: figure("cf-largest-value") };
   limitsByKind.set(path.replace(/pmt_\d+/, "pmt_…").replace(/webhooks\/[^/]+/, "webhooks/{id}"), limits);
   return { status: res.status, rowsRead };
 }
@@ -302,11 +302,11 @@ const table = [
         "",
       ]
     : []),
-  "Each request kind against a Worker invocation's limits (Workers Paid), as the development layer counted one request of it: D1 round trips, D1 queries (1,000), connections waiting at once (6) and how many had to wait, subrequests (10,000), the largest D1 result (50 MB) and bound value (2 MB), in bytes.",
+  "Each request kind against a Worker invocation's limits (Workers Paid), as the development layer counted one request of it: D1 round trips (and those a read replica may serve, by D1's Sessions API), D1 queries (1,000), connections waiting at once (6) and how many had to wait, subrequests (10,000), the largest D1 result (50 MB) and bound value (2 MB), in bytes.",
   "",
-  "| Request | D1 calls | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
-  "|---|---|---|---|---|---|---|---|",
-  ...Object.entries(platform).map(([path, f]) => `| ${path} | ${f.d1_calls ?? ""} | ${f.d1_queries ?? ""} | ${f.connections_peak ?? ""} | ${f.connections_waited ?? ""} | ${f.subrequests ?? ""} | ${f.largest_result_bytes ?? ""} | ${f.largest_value_bytes ?? ""} |`),
+  "| Request | D1 calls | of them a replica may serve | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
+  "|---|---|---|---|---|---|---|---|---|",
+  ...Object.entries(platform).map(([path, f]) => `| ${path} | ${f.d1_calls ?? ""} | ${f.d1_replica_calls ?? ""} | ${f.d1_queries ?? ""} | ${f.connections_peak ?? ""} | ${f.connections_waited ?? ""} | ${f.subrequests ?? ""} | ${f.largest_result_bytes ?? ""} | ${f.largest_value_bytes ?? ""} |`),
   "",
   "Queue batches (`queue`) and cron runs (`scheduled`), the most of each figure over the invocations of each service the run started:",
   "",
