@@ -11,6 +11,7 @@
  * not from `pragma_table_info()`.
  */
 import { getTableColumns, getTableName, isTable, type Table } from "drizzle-orm";
+import { withinBytes } from "../../lib/within-bytes";
 import * as shard from "../../db/schema/shard";
 import { D1_MAX_BOUND_PARAMETERS, D1_MAX_RESULT_BYTES, D1_MAX_VALUE_BYTES } from "../../lib/platform-limits";
 import { MOVED_TABLES, type MovedTable } from "./tables";
@@ -66,16 +67,6 @@ export async function copyChunk(from: D1Database, to: D1Database, table: MovedTa
   const rows = results.map(({ __rowid, ...row }) => row);
   if (rows.length > 0) await applyOrSkip(to, upserts(to, table, rows), () => rows.map((row) => upsertOne(to, table, row)));
   return { copied: rows.length, last: through };
-}
-
-/** How many of the rows, in order, fit in `budget` bytes: at least the first. Pure. */
-export function withinBytes(sizes: number[], budget: number): number {
-  let total = 0;
-  for (let i = 0; i < sizes.length; i++) {
-    total += sizes[i]!;
-    if (total > budget) return Math.max(i, 1);
-  }
-  return sizes.length;
 }
 
 /**

@@ -25,7 +25,6 @@ import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { retryTimeScale } from "../../dev";
 import { refuseWebhookUrl } from "../../lib/url-policy";
-import { CLAIM_MS } from "../wire/retry-schedule";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
@@ -139,13 +138,12 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, posit
       .map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
   );
   const plan: ClaimPlan = { claim: [], putOff: [] };
-  const lease = CLAIM_MS;
   const asking: Asking[] = [];
   const oldestFirst = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   for (const [subscriptionId, list] of groupBy(oldestFirst, (row) => row.subscriptionId)) {
     const subscription = byId.get(subscriptionId);
     const listIds = list.map((row) => row.id);
-    if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0, lease })));
+    if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
     else if (notConfigured.has(subscriptionId)) {
       console.error(JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }));
       plan.putOff.push(...listIds.map((id) => ({ id, at: now + NOT_CONFIGURED_RETRY_SECONDS * 1000 })));

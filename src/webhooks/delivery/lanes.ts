@@ -9,6 +9,7 @@
 import { SIMULTANEOUS_CONNECTIONS } from "../../lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../wire/retry-schedule";
 import { healthAt, SLOW_MS, type AdmissionState } from "./admission";
+import { withinBytes } from "../../lib/within-bytes";
 
 export const ATTEMPTS_AT_ONCE = SIMULTANEOUS_CONNECTIONS - 1;
 
@@ -37,18 +38,13 @@ export function answersQuickly(state: Pick<AdmissionState, "timeouts" | "answers
 export const CLAIM_BODY_BYTES = 8_000_000;
 export const OVERFLOW_DELAY_MS = 1_000;
 
-/** The first of `rows` (in their order) whose bytes add up to at most `budget.left`, always one while none is taken; takes them from the budget. Pure but for the budget. */
+/** The first of `rows` (in their order) whose bytes fit `budget.left`, always one while none is taken; takes them from the budget. Pure but for the budget. */
 export function withinBodyBytes<T extends { bodyBytes: number }>(rows: readonly T[], budget: { left: number; taken: number }): { taken: T[]; over: T[] } {
-  const taken: T[] = [];
-  const over: T[] = [];
-  for (const row of rows) {
-    if (over.length === 0 && (row.bodyBytes <= budget.left || budget.taken === 0)) {
-      taken.push(row);
-      budget.left -= row.bodyBytes;
-      budget.taken += 1;
-    } else over.push(row);
-  }
-  return { taken, over };
+  const n = withinBytes(rows.map((row) => row.bodyBytes), budget.left, budget.taken === 0);
+  const taken = rows.slice(0, n);
+  budget.left -= taken.reduce((sum, row) => sum + row.bodyBytes, 0);
+  budget.taken += n;
+  return { taken, over: rows.slice(n) };
 }
 
 interface Queued {

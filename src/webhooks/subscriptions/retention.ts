@@ -1,5 +1,6 @@
 import { and, inArray, lt, sql } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
+import { withinBytes } from "../../lib/within-bytes";
 import type { Db } from "../../db/client";
 import { payments, webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions } from "../../db/schema";
 import { inList } from "../../db/in-list";
@@ -106,7 +107,7 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
       ),
     )
     .limit(fixedLimit(limit));
-  const ids = withinBytes(candidates, RETENTION_CHUNK_BYTES).map((row) => row.id);
+  const ids = candidates.slice(0, withinBytes(candidates.map((row) => row.bytes), RETENTION_CHUNK_BYTES)).map((row) => row.id);
   if (ids.length === 0) return { archived: 0, removed: 0 };
   const rows = await db.select().from(d).where(inList(d.id, ids));
   const deliveries = await withAttempts(db, rows, Infinity);
@@ -128,18 +129,6 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
     db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
   ]);
   return { archived, removed: gone.length };
-}
-
-/** The first rows whose bytes add up to at most `budget`, and always the first. Pure. */
-export function withinBytes<T extends { bytes: number }>(rows: readonly T[], budget: number): T[] {
-  const taken: T[] = [];
-  let total = 0;
-  for (const row of rows) {
-    if (taken.length > 0 && total + row.bytes > budget) break;
-    taken.push(row);
-    total += row.bytes;
-  }
-  return taken;
 }
 
 /** Writes each subscription's deliveries of each day in a new object; returns how many were written. */
