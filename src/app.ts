@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { newTally, serverTiming } from "./dev";
-import { requestDb } from "./db/session";
+import { requestSession } from "./db/session";
 import type { AppEnv } from "./env";
 import { AppError } from "./errors";
 import { isKeyLost, MESSAGES } from "./idempotency";
@@ -29,7 +29,7 @@ export function createApp() {
     // Benchmarks and local work: what the request cost D1 (rows read and written, SQL time, statements, round trips), in a Server-Timing header and the log line.
     const tally = c.env.SERVER_TIMING === "true" ? newTally() : undefined;
     c.set("d1Tally", tally);
-    c.set("directory", requestDb(c.env.DB, tally));
+    c.set("directory", requestSession(c.env.DB, "first-primary", tally).db);
     await next();
     if (tally) c.res.headers.set("Server-Timing", serverTiming(tally));
   });

@@ -39,9 +39,24 @@ function stopped(signal) {
 /** How long a call may take before it is given up as lost (a connection that died while the laptop slept). */
 export const CALL_TIMEOUT_MS = 15_000;
 
-/** A client for the service at `url` as `username`. */
+/**
+ * The newer of two `Payments-Bookmark`s (`b1.<shard>.<D1 bookmark>.<tag>`): on one shard the
+ * greater D1 bookmark (they sort oldest to newest as text), across shards the one that came last.
+ */
+export function newerBookmark(held, came) {
+  if (held === null) return came;
+  const [, heldShard, heldAt] = held.split(".");
+  const [, cameShard, cameAt] = came.split(".");
+  return heldShard === cameShard && (heldAt ?? "") > (cameAt ?? "") ? held : came;
+}
+
+/**
+ * A client for the service at `url` as `username`. Each call sends back the newest
+ * `Payments-Bookmark` an answer gave, so a command reads what it wrote even from a read replica.
+ */
 export function serviceClient({ url, username, password }) {
   const base = url.replace(/\/+$/, "");
+  let bookmark = null;
   async function request(method, path, { body, signal, idempotencyKey, timeoutMs = CALL_TIMEOUT_MS } = {}) {
     let response;
     let text;
@@ -58,6 +73,7 @@ export function serviceClient({ url, username, password }) {
           // A POST that makes something carries a key (a retry is answered once); `idempotencyKey: null`
           // sends none, for calls that are safe to repeat as they are (an ack only moves forward).
           ...(method === "POST" && idempotencyKey !== null ? { "idempotency-key": idempotencyKey ?? crypto.randomUUID() } : {}),
+          ...(bookmark === null ? {} : { "payments-bookmark": bookmark }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
@@ -69,6 +85,8 @@ export function serviceClient({ url, username, password }) {
       if (deadline.aborted) throw new CliError(`The service at ${base} did not answer ${method} ${path.split("?")[0]} in ${timeoutMs / 1000} s (asleep, or the network changed).`, { retry: true });
       throw new CliError(`Cannot reach the service at ${base} (${networkReason(error)}). Is it running? (npm start)`, { retry: true });
     }
+    const came = response.headers.get("payments-bookmark");
+    if (came) bookmark = newerBookmark(bookmark, came);
     let json = null;
     try {
       json = text ? JSON.parse(text) : null;

@@ -107,3 +107,31 @@ export async function sealedWithNewest(encodedKeys: string | undefined, cipherte
 }
 
 export { base64 as toBase64 } from "./crypto";
+
+const macRings = new Map<string, Promise<CryptoKey[]>>();
+
+/**
+ * HMAC-SHA-256 keys for `purpose`, one derived (HKDF-SHA-256, info `purpose`) from each listed key,
+ * newest first: a value signed with the first verifies with any while a rotation lists both.
+ */
+export function macKeys(encodedKeys: string | undefined, purpose: string): Promise<CryptoKey[]> {
+  const cacheKey = `${purpose}\n${encodedKeys ?? ""}`;
+  let ring = macRings.get(cacheKey);
+  if (!ring) {
+    const all = keyBytes(encodedKeys);
+    ring = Promise.all(
+      all.map(async (bytes) => {
+        const base = await crypto.subtle.importKey("raw", bytes, "HKDF", false, ["deriveKey"]);
+        return crypto.subtle.deriveKey(
+          { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: encoder.encode(purpose) },
+          base,
+          { name: "HMAC", hash: "SHA-256", length: 256 },
+          false,
+          ["sign"],
+        );
+      }),
+    );
+    macRings.set(cacheKey, ring);
+  }
+  return ring;
+}

@@ -4,7 +4,9 @@ import { countFailure, failureKey, readFailures, throttledFor, type FailureRow }
 import type { AppEnv } from "../env";
 import { AppError, forbidden } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
-import { requestDb } from "../db/session";
+import { requestSession } from "../db/session";
+import { sessionConstraint } from "../lib/bookmark";
+import { answerBookmark, sentBookmark } from "./bookmark";
 import { requireShard } from "../db/shards";
 import { authenticate } from "../services/api-users";
 
@@ -31,7 +33,8 @@ export function parseBasic(header: string | undefined): { username: string; pass
 
 /**
  * API users: HTTP Basic with a generated password, checked in the directory. The one routing
- * point: from here on the request's `db` is its account's shard, and no verb reaches another.
+ * point: from here on the request's `db` is its account's shard, and no verb reaches another. The
+ * shard's session honours the `Payments-Bookmark` the client sent, and the answer carries the new one.
  */
 export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
@@ -46,8 +49,11 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   const caller = checked.caller;
   c.set("caller", caller);
   await throttle(c.env, caller.username);
-  c.set("db", requestDb(requireShard(c.env, caller.shard), c.get("d1Tally")));
-  return next();
+  const sent = await sentBookmark(c, caller);
+  const session = requestSession(requireShard(c.env, caller.shard), sessionConstraint(c.req.method, caller.shard, sent), c.get("d1Tally"));
+  c.set("db", session.db);
+  await next();
+  await answerBookmark(c, caller, session, sent);
 };
 
 /** The rate limit's period, in seconds: wrangler.toml's `[[ratelimits]]` `period`. */

@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../env";
 import { jsonResponse } from "./common";
 import { withIdempotency } from "../idempotency/doc";
+import { withBookmarks } from "./bookmark-doc";
 import { withOneOrMany } from "../lib/filters";
 import { registerDeliveryDoc } from "./webhooks/delivery-doc";
 
@@ -73,7 +74,7 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.get("/openapi.json", (c) =>
     c.json(
-      withTrailingSlashes(withIdempotency(withOneOrMany(app.getOpenAPI31Document({
+      withTrailingSlashes(withBookmarks(withIdempotency(withOneOrMany(app.getOpenAPI31Document({
         openapi: "3.1.0",
         info: {
           title: "Payments API",
@@ -85,7 +86,7 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
         },
         tags: TAGS,
         servers: [{ url: new URL(c.req.url).origin }],
-      })))),
+      }))))),
     ),
   );
   // Everything the page loads comes from this origin (Redoc's bundle is a static asset); the policy makes sure.

@@ -38,6 +38,7 @@ export function inFlightD1(d1: D1Database, counter: InFlight, delayMs = 5) {
     batch: (list: D1PreparedStatement[]) => call(() => d1.batch(list.map((s) => (s as unknown as { __inner: D1PreparedStatement }).__inner))),
     exec: (sql: string) => call(() => d1.exec(sql)),
     withSession: () => db,
+    getBookmark: () => null,
   } as unknown as D1Database;
   return db;
 }

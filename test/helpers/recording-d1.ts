@@ -26,6 +26,8 @@ export function recordingD1(d1: D1Database) {
     exec: (sql: string) => d1.exec(sql),
     // A request's session is this binding itself (locally every query is the primary's).
     withSession: () => db,
+    // It gives no bookmark (D1's session before its first query), so answers carry none.
+    getBookmark: () => null,
   } as unknown as D1Database;
   return { db, statements };
 }

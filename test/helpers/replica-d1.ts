@@ -4,8 +4,9 @@
  * migrations) replays them only as far as a session's bookmark requires. A session started
  * "first-primary" runs its first statement on the primary and takes the primary's bookmark; its
  * later reads go to the replica caught up to exactly that bookmark: the oldest copy D1 may serve.
- * A "first-unconstrained" session reads the replica as it is, however stale. The binding used
- * without a session (the consumer, the cron) is the primary.
+ * A "first-unconstrained" session reads the replica as it is, however stale; a session from a
+ * bookmark (the primary's count of writes when it was given) reads the replica caught up to exactly
+ * that. The binding used without a session (the consumer, the cron) is the primary.
  */
 type Unit = { sql: string; params: unknown[] }[];
 const WRITE = /^\s*(insert|update|delete|replace)\b|\b(insert\s+into|update\s+"?\w+"?\s+set|delete\s+from)\b/i;
@@ -67,11 +68,17 @@ export function laggingReplica(primary: D1Database, replica: D1Database) {
     ...statements(null),
     exec: (sql: string) => primary.exec(sql),
     withSession: (constraint: string) => {
-      const session = { bookmark: 0, started: false, constraint: state.constraint ?? constraint };
-      return { ...statements(session), getBookmark: () => String(session.bookmark) };
+      const chosen = state.constraint ?? constraint;
+      // A bookmark (this double's are the primary's write counts) asks for a replica at least that new.
+      const asked = /^\d+$/.test(chosen) ? Number(chosen) : null;
+      const session = { bookmark: asked ?? 0, started: false, constraint: asked === null ? chosen : "bookmark" };
+      // Fixed width, so that they sort oldest to newest as text, as D1's do.
+      return { ...statements(session), getBookmark: () => (session.started || asked !== null ? String(session.bookmark).padStart(8, "0") : null) };
     },
   } as unknown as D1Database;
   /** Brings the replica up to everything the primary committed, as a replica that caught up would be. */
   const catchUpAll = () => catchUp(log.length);
-  return { binding, state, log, catchUpAll };
+  /** Brings the replica up to the primary's first `writes` commits (a prefix, as D1 replicates). */
+  const catchUpTo = (writes: number) => catchUp(Math.min(writes, log.length));
+  return { binding, state, log, catchUpAll, catchUpTo };
 }

@@ -137,6 +137,7 @@ function withBatches(d1: D1Database, change: (n: number, statements: D1PreparedS
       if (name === "batch") return async (statements: D1PreparedStatement[]) => target.batch(await change(++seen, statements));
       // A request's session is this binding itself (locally every query is the primary's).
       if (name === "withSession") return () => proxy;
+      if (name === "getBookmark") return () => null;
       const value = Reflect.get(target, name);
       return typeof value === "function" ? value.bind(target) : value;
     },

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { ensureSeeded, shape, USERS } from "./seed.mjs";
 import { MODE, runState, startService } from "./service.mjs";
+import { distanceScenario, distanceTables } from "./distance.mjs";
 import { drainScenario } from "./drain.mjs";
 import { baselineScenario, removeSubscriptions, startBaseline, startHookReceiver, webhookScenarios } from "./webhooks.mjs";
 
@@ -260,6 +261,8 @@ if (!values.only || values.only.startsWith("webhooks")) {
   await service.stop();
 }
 for (const row of hooks) if (row.invocations) invocations.push([row.scenario.split(":")[0], row.invocations]);
+// Latency at a distance (tools/bench/distance.mjs), on services of its own: `--only distance` runs it alone.
+const distance = !values.only || values.only === "distance" ? await distanceScenario({ dir, port: Number(values.port) + 2, client: CLIENT, processor: PROCESSOR, s, smoke: values.smoke, log: (line) => console.error(line) }) : null;
 // Memory over the run: the median RSS of its first and last tenth, and the peak.
 const tenth = (from) => {
   const part = rssSamples.slice(from, from + Math.max(1, Math.floor(rssSamples.length / 10))).sort((a, b) => a - b);
@@ -278,7 +281,7 @@ for (const row of rows) {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const platform = Object.fromEntries(limitsByKind);
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks, platform, invocations };
+const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks, platform, invocations, distance };
 mkdirSync("tools/bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -314,6 +317,7 @@ const table = [
   "|---|---|---|---|---|---|---|---|---|---|",
   ...invocations.flatMap(([where, byHandler]) => Object.entries(byHandler).map(([handler, f]) => `| ${where} | ${handler} | ${f.invocations} | ${f.d1Calls ?? ""} | ${f.d1Queries ?? ""} | ${f.peakConnections ?? ""} | ${f.waitedConnections ?? ""} | ${f.subrequests ?? ""} | ${f.largestResultBytes ?? ""} | ${f.largestValueBytes ?? ""} |`)),
   "",
+  ...(distance ? [distanceTables(distance)] : []),
   `Written to ${file}.`,
 ].join("\n");
 console.log(table);

@@ -31,7 +31,23 @@ export interface ClientOptions {
 export type PaymentsClient = Client<paths> & {
   /** Every row of a list, following `next` page by page (filters and ordering as given). */
   each<P extends ListPath>(path: P, init: ListInit<P>): AsyncGenerator<ListItem<P>>;
+  /** The newest `Payments-Bookmark` an answer carried, which every later request sends; null before the first. */
+  bookmark(): string | null;
 };
+
+const BOOKMARK = "payments-bookmark";
+
+/**
+ * The newer of two `Payments-Bookmark`s (`b1.<shard>.<D1 bookmark>.<tag>`): on one shard, the
+ * greater D1 bookmark (D1's sort oldest to newest as text); across shards (the account moved), the
+ * one that came last.
+ */
+export function newerBookmark(held: string | null, came: string): string {
+  if (held === null) return came;
+  const [, heldShard, heldAt] = held.split(".");
+  const [, cameShard, cameAt] = came.split(".");
+  return heldShard === cameShard && (heldAt ?? "") > (cameAt ?? "") ? held : came;
+}
 
 function authorization(auth: ClientOptions["auth"]): string {
   if ("token" in auth) return `Bearer ${auth.token}`;
@@ -42,16 +58,31 @@ function authorization(auth: ClientOptions["auth"]): string {
 /**
  * A typed client for the Payments API (openapi-fetch over the generated `paths`). Every POST carries an
  * Idempotency-Key unless the call sets one: a retry of the same call with the same key is answered once.
+ * Every request sends back the newest `Payments-Bookmark` an answer gave (unless the call sets one),
+ * so the client reads its own writes even where a read replica answers.
  */
 export function createPaymentsClient(options: ClientOptions): PaymentsClient {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const newKey = options.idempotencyKey ?? (() => crypto.randomUUID());
   const headers = { authorization: authorization(options.auth) };
   const client = createClient<paths>({ baseUrl: options.baseUrl.replace(/\/+$/, ""), fetch: send, headers });
+  let bookmark: string | null = null;
+  const keep = (response: Response) => {
+    const came = response.headers.get(BOOKMARK);
+    if (came) bookmark = newerBookmark(bookmark, came);
+  };
+  const withBookmark = (request: Request) => {
+    if (bookmark !== null && !request.headers.has(BOOKMARK)) request.headers.set(BOOKMARK, bookmark);
+    return request;
+  };
   client.use({
     onRequest({ request }) {
       if (request.method === "POST" && !request.headers.has("idempotency-key")) request.headers.set("idempotency-key", newKey());
-      return request;
+      return withBookmark(request);
+    },
+    onResponse({ response }) {
+      keep(response);
+      return response;
     },
   });
 
@@ -63,13 +94,14 @@ export function createPaymentsClient(options: ClientOptions): PaymentsClient {
       if (!page.data) throw new PaymentsApiError(page.response.status, page.error);
       yield* page.data.results;
       if (!page.data.next) return;
-      const response = await send(new Request(page.data.next, { headers }));
+      const response = await send(withBookmark(new Request(page.data.next, { headers })));
+      keep(response);
       const body: unknown = await response.json();
       page = response.ok ? { data: body as Page, response } : { error: body, response };
     }
   }
 
-  return Object.assign(client, { each });
+  return Object.assign(client, { each, bookmark: () => bookmark });
 }
 
 /** A list page that did not answer 200 while `each` followed `next`. */

@@ -2501,7 +2501,10 @@ export interface operations {
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2510,13 +2513,15 @@ export interface operations {
             /** @description The account's counterparties */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CounterpartyList"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2560,6 +2565,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2592,13 +2599,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Counterparty"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2666,7 +2675,10 @@ export interface operations {
     getCounterparty: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The counterparty's id (`cpty_…`). */
                 id: string;
@@ -2678,6 +2690,8 @@ export interface operations {
             /** @description The counterparty */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2716,7 +2730,10 @@ export interface operations {
     updateCounterparty: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The counterparty's id (`cpty_…`). */
                 id: string;
@@ -2743,13 +2760,15 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Counterparty"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2836,7 +2855,10 @@ export interface operations {
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2845,13 +2867,15 @@ export interface operations {
             /** @description The account's invoices */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["InvoiceList"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2895,6 +2919,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2937,13 +2963,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Invoice"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3011,7 +3039,10 @@ export interface operations {
     getInvoice: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The invoice's id (`inv_…`). */
                 id: string;
@@ -3023,6 +3054,8 @@ export interface operations {
             /** @description The invoice, and the payment that covers it */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3068,7 +3101,10 @@ export interface operations {
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3077,6 +3113,8 @@ export interface operations {
             /** @description The account's subscriptions */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3127,6 +3165,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -3224,13 +3264,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSubscription"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3307,7 +3349,10 @@ export interface operations {
     getWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -3319,6 +3364,8 @@ export interface operations {
             /** @description The subscription */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,7 +3413,10 @@ export interface operations {
     replaceWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -3464,13 +3514,15 @@ export interface operations {
             /** @description Replaced */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSubscription"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3547,7 +3599,10 @@ export interface operations {
     deleteWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -3559,6 +3614,8 @@ export interface operations {
             /** @description Deleted, with its pending deliveries */
             204: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3604,7 +3661,10 @@ export interface operations {
     updateWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -3695,13 +3755,15 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookSubscription"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3781,6 +3843,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -3795,6 +3859,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3881,7 +3947,10 @@ export interface operations {
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -3893,13 +3962,15 @@ export interface operations {
             /** @description Newest first */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryList"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3949,7 +4020,10 @@ export interface operations {
     getWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -3963,6 +4037,8 @@ export interface operations {
             /** @description The delivery and its attempts */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4013,6 +4089,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -4029,6 +4107,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4097,6 +4177,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -4111,6 +4193,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4179,6 +4263,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -4208,13 +4294,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookRecovered"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4303,6 +4391,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -4317,6 +4407,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4385,7 +4477,10 @@ export interface operations {
                 /** @description 1h, 24h (the default) or 7d. */
                 window?: "1h" | "24h" | "7d";
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -4397,13 +4492,15 @@ export interface operations {
             /** @description The subscription's health */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookStats"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4456,6 +4553,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -4480,13 +4579,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FilterTestResult"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4581,7 +4682,10 @@ export interface operations {
                 /** @description `true`: each delivery also carries `headers`, the headers it would be pushed with now, signed at this moment (what `listen` forwards). */
                 signed?: "true" | "false";
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -4593,13 +4697,15 @@ export interface operations {
             /** @description The page and the cursor to go on from */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookFeed"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4670,6 +4776,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The subscription's id. */
@@ -4694,6 +4802,8 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4706,7 +4816,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4801,7 +4911,10 @@ export interface operations {
     getWebhookArchive: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -4815,13 +4928,15 @@ export interface operations {
             /** @description The day's file */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/gzip": string;
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4871,7 +4986,10 @@ export interface operations {
     getWebhookPublicKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The subscription's id. */
                 id: string;
@@ -4883,6 +5001,8 @@ export interface operations {
             /** @description The public keys */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4967,7 +5087,10 @@ export interface operations {
                 /** @description Opaque; carried by `next` and `previous` links. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4976,13 +5099,15 @@ export interface operations {
             /** @description The account's payments */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentList"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5026,6 +5151,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path?: never;
             cookie?: never;
@@ -5065,13 +5192,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Payment"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5148,7 +5277,10 @@ export interface operations {
     getPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
             path: {
                 /** @description The payment's id (`pmt_…`). */
                 id: string;
@@ -5160,6 +5292,8 @@ export interface operations {
             /** @description The payment */
             200: {
                 headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5201,6 +5335,8 @@ export interface operations {
             header?: {
                 /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
                 "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
             };
             path: {
                 /** @description The payment's id (`pmt_…`). */
@@ -5246,13 +5382,15 @@ export interface operations {
                 headers: {
                     /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
                     "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentEvent"];
                 };
             };
-            /** @description Invalid input: a field error for each bad field or filter */
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
             400: {
                 headers: {
                     [name: string]: unknown;
