@@ -8,7 +8,7 @@ import { isKeyLost, MESSAGES } from "./idempotency";
 import { isMoving, MOVING, MOVING_RETRY_AFTER_S } from "./services/moves";
 import { drfMessage } from "./lib/messages";
 import { adminAuth, basicAuth } from "./middleware/auth";
-import { idempotency } from "./middleware/idempotency";
+import { idempotency, keyDecidedAnswer, keyDecidedIn } from "./middleware/idempotency";
 import { jsonBody, limitBody } from "./middleware/json-body";
 import { requestId } from "./middleware/request-id";
 import { admin } from "./routes/admin";
@@ -57,7 +57,10 @@ export function createApp() {
     return c.json({ detail: "Not found." }, 404);
   });
 
-  app.onError((error, c) => {
+  app.onError(async (error, c) => {
+    // A request whose Idempotency-Key was decided otherwise by its claim (replay, 422, 409).
+    const decided = keyDecidedIn(error);
+    if (decided) return keyDecidedAnswer(c, decided);
     // A write whose key another request took over (its lock lapsed) was rolled back whole.
     if (isKeyLost(error)) return c.json({ detail: MESSAGES.inProgress }, 409);
     // A write refused by the source shard during its account's move cut-over (services/moves/).

@@ -1,4 +1,5 @@
 import type { Db } from "./db/client";
+import type { RequestSession } from "./db/session";
 import type { D1Tally } from "./dev/counting-d1";
 import type { Claim } from "./idempotency";
 import type { Caller } from "./lib/caller";
@@ -41,6 +42,8 @@ export interface AppEnv {
     directory: Db;
     /** After authentication: the caller's shard, in this request's session. Tenant verbs reach no other. */
     db: Db;
+    /** That session itself: its bookmark, and a claim riding on its first round trip (middleware/idempotency.ts). */
+    shardSession: RequestSession;
     caller: Caller;
     /** Set for a POST with an Idempotency-Key that runs: the request's hold on the key. */
     idempotency?: Claim;

@@ -5,7 +5,7 @@ import { answerStatement, claimKey, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, ty
 import { sha256Hex } from "../src/lib/crypto";
 import { createPayment } from "../src/services/payments";
 import { deliveriesQueue } from "../src/dev/local-faults";
-import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User, shardD1, shardOf } from "./helpers/api";
+import { call, d1Timing, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User, shardD1, shardOf } from "./helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
 
 const keyed = (user: User, key: string) => ({ ...user.headers, "Idempotency-Key": key });
@@ -289,5 +289,58 @@ describe("the OpenAPI document", () => {
       const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"))![1] as { headers: Record<string, unknown> };
       expect(success.headers).toHaveProperty("Idempotent-Replayed");
     }
+  });
+});
+
+describe("Idempotency-Key's claim in the write's round trips", () => {
+  const timed = { SERVER_TIMING: "true" };
+
+  it("rides on a write's first read: a keyed event or payment costs the round trips an unkeyed one does", async () => {
+    const { client, processor } = await makeTenant();
+    const { payment } = await makePayment(client);
+    const note = { event_code: "PU05", description: "Check printed" };
+    const bare = await call("POST", `/v2/payments/${payment.id}/events/`, { body: note, headers: processor.headers, bindings: timed });
+    const keyedEvent = await call("POST", `/v2/payments/${payment.id}/events/`, { body: note, headers: keyed(processor, unique("k")), bindings: timed });
+    expect([bare.status, keyedEvent.status]).toEqual([201, 201]);
+    expect(d1Timing(keyedEvent).calls).toBe(d1Timing(bare).calls);
+    expect(d1Timing(bare).calls).toBe(3); // the credential check; the payment read; the write
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    const pay = async (headers: Record<string, string>) => {
+      const invoice = await makeInvoice(client, buyer.id, supplier.id);
+      const body = { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" };
+      return call("POST", "/v2/payments/", { body, headers, bindings: timed });
+    };
+    const [bareNew, keyedNew] = [await pay(client.headers), await pay(keyed(client, unique("k")))];
+    expect([bareNew.status, keyedNew.status]).toEqual([201, 201]);
+    expect(d1Timing(keyedNew).calls).toBe(d1Timing(bareNew).calls);
+  });
+
+  it("goes alone, just before, when a write's first round trip writes, and the key still decides", async () => {
+    const { client } = await makeTenant();
+    const key = unique("k");
+    const body = { internal_id: unique("c"), type: "buyer", name: "Acme" };
+    const bare = await call("POST", "/v1/counterparties/", { body: { ...body, internal_id: unique("c") }, headers: client.headers, bindings: timed });
+    const first = await call("POST", "/v1/counterparties/", { body, headers: keyed(client, key), bindings: timed });
+    const again = await call("POST", "/v1/counterparties/", { body, headers: keyed(client, key), bindings: timed });
+    expect(d1Timing(first).calls).toBe(d1Timing(bare).calls + 1);
+    expect([first.status, again.status, again.headers.get("Idempotent-Replayed"), again.json]).toEqual([201, 201, "true", first.json]);
+    expect((await call("GET", `/v1/counterparties/?internal_id=${body.internal_id}`, { headers: client.headers })).json.count).toBe(1);
+  });
+
+  it("is made after an answer given before any read (a body refused), which then answers as the key says", async () => {
+    const { client } = await makeTenant();
+    const used = unique("k");
+    const good = { internal_id: unique("c"), type: "buyer", name: "Acme" };
+    expect((await call("POST", "/v1/counterparties/", { body: good, headers: keyed(client, used) })).status).toBe(201);
+    // The key of another body: 422, though this body alone would be a 400.
+    const other = await call("POST", "/v1/counterparties/", { body: { type: "nonsense" }, headers: keyed(client, used) });
+    expect([other.status, other.json]).toEqual([422, { detail: "Idempotency-Key was used with a different request." }]);
+    // A new key with a refused body: the 400 is stored and replayed.
+    const fresh = unique("k");
+    const refused = await call("POST", "/v1/counterparties/", { body: { type: "nonsense" }, headers: keyed(client, fresh) });
+    const replayed = await call("POST", "/v1/counterparties/", { body: { type: "nonsense" }, headers: keyed(client, fresh) });
+    expect(refused.status).toBe(400);
+    expect([replayed.status, replayed.headers.get("Idempotent-Replayed"), replayed.json]).toEqual([400, "true", refused.json]);
   });
 });

@@ -1,4 +1,5 @@
 import { createDb, type Db } from "./client";
+import { leadingD1, type Lead } from "./leading-d1";
 import { countingD1, type D1Tally } from "../dev";
 
 /**
@@ -15,11 +16,20 @@ export interface RequestSession {
   db: Db;
   /** D1's bookmark of the latest query the session ran; null before its first. */
   bookmark(): string | null;
+  /** The same session with `lead`'s statements in front of its first round trip (db/leading-d1.ts). */
+  leading(lead: Lead): { db: Db; sent(): boolean; send(): Promise<void> };
 }
 
 /** A session of `d1` from `constraint` for one request; with a tally (SERVER_TIMING), every statement's cost is added to it. */
 export function requestSession(d1: D1Database, constraint = "first-primary", tally?: D1Tally): RequestSession {
-  const session = d1.withSession(constraint as D1SessionConstraint);
-  const db = createDb(tally ? countingD1(session as unknown as D1Database, tally).db : (session as unknown as D1Database));
-  return { db, bookmark: () => session.getBookmark() };
+  const session = d1.withSession(constraint as D1SessionConstraint) as unknown as D1Database;
+  const counted = tally ? countingD1(session, tally).db : session;
+  return {
+    db: createDb(counted),
+    bookmark: () => (session as unknown as D1DatabaseSession).getBookmark(),
+    leading(lead) {
+      const led = leadingD1(counted, lead);
+      return { db: createDb(led.d1), sent: led.sent, send: led.send };
+    },
+  };
 }

@@ -3,7 +3,8 @@
  *
  * A request claims its key in one batch: an expired key is forgotten, a crashed run of the same
  * request (its lock lapsed) is taken over, and a new key is inserted with the request's token;
- * the row read back says what the request does (decision.ts).
+ * the row read back says what the request does (decision.ts). The claim's statements travel in
+ * front of the write's first read, in the same round trip (db/leading-d1.ts).
  *
  * A write's answer is stored by `answerStatement`, a statement of the write's own batch, so the
  * key and the write commit together or not at all. The statement keeps the key's token only if it
@@ -33,10 +34,13 @@ export type StoredKey = KeyRow & { body: string | null; sealed: number };
 const ofKey = (claim: Pick<Claim, "accountId" | "username" | "key">) =>
   and(eq(idempotencyKeys.accountId, claim.accountId), eq(idempotencyKeys.username, claim.username), eq(idempotencyKeys.key, claim.key));
 
-/** Claims `claim.key` for a request whose method, path and body hash to `requestHash`; returns the key's row after. */
-export async function claimKey(db: Db, claim: Claim, requestHash: string, now: number): Promise<StoredKey> {
+/**
+ * The statements that claim `claim.key` for a request whose method, path and body hash to
+ * `requestHash`, the last reading the key's row after (`storedKey` reads its result).
+ */
+export function claimStatements(db: Db, claim: Claim, requestHash: string, now: number) {
   const lockedUntil = now + LOCK_MS;
-  const [, , , rows] = await db.batch([
+  return [
     db.delete(idempotencyKeys).where(and(ofKey(claim), lt(idempotencyKeys.createdAt, now - KEY_TTL_MS))),
     db
       .update(idempotencyKeys)
@@ -50,8 +54,19 @@ export async function claimKey(db: Db, claim: Claim, requestHash: string, now: n
       .select({ requestHash: idempotencyKeys.requestHash, token: idempotencyKeys.token, status: idempotencyKeys.status, body: idempotencyKeys.body, sealed: idempotencyKeys.sealed })
       .from(idempotencyKeys)
       .where(ofKey(claim)),
-  ]);
+  ] as const;
+}
+
+/** Claims `claim.key` in a round trip of its own; returns the key's row after. */
+export async function claimKey(db: Db, claim: Claim, requestHash: string, now: number): Promise<StoredKey> {
+  const [, , , rows] = await db.batch(claimStatements(db, claim, requestHash, now));
   return rows[0]!;
+}
+
+/** The key's row from the claim's last statement, as D1 answers it (columns in the select's order). */
+export function storedKey(result: D1Result): StoredKey {
+  const [requestHash, token, status, body, sealed] = Object.values(result.results[0] as Record<string, unknown>);
+  return { requestHash, token, status, body, sealed } as StoredKey;
 }
 
 /**

@@ -51,6 +51,7 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   await throttle(c.env, caller.username);
   const sent = await sentBookmark(c, caller);
   const session = requestSession(requireShard(c.env, caller.shard), sessionConstraint(c.req.method, caller.shard, sent), c.get("d1Tally"));
+  c.set("shardSession", session);
   c.set("db", session.db);
   await next();
   await answerBookmark(c, caller, session, sent);

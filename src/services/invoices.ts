@@ -3,7 +3,7 @@ import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { invoices, paymentInvoices } from "../db/schema";
-import { invalid, notFound, type FieldErrors } from "../errors";
+import { AppError, invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
@@ -67,7 +67,10 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, an
 }
 
 async function checkParty(ctx: ServiceContext, id: string, type: "buyer" | "supplier", field: string, errors: FieldErrors) {
-  const party = await getCounterparty(ctx, id).catch(() => null);
+  const party = await getCounterparty(ctx, id).catch((error: unknown) => {
+    if (error instanceof AppError && error.status === 404) return null;
+    throw error;
+  });
   if (!party) errors[field] = [`Invalid pk "${id}" - object does not exist.`];
   else if (party.type !== type) errors[field] = [`Counterparty ${id} is not a ${type}.`];
 }
