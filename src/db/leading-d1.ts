@@ -1,15 +1,23 @@
 /**
  * A D1 session whose first round trip carries a request's leading statements in front of its
- * own: an Idempotency-Key's claim rides on the write's first read instead of costing a round trip
- * of its own (middleware/idempotency.ts). Only a round trip that only reads takes them along; when
- * the first one writes, the leading statements go alone just before it, so nothing is written
- * before their outcome is known. `settle` reads their results and may throw to stop the request:
- * the caller then gets that error instead of its own results. Every later call waits for it.
+ * own: an Idempotency-Key's claim rides on the write's first round trip instead of costing one of
+ * its own (middleware/idempotency.ts).
+ * - A first round trip that only reads takes `statements` along; `settle` reads their results and
+ *   may throw to stop the request, which then gets that error instead of its own results.
+ * - One that writes takes `guarded` along: the same claim, then a statement that fails the whole
+ *   batch unless the claim made the lead the request's own, so nothing of it is written otherwise.
+ *   When it failed so (`refused`), `statements` go alone and `settle` says what the request gets.
+ *   When it failed for its own reason, nothing of the lead stayed either: the next call carries it.
+ * Every call made while the first is out waits for the lead's outcome.
  */
 export interface Lead {
-  /** The statements to send first, prepared on the session they go to. */
+  /** The statements for the front of a round trip that only reads, prepared on the session they go to. */
   statements(d1: D1Database): D1PreparedStatement[];
-  /** Their results; throws to stop the request. */
+  /** The statements for the front of a round trip that writes: its last fails the batch unless the lead is the request's. */
+  guarded(d1: D1Database): D1PreparedStatement[];
+  /** Whether a batch failed on `guarded`'s last statement. */
+  refused(error: unknown): boolean;
+  /** `statements`' results; throws to stop the request. */
   settle(results: D1Result[]): void;
 }
 
@@ -36,23 +44,40 @@ export function leadingD1(d1: D1Database, lead: Lead): LeadingD1 {
   let taken = false;
   let done: Promise<void> = Promise.resolve();
 
-  /** One call of the request: with the lead in front when it is the first and only reads. */
+  /** One call of the request: with the lead in front when it is the first. */
   async function through<T>(calls: Unwrapped[], alone: () => Promise<T>, fromBatch: (results: D1Result[]) => T): Promise<T> {
     if (taken) {
       await done;
-      return alone();
+      if (taken) return alone();
     }
     taken = true;
-    const leading = lead.statements(d1);
     if (calls.length > 0 && calls.every((call) => onlyReads(call.sql))) {
+      const leading = lead.statements(d1);
       const both = d1.batch([...leading, ...calls.map((call) => call.statement)]);
       done = both.then((results) => lead.settle(results.slice(0, leading.length)));
       await done;
       return fromBatch((await both).slice(leading.length));
     }
-    done = d1.batch(leading).then((results) => lead.settle(results));
-    await done;
-    return alone();
+    const front = lead.guarded(d1);
+    let outcome!: { resolve: () => void; reject: (error: unknown) => void };
+    done = new Promise<void>((resolve, reject) => (outcome = { resolve, reject }));
+    done.catch(() => {}); // awaited by every later call; none may be waiting
+    let results: D1Result[];
+    try {
+      results = await d1.batch([...front, ...calls.map((call) => call.statement)]);
+    } catch (error) {
+      if (!lead.refused(error)) {
+        taken = false; // rolled back with the batch: the next call carries the lead again
+        outcome.resolve();
+        throw error;
+      }
+      const settled = d1.batch(lead.statements(d1)).then((alone) => lead.settle(alone));
+      settled.then(outcome.resolve, outcome.reject);
+      await settled;
+      return alone(); // the key became the request's meanwhile (another's lock lapsed)
+    }
+    outcome.resolve();
+    return fromBatch(results.slice(front.length));
   }
 
   const statement = (prepared: D1PreparedStatement, sql: string): D1PreparedStatement => {

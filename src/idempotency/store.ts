@@ -82,7 +82,18 @@ export function answerStatement(db: Db, claim: Claim, status: number, body: stri
     .where(and(ofKey(claim), guard));
 }
 
-/** Whether a batch failed because its answer statement found the key taken over. */
+/**
+ * The statement that fails its batch (the NOT NULL of the token) unless `claim.key` is this
+ * request's and unanswered: in front of a write's statements, right after the claim's.
+ */
+export function ownStatement(db: Db, claim: Claim) {
+  return db
+    .update(idempotencyKeys)
+    .set({ token: sql`case when ${idempotencyKeys.token} = ${claim.token} and ${idempotencyKeys.status} is null then ${idempotencyKeys.token} end` })
+    .where(ofKey(claim));
+}
+
+/** Whether a batch failed because its answer (or own) statement found the key not this request's. */
 export function isKeyLost(error: unknown): boolean {
   return /NOT NULL constraint failed: idempotency_keys\.token/.test(String((error as Error)?.message ?? error));
 }

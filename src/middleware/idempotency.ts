@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
 import { AppError, conflict } from "../errors";
-import { claimStatements, decide, HEADER, keyProblem, MESSAGES, REPLAYED_HEADER, settle, storable, storedKey, type Claim, type Decision, type StoredKey } from "../idempotency";
+import { claimStatements, decide, HEADER, isKeyLost, ownStatement, keyProblem, MESSAGES, REPLAYED_HEADER, settle, storable, storedKey, type Claim, type Decision, type StoredKey } from "../idempotency";
 import type { Lead } from "../db/leading-d1";
 import { sha256Hex } from "../lib/crypto";
 import { decrypt } from "../lib/encryption";
@@ -15,9 +15,10 @@ import { newToken } from "../lib/ids";
  * and checked.
  *
  * The claim costs no round trip of its own: its statements go in front of the request's first
- * round trip to the shard when that only reads (db/leading-d1.ts), and the request stops there
- * (`KeyDecided`) when the key is not its own. A request that answers before reading anything (a
- * 400 on its body) claims after, and then answers as the key says.
+ * round trip to the shard (db/leading-d1.ts), and the request stops there (`KeyDecided`) when the
+ * key is not its own; a first round trip that writes fails whole then, and the key's row is read
+ * to say why. A request that answers before reading anything (a 400 on its body) claims after,
+ * and then answers as the key says.
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const key = c.req.header(HEADER);
@@ -28,11 +29,15 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
   const db = c.get("db");
   const requestHash = await sha256Hex(`POST ${normalPath(c)}\n${await c.req.text()}`);
   const claim: Claim = { accountId, username, key, token: newToken(), answeredInBatch: false };
-  const lead: Lead = {
-    statements: (d1) => claimStatements(db, claim, requestHash, Date.now()).map((query) => {
+  const prepared = (d1: D1Database, queries: readonly { toSQL(): { sql: string; params: unknown[] } }[]) =>
+    queries.map((query) => {
       const { sql, params } = query.toSQL();
       return d1.prepare(sql).bind(...params);
-    }),
+    });
+  const lead: Lead = {
+    statements: (d1) => prepared(d1, claimStatements(db, claim, requestHash, Date.now())),
+    guarded: (d1) => prepared(d1, [...claimStatements(db, claim, requestHash, Date.now()).slice(0, -1), ownStatement(db, claim)]),
+    refused: isKeyLost,
     settle: (results) => {
       const row = storedKey(results.at(-1)!);
       const decision = decide(row, { token: claim.token, requestHash });

@@ -2,12 +2,11 @@ import { noAnswer, type Answer } from "../idempotency";
 import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
-import { invoices, paymentInvoices } from "../db/schema";
-import { AppError, invalid, notFound, type FieldErrors } from "../errors";
+import { counterparties, invoices, paymentInvoices } from "../db/schema";
+import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
-import { getCounterparty } from "./counterparties";
 import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { countAt, countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "./time-counts";
@@ -42,8 +41,10 @@ export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Inst
 export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, answer: Answer<Invoice> = noAnswer): Promise<Invoice> {
   const { db, accountId } = ctx;
   const errors: FieldErrors = {};
-  await checkParty(ctx, input.buyer_id, "buyer", "buyer_id", errors);
-  await checkParty(ctx, input.supplier_id, "supplier", "supplier_id", errors);
+  const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
+  const [buyer, supplier] = await db.batch([party(input.buyer_id), party(input.supplier_id)]);
+  checkParty(buyer[0], input.buyer_id, "buyer", "buyer_id", errors);
+  checkParty(supplier[0], input.supplier_id, "supplier", "supplier_id", errors);
   if (Object.keys(errors).length > 0) throw invalid(errors);
   const now = Date.now();
   const row: Invoice = {
@@ -66,11 +67,8 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, an
   return row;
 }
 
-async function checkParty(ctx: ServiceContext, id: string, type: "buyer" | "supplier", field: string, errors: FieldErrors) {
-  const party = await getCounterparty(ctx, id).catch((error: unknown) => {
-    if (error instanceof AppError && error.status === 404) return null;
-    throw error;
-  });
+/** Adds `field`'s error when the counterparty read for it is not there, or not a `type`. */
+function checkParty(party: { type: string } | undefined, id: string, type: "buyer" | "supplier", field: string, errors: FieldErrors) {
   if (!party) errors[field] = [`Invalid pk "${id}" - object does not exist.`];
   else if (party.type !== type) errors[field] = [`Counterparty ${id} is not a ${type}.`];
 }

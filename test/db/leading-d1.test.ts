@@ -1,5 +1,5 @@
 import { env } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { leadingD1, onlyReads, type Lead } from "../../src/db/leading-d1";
 
 describe("onlyReads", () => {
@@ -38,7 +38,13 @@ describe("leadingD1", () => {
     } as unknown as D1Database;
     return { binding, trips };
   }
-  const lead = (settle: Lead["settle"] = () => {}): Lead => ({ statements: (d1) => [d1.prepare("select 'lead' as l")], settle });
+  const lead = (settle: Lead["settle"] = () => {}, guard = "select 'guard' as g"): Lead => ({
+    statements: (d1) => [d1.prepare("select 'lead' as l")],
+    guarded: (d1) => [d1.prepare("select 'lead' as l"), d1.prepare(guard)],
+    refused: (error) => /NOT NULL constraint failed: leading_probe\.a/.test(String(error)),
+    settle,
+  });
+  beforeAll(() => env.SHARD_A!.exec("create table if not exists leading_probe (a not null); create table if not exists leading_rows (b)"));
 
   it("sends its statements in front of a first round trip that only reads, and hands the caller its own results", async () => {
     const { binding, trips } = recorded();
@@ -51,19 +57,45 @@ describe("leadingD1", () => {
     expect(led.sent()).toBe(true);
   });
 
-  it("sends them alone, first, when the first round trip writes", async () => {
-    const { binding, trips } = recorded();
-    const led = leadingD1(binding, lead());
-    await led.d1.batch([led.d1.prepare("create table if not exists leading_probe (a)"), led.d1.prepare("select 1")]);
-    expect(trips).toEqual([["select 'lead' as l"], ["create table if not exists leading_probe (a)", "select 1"]]);
-  });
-
-  it("stops the caller, and every call after, when settle throws; nothing of theirs runs", async () => {
+  it("stops the caller, and every call after, when settle throws", async () => {
     const { binding, trips } = recorded();
     const led = leadingD1(binding, lead(() => { throw new Error("decided"); }));
-    await expect(led.d1.prepare("insert into nowhere values (1)").run()).rejects.toThrow("decided");
     await expect(led.d1.prepare("select 1").all()).rejects.toThrow("decided");
-    expect(trips).toEqual([["select 'lead' as l"]]);
+    await expect(led.d1.prepare("insert into leading_rows values (0)").run()).rejects.toThrow("decided");
+    expect(trips).toEqual([["select 'lead' as l", "select 1"]]);
+  });
+
+  it("sends its guarded statements in front of a first round trip that writes", async () => {
+    const { binding, trips } = recorded();
+    const led = leadingD1(binding, lead());
+    const [, counted] = await led.d1.batch([led.d1.prepare("insert into leading_rows values (1)"), led.d1.prepare("select count(*) as n from leading_rows where b = 1")]);
+    expect(counted!.results).toEqual([{ n: 1 }]);
+    expect(trips).toEqual([["select 'lead' as l", "select 'guard' as g", "insert into leading_rows values (1)", "select count(*) as n from leading_rows where b = 1"]]);
+  });
+
+  it("writes nothing when the guard refuses the batch: the lead goes alone and settles the caller's fate", async () => {
+    const { binding, trips } = recorded();
+    const led = leadingD1(binding, lead(() => { throw new Error("decided"); }, "insert into leading_probe values (null)"));
+    await expect(led.d1.prepare("insert into leading_rows values (2)").run()).rejects.toThrow("decided");
+    expect(trips).toEqual([["select 'lead' as l", "insert into leading_probe values (null)", "insert into leading_rows values (2)"], ["select 'lead' as l"]]);
+    expect(await env.SHARD_A!.prepare("select count(*) as n from leading_rows where b = 2").first("n")).toBe(0);
+  });
+
+  it("runs the caller's statements alone when the lead, read again, turned out the caller's", async () => {
+    const { binding, trips } = recorded();
+    const led = leadingD1(binding, lead(() => {}, "insert into leading_probe values (null)"));
+    await led.d1.prepare("insert into leading_rows values (3)").run();
+    expect(trips.at(-1)).toEqual(["insert into leading_rows values (3)"]);
+    expect(await env.SHARD_A!.prepare("select count(*) as n from leading_rows where b = 3").first("n")).toBe(1);
+  });
+
+  it("carries the lead again on the next call when the batch failed for the caller's own reason", async () => {
+    const { binding, trips } = recorded();
+    const led = leadingD1(binding, lead());
+    await expect(led.d1.prepare("insert into no_such_table values (1)").run()).rejects.toThrow(/no such table/);
+    expect(led.sent()).toBe(false);
+    await led.d1.prepare("select 4 as four").all();
+    expect(trips.at(-1)).toEqual(["select 'lead' as l", "select 4 as four"]);
   });
 
   it("makes a call that comes while the first is out wait for the lead's outcome", async () => {

@@ -33,13 +33,15 @@ function requestKinds({ base, client, processor, s }) {
     { kind: "invoices list, no filter", make: () => ({ path: "/v1/invoices/", headers: client }) },
     { kind: "payments polling by updated", make: () => ({ path: `/v2/payments/?ordering=updated&updated__gt=${new Date(s.paymentUpdatedAt(s.payments - 50)).toISOString()}`, headers: client }) },
     { kind: "new counterparty", make: (i) => ({ path: "/v1/counterparties/", method: "POST", headers: { ...client, ...json }, body: { internal_id: `dist-${run}-${i}`, type: "buyer", name: "Distance" } }) },
-    {
-      kind: "new payment",
+    { kind: "new invoice", make: (i) => ({ path: "/v1/invoices/", method: "POST", headers: { ...client, ...json }, body: { invoice_number: `DIST-I-${run}-${i}`, buyer_id: s.buyerId(1), supplier_id: s.supplierId(1), amount_cents: 100 } }) },
+    ...[false, true].map((keyed) => ({
+      kind: keyed ? "new payment with an Idempotency-Key" : "new payment",
       make: async (i) => {
-        const invoice = await post(client, "/v1/invoices/", { invoice_number: `DIST-${run}-${i}`, buyer_id: s.buyerId(1), supplier_id: s.supplierId(1), amount_cents: 100 });
-        return { path: "/v2/payments/", method: "POST", headers: { ...client, ...json }, body: { originating_counterparty_id: s.buyerId(1), receiving_counterparty_id: s.supplierId(1), invoice_ids: [invoice.id], payment_method: "ach" } };
+        const invoice = await post(client, "/v1/invoices/", { invoice_number: `DIST-${keyed ? "K" : "P"}-${run}-${i}`, buyer_id: s.buyerId(1), supplier_id: s.supplierId(1), amount_cents: 100 });
+        const headers = { ...client, ...json, ...(keyed ? { "idempotency-key": `dist-p-${run}-${i}` } : {}) };
+        return { path: "/v2/payments/", method: "POST", headers, body: { originating_counterparty_id: s.buyerId(1), receiving_counterparty_id: s.supplierId(1), invoice_ids: [invoice.id], payment_method: "ach" } };
       },
-    },
+    })),
     { kind: "payment event", make: (i) => ({ path: `/v2/payments/${payment(i + 7919)}/events/`, method: "POST", headers: { ...processor, ...json }, body: { event_code: "PU15", description: "distance" } }) },
     { kind: "payment event with an Idempotency-Key", make: (i) => ({ path: `/v2/payments/${payment(i + 15838)}/events/`, method: "POST", headers: { ...processor, ...json, "idempotency-key": `dist-${run}-${i}` }, body: { event_code: "PU15", description: "distance, keyed" } }) },
     {

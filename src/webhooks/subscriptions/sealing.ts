@@ -8,7 +8,7 @@
  * nobody keeps. Such a write is refused with the 500 "Service is not configured." and a
  * `config_error` log line, before anything is written.
  */
-import { like, or, sql } from "drizzle-orm";
+import { like, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { webhookSubscriptions } from "../../db/schema";
 import { encrypt, keyRing, notConfigured } from "../../lib/encryption";
@@ -26,18 +26,27 @@ export interface Secrets {
 
 /** Refuses a key list that opens none of the subscriptions already sealed with a named key. */
 export async function checkSealingKey(db: Db, encryptionKey: string | undefined): Promise<void> {
+  const [fits] = await db.select({ fits: (await sealingKeyFits(encryptionKey)).mapWith(Number) }).from(sql`(select 1)`);
+  if (!fits?.fits) throw wrongSealingKey();
+}
+
+/**
+ * Whether the key list opens some subscription already sealed with a named key, or none is: as
+ * SQL, for a write's own batch to apply only when it holds (and read back to say why it did not).
+ */
+export async function sealingKeyFits(encryptionKey: string | undefined): Promise<SQL> {
   const ring = await keyRing(encryptionKey);
   const secret = webhookSubscriptions.secret;
   const ours = or(...ring.keys.map((key) => sql`substr(${secret}, 1, 20) = ${`v2.${key.id}.`}`));
-  const [sealed, opened] = await db.batch([
-    db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(like(secret, "v2.%")).limit(fixedLimit(1)),
-    db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(ours).limit(fixedLimit(1)),
-  ]);
-  if (sealed.length > 0 && opened.length === 0) {
-    throw notConfigured(
-      "ENCRYPTION_KEY lists no key that sealed the subscriptions already stored: it is not their key. Deploy the right key (a new key goes first, the old one after it); nothing was sealed with this one.",
-    );
-  }
+  const one = (where: SQL | undefined) => sql`exists (select 1 from ${webhookSubscriptions} where ${where} limit ${fixedLimit(1)})`;
+  return sql`(not ${one(like(secret, "v2.%"))} or ${one(ours)})`;
+}
+
+/** The 500 of a key list that is not the subscriptions' key, with its log line. */
+export function wrongSealingKey() {
+  return notConfigured(
+    "ENCRYPTION_KEY lists no key that sealed the subscriptions already stored: it is not their key. Deploy the right key (a new key goes first, the old one after it); nothing was sealed with this one.",
+  );
 }
 
 /** The sealed columns for `secrets`, every one with the newest key, after checking the key fits. */

@@ -9,7 +9,7 @@ import { decrypt } from "../../lib/encryption";
 import type { PageRequest } from "../../lib/pagination";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wire/signing";
-import { sealSecrets, type Secrets } from "./sealing";
+import { sealAll, sealingKeyFits, sealSecrets, wrongSealingKey, type Secrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased, settleAcked } from "./holds";
 import { storedFilters, type Filters } from "../outbox/filters";
 import type { Caller } from "../../lib/caller";
@@ -123,7 +123,7 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     description: input.description ?? null,
     url: input.url,
     contentType: input.content_type,
-    ...(await sealSecrets(db, keys.encryptionKey, revealed)),
+    ...(await sealAll(keys.encryptionKey, revealed)),
     previousSecretExpiresAt: null,
     signing,
     publicKey: pair?.publicKey ?? null,
@@ -154,15 +154,20 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
     updatedAt: now,
   };
   const created: Subscription = { ...row, revealed };
-  // The cap is checked in the insert itself, so concurrent creations cannot pass it together.
+  // The cap, and the key's fit with the subscriptions already sealed (sealing.ts), are checked in
+  // the insert itself: concurrent creations cannot pass the cap together, and the write is one round trip.
   const room = sql`(select count(*) from ${webhookSubscriptions} s where s.account_id = ${caller.accountId}) < ${MAX_SUBSCRIPTIONS}`;
+  const fits = await sealingKeyFits(keys.encryptionKey);
   const made = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)));
-  const [inserted] = (await runBatch(db, [
-    guardedInsert(db, webhookSubscriptions, row, room).returning({ id: webhookSubscriptions.id }),
+  const [inserted, ...rest] = (await runBatch(db, [
+    guardedInsert(db, webhookSubscriptions, row, sql`${room} and ${fits}`).returning({ id: webhookSubscriptions.id }),
     ...(await answer(created, made)),
-  ])) as [{ id: string }[]];
-  if (inserted.length === 0) throw conflict(TOO_MANY_SUBSCRIPTIONS);
-  return created;
+    db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
+  ])) as [{ id: string }[], ...unknown[]];
+  if (inserted.length > 0) return created;
+  const [why] = rest.at(-1) as { fits: number }[];
+  if (!why?.fits) throw wrongSealingKey();
+  throw conflict(TOO_MANY_SUBSCRIPTIONS);
 }
 
 export async function getSubscription({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription> {
