@@ -54,7 +54,7 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
     }
     const left = budget.stopped ? "budget spent: the next run goes on" : null;
     const type = "error" in line ? "cron_error" : "cron_job";
-    (type === "cron_error" ? console.error : console.log)(JSON.stringify({ type, job, shard, ...line, d1_queries: budget.spent.d1Queries, queue_messages: budget.spent.queueMessages, left }));
+    (type === "cron_error" ? console.error : console.log)(JSON.stringify({ type, job, shard, ...line, d1_queries: budget.spent.d1Queries, d1_calls: budget.d1Calls, queue_messages: budget.spent.queueMessages, left }));
   });
 }
 
@@ -69,7 +69,7 @@ const QUERIES: Allowance = { d1Queries: 1, queueMessages: 0 };
 
 /** `env` whose D1 bindings and delivery queue spend from a job's budget. */
 function withinBudget(env: Env, budget: JobBudget): Env {
-  const gate = { call: <T>(sqls: string[], run: () => Promise<T>) => (budget.spend("d1Queries", sqls.length), run()) };
+  const gate = { call: <T>(sqls: string[], run: () => Promise<T>) => (budget.spend("d1Queries", sqls.length), (budget.d1Calls += 1), run()) };
   const queue = env.DELIVERIES;
   const deliveries = {
     send: (...args: Parameters<typeof queue.send>) => (budget.spend("queueMessages", 1), queue.send(...args)),

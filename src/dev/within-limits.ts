@@ -132,7 +132,8 @@ export function underPlatformLimits<E extends LayerVars & { SERVER_TIMING?: stri
     },
     queue(batch, env, ctx) {
       if (!enforcesLimits(env)) return handlers.queue(batch, env, ctx);
-      return withinLimits(env, ctx, async (invocation) => handlers.queue(batch, invocation.env, invocation.ctx), { limits: limitsOf(env), report: logged("queue") });
+      const report = (figures: Figures) => console.warn(JSON.stringify({ type: "invocation_limits", handler: "queue", messages: batch.messages.length, ...figures }));
+      return withinLimits(env, ctx, async (invocation) => handlers.queue(batch, invocation.env, invocation.ctx), { limits: limitsOf(env), report });
     },
     scheduled(controller, env, ctx) {
       if (!enforcesLimits(env)) return handlers.scheduled(controller, env, ctx);

@@ -17,6 +17,8 @@ export interface Allowance {
 
 export class JobBudget {
   readonly spent: Allowance = { d1Queries: 0, queueMessages: 0 };
+  /** The D1 round trips those queries took (a batch is one): reported, not limited. */
+  d1Calls = 0;
   stopped = false;
 
   constructor(readonly allowed: Allowance) {}

@@ -142,10 +142,14 @@ export function invocationFigures(output) {
     } catch {
       continue;
     }
-    const { type: _type, handler, ...figures } = line;
-    const seen = (byHandler[handler] ??= { invocations: 0 });
+    const { type: _type, handler, messages, ...figures } = line;
+    const seen = (byHandler[handler] ??= { invocations: 0, totalD1Calls: 0, totalMessages: 0 });
     seen.invocations += 1;
+    seen.totalD1Calls += figures.d1Calls ?? 0;
+    seen.totalMessages += messages ?? 0;
     for (const [name, value] of Object.entries(figures)) seen[name] = Math.max(seen[name] ?? 0, value);
   }
+  // A queue batch's round trips per message (a delivery), over every batch.
+  for (const seen of Object.values(byHandler)) seen.d1CallsPerMessage = seen.totalMessages ? Math.round((seen.totalD1Calls / seen.totalMessages) * 100) / 100 : null;
   return byHandler;
 }
