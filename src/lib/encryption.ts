@@ -108,13 +108,14 @@ export async function sealedWithNewest(encodedKeys: string | undefined, cipherte
 
 export { base64 as toBase64 } from "./crypto";
 
-const macRings = new Map<string, Promise<CryptoKey[]>>();
+const macRings = new Map<string, Promise<{ id: string; key: CryptoKey }[]>>();
 
 /**
  * HMAC-SHA-256 keys for `purpose`, one derived (HKDF-SHA-256, info `purpose`) from each listed key,
- * newest first: a value signed with the first verifies with any while a rotation lists both.
+ * newest first, each with its key's id: a value signed with the first verifies with any while a
+ * rotation lists both, and names the key it was signed with.
  */
-export function macKeys(encodedKeys: string | undefined, purpose: string): Promise<CryptoKey[]> {
+export function macKeys(encodedKeys: string | undefined, purpose: string): Promise<{ id: string; key: CryptoKey }[]> {
   const cacheKey = `${purpose}\n${encodedKeys ?? ""}`;
   let ring = macRings.get(cacheKey);
   if (!ring) {
@@ -122,13 +123,14 @@ export function macKeys(encodedKeys: string | undefined, purpose: string): Promi
     ring = Promise.all(
       all.map(async (bytes) => {
         const base = await crypto.subtle.importKey("raw", bytes, "HKDF", false, ["deriveKey"]);
-        return crypto.subtle.deriveKey(
+        const key = await crypto.subtle.deriveKey(
           { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: encoder.encode(purpose) },
           base,
           { name: "HMAC", hash: "SHA-256", length: 256 },
           false,
           ["sign"],
         );
+        return { id: await keyId(bytes), key };
       }),
     );
     macRings.set(cacheKey, ring);

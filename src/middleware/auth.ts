@@ -50,7 +50,7 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("caller", caller);
   await throttle(c.env, caller.username);
   const sent = await sentBookmark(c, caller);
-  const session = requestSession(requireShard(c.env, caller.shard), sessionConstraint(c.req.method, caller.shard, sent), c.get("d1Tally"));
+  const session = requestSession(requireShard(c.env, caller.shard), sessionConstraint(c.req.method, c.req.path, caller.shard, sent), c.get("d1Tally"));
   c.set("shardSession", session);
   c.set("db", session.db);
   await next();

@@ -127,17 +127,18 @@ describe("Payments-Bookmark sent back", () => {
     const theirs = await tenant();
     const given = (await api("POST", "/v1/counterparties/", mine.client.headers, counterparty("Mine"))).headers.get(BOOKMARK)!;
     const foreign = (await api("POST", "/v1/counterparties/", theirs.client.headers, counterparty("Theirs"))).headers.get(BOOKMARK)!;
-    const [, shard, d1, tag] = given.split(".");
+    const [, shard, d1, keyId, tag] = given.split(".");
     const malformed = { detail: "Payments-Bookmark is malformed: send back the header of an earlier answer as it came." };
     const notGiven = { detail: "Payments-Bookmark was not given to this account: send back the header of one of its own answers." };
     const cases: [string, string, unknown][] = [
       ["nonsense", "nonsense", malformed],
       ["empty", "", malformed],
       ["a D1 bookmark alone", "00000000-00000016-00000000-00000000000000000000000000000000", malformed],
-      ["a short tag", `b1.${shard}.${d1}.${tag!.slice(1)}`, malformed],
+      ["a short tag", `b1.${shard}.${d1}.${keyId}.${tag!.slice(1)}`, malformed],
+      ["no key id", `b1.${shard}.${d1}.${tag}`, malformed],
       ["another account's", foreign, notGiven],
-      ["a future point", `b1.${shard}.${Number(d1) + 1000}.${tag}`, notGiven],
-      ["another shard's name on it", `b1.B.${d1}.${tag}`, notGiven],
+      ["a future point", `b1.${shard}.${Number(d1) + 1000}.${keyId}.${tag}`, notGiven],
+      ["another shard's name on it", `b1.B.${d1}.${keyId}.${tag}`, notGiven],
     ];
     const readsBefore = replica.state.replicaReads + replica.state.primaryReads;
     for (const [name, header, detail] of cases) {
@@ -159,7 +160,19 @@ describe("Payments-Bookmark sent back", () => {
     const list = await api("GET", "/v1/counterparties/", { ...client.headers, [BOOKMARK]: fromB });
     expect(list.status).toBe(200);
     expect(list.json.count).toBe(1);
-    expect(list.headers.get(BOOKMARK)).toMatch(/^b1\.A\.\d+\.[A-Za-z0-9_-]{22}$/);
+    expect(list.headers.get(BOOKMARK)).toMatch(/^b1\.A\.\d+\.[0-9a-f]{8}\.[A-Za-z0-9_-]{22}$/);
+  });
+
+  it("signed with a key the rotation dropped, is read from the primary and answered with one of today's key", async () => {
+    const { api, tenant } = onReplica();
+    const { client } = await tenant();
+    const old = (await api("POST", "/v1/counterparties/", client.headers, counterparty("Old key"))).headers.get(BOOKMARK)!;
+    const rotated = { ENCRYPTION_KEY: btoa(String.fromCharCode(...new Uint8Array(32).fill(9))) };
+    const list = await api("GET", "/v1/counterparties/", { ...client.headers, [BOOKMARK]: old }, undefined, rotated);
+    expect([list.status, list.json.count]).toEqual([200, 1]);
+    const fresh = list.headers.get(BOOKMARK)!;
+    expect(fresh.split(".")[3]).not.toBe(old.split(".")[3]);
+    expect((await api("GET", "/v1/counterparties/", { ...client.headers, [BOOKMARK]: fresh }, undefined, rotated)).status).toBe(200);
   });
 
   it("is neither given nor checked without ENCRYPTION_KEY: every read then starts at the primary", async () => {
