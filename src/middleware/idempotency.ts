@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env";
-import { AppError, conflict } from "../errors";
+import { AppError } from "../errors";
 import { claimStatements, decide, HEADER, isKeyLost, ownStatement, keyProblem, MESSAGES, REPLAYED_HEADER, settle, storable, storedKey, type Claim, type Decision, type StoredKey } from "../idempotency";
 import type { Lead } from "../db/leading-d1";
 import { sha256Hex } from "../lib/crypto";

@@ -156,15 +156,16 @@ const beforeBatch = (d1: D1Database, n: number, before: () => Promise<unknown>) 
 const failingBatch = (d1: D1Database, n: number) =>
   withBatches(d1, async (k, statements) => (k === n ? [...statements, d1.prepare("insert into no_such_table values (1)")] : statements));
 
-describe("a subscription deleted between a write's read and its batch", () => {
+describe("a subscription deleted just before a write's batch", () => {
   it.each([["an event"], ["a new payment"]])("does not fail %s: the change is written, with deliveries for the subscriptions that remain", async (label) => {
     const { client, processor } = await makeTenant();
     const kept = await subscribeToReceiver(client);
     const gone = await subscribeToReceiver(client);
     const made = await makePayment(client);
-    // Each write reads (its first batch), then writes (its second); the subscription goes in between.
+    // A new payment reads (its first batch), then writes (its second): the subscription goes in
+    // between. An event is one batch, which takes the subscriptions as they are when it runs.
     const shard = await onShard(client.accountId, (d1) =>
-      beforeBatch(d1, 2, async () => {
+      beforeBatch(d1, label === "an event" ? 1 : 2, async () => {
         expect((await call("DELETE", `/v1/webhooks/${gone.subscription.id}/`, { headers: client.headers })).status).toBe(204);
       }),
     );
@@ -215,8 +216,8 @@ describe("a write batch that fails in D1", () => {
             headers: client.headers,
             bindings,
           });
-    // Its second batch on the shard is the write (the first reads).
-    const failed = await send(await onShard(account.id, (d1) => failingBatch(d1, 2)));
+    // The write is an event's one batch on the shard, a new payment's second (its first reads).
+    const failed = await send(await onShard(account.id, (d1) => failingBatch(d1, label === "an event" ? 1 : 2)));
     expect(failed.status).toBe(500);
     expect(failed.json).toEqual({ detail: "A server error occurred." });
     expect(await snapshot()).toEqual(before);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { applyEvent, newPayment, type PaymentEventInput } from "../../src/services/payments/lifecycle";
-import { detailAfter, paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
+import { newPayment, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import { paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
+import { applyEvent, detailAfter } from "../helpers/event-oracle";
 import { encodeBody, flagBits, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
 
 const FLAG_SETS: ExpansionFlags[] = [
@@ -40,10 +41,10 @@ function history(): PaymentView[] {
     { event_code: "PU31", description: "after the refund" },
   ];
   for (const [i, input] of inputs.entries()) {
-    const { next, event } = applyEvent(payment, input, { at: 2_000 + i * 111, writeToken: `w${i + 2}`, eventId: `pev_${i + 2}` });
+    const { next, event } = applyEvent(payment, input, { at: 2_000 + i * 111, eventId: `pev_${i + 2}` });
     details.push(detailAfter(details.at(-1)!, next, event));
     events.push(event);
-    payment = next;
+    payment = { ...next, writeToken: `w${i + 2}` };
   }
   return details.map((detail, i) => ({ ...detail, _events: events.slice(0, i + 1) }) as PaymentView);
 }

@@ -103,7 +103,7 @@ paymentsRouter.openapi(
       ...errorsOf([...BODY_ERRORS, 403, 404, 409, 503], {
         403: "The caller is a client; only a processor records events",
         409: `The lifecycle forbids this move, or the payment already has ${MAX_EVENTS} events (the payment is unchanged)`,
-        ...busy,
+        503: "`Account is moving; retry shortly.`: the few seconds of a move's cut-over; retry after `Retry-After` seconds",
       }),
     },
   }),

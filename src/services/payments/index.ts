@@ -3,19 +3,17 @@ import { fixedLimit } from "../../db/fixed-limit";
 import { inList } from "../../db/in-list";
 import { isUniqueViolation } from "../../db/errors";
 import { counterparties, invoiceClaimed, invoices, paymentInvoices } from "../../db/schema";
-import { AppError, conflict, notFound } from "../../errors";
+import { AppError, conflict } from "../../errors";
 import { newId, newToken } from "../../lib/ids";
 import { handOver, subscribersQuery } from "../../webhooks";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
 import { checkEventInput, checkPaymentInput } from "./input";
-import { applyEvent, newPayment, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
-import { storedDetail, storedPaymentQuery } from "./reads";
+import { newPayment, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
+import { commitEvent } from "./event-write";
 import { eventView, oldestFirst, type PaymentView } from "./view";
 import { commitPaymentChange } from "./write-fence";
 import { noAnswer, type Answer } from "../../idempotency";
-import { stampedJson } from "../../db/stamped-text";
-import { inTurn } from "../../lib/in-turn";
 import { FOLD_AFTER_MS, foldPaymentCounts } from "../payment-counts";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
@@ -65,35 +63,15 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
 }
 
 /**
- * Records an event on a payment of the caller's account: one round trip reads the payment row
- * (its stored detail included, so not its history) and the subscribers, one batch writes the
- * change with its deliveries; a write that lost a race with another event on the same payment
- * reads again and retries. Events on one payment that reach this isolate together take turns
- * (lib/in-turn), so only writes from elsewhere race.
+ * Records an event on a payment of the caller's account: one batch decides and writes it, with its
+ * deliveries (event-write.ts), then the deliveries go to the queue.
  */
 export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL> = noAnswer) {
   checkEventInput(input);
-  return inTurn(`${ctx.accountId}/${paymentId}`, () => writeEvent(ctx, paymentId, input, answer));
-}
-
-async function writeEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL>) {
-  const { db, accountId } = ctx;
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const [found, subscribers] = await db.batch([storedPaymentQuery(db, accountId, paymentId), subscribersQuery(db, accountId)]);
-    if (!found[0]) throw notFound();
-    const { detail, ...payment } = found[0];
-    const { next, event } = applyEvent(payment, input, { eventId: newId("pev"), writeToken: newToken(), at: payment.updatedAt });
-    const written = await commitPaymentChange(db, { next, previous: payment, shown: storedDetail({ detail }), event }, subscribers, (sqlOf) =>
-      answer(stampedJson((ms) => eventView({ ...event, createdAt: ms }), sqlOf.stamp), sqlOf.guard),
-    );
-    if (written) {
-      await handOver(db, ctx.queue, written.deliveryIds);
-      await foldIfBehind(ctx, written);
-      return eventView({ ...event, createdAt: written.stamp });
-    }
-    await backoff(attempt);
-  }
-  throw busy();
+  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, (eventJson, applied) => answer(eventJson, applied));
+  await handOver(ctx.db, ctx.queue, written.deliveryIds);
+  await foldIfBehind(ctx, { stamp: written.event.createdAt, countedTo: written.countedTo });
+  return eventView(written.event);
 }
 
 /**

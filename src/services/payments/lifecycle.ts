@@ -1,5 +1,5 @@
 import type { PaymentMethod, PaymentStatus } from "../../db/schema";
-import { conflict } from "../../errors";
+import { conflict, type AppError } from "../../errors";
 import { canMove } from "./status";
 import type { EventRow, PaymentInvoiceRow, PaymentRow } from "./view";
 
@@ -74,37 +74,12 @@ export function newPayment(
 }
 
 /**
- * The next payment row and its event, for one event on `payment`. Pure. An event changes only what
- * it names: without `status` the status stays, without `instrument_number` the instrument stays,
- * and `refund_reason` is set only by the move to refunded (and kept by every later event).
- * A move the lifecycle forbids, or an event past MAX_EVENTS, throws 409 and changes nothing.
+ * Why the lifecycle refuses `input` on a payment in `status` with `version` (a 409 to throw), or
+ * null when it allows it. Pure. The version counts the payment's events: its creation is 1 and
+ * every event adds one.
  */
-export function applyEvent(payment: PaymentRow, input: PaymentEventInput, stamp: EventStamp): { next: PaymentRow; event: EventRow } {
-  // The version counts the payment's events: its creation is 1 and every event adds one.
-  if (payment.version >= MAX_EVENTS) throw conflict(`A payment has at most ${MAX_EVENTS} events.`);
-  if (input.status && !canMove(payment.status, input.status)) {
-    throw conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
-  }
-  const status = input.status ?? payment.status;
-  const next: PaymentRow = {
-    ...payment,
-    status,
-    instrumentNumber: input.instrument_number !== undefined ? input.instrument_number : payment.instrumentNumber,
-    refundReason: input.status === "refunded" ? (input.refund_reason ?? null) : payment.refundReason,
-    version: payment.version + 1,
-    writeToken: stamp.writeToken,
-    updatedAt: stamp.at,
-  };
-  const event: EventRow = {
-    id: stamp.eventId,
-    paymentId: payment.id,
-    seq: next.version,
-    eventCode: input.event_code,
-    status,
-    description: input.description,
-    instrumentNumber: next.instrumentNumber,
-    refundReason: next.refundReason,
-    createdAt: stamp.at,
-  };
-  return { next, event };
+export function eventRefusal(payment: { status: PaymentStatus; version: number }, input: PaymentEventInput): AppError | null {
+  if (payment.version >= MAX_EVENTS) return conflict(`A payment has at most ${MAX_EVENTS} events.`);
+  if (input.status && !canMove(payment.status, input.status)) return conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
+  return null;
 }

@@ -2,7 +2,6 @@ import type { JsonText } from "../../db/json-view";
 import { LARGEST_ROW_BYTES } from "../../lib/list-bounds";
 import { and, desc, eq } from "drizzle-orm";
 import type { ServiceContext } from "../../context";
-import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { payments, statusColumn, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
@@ -15,11 +14,6 @@ import { countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "../
 import { addedAfterMark, changesAfterMark } from "../payment-counts";
 import { timeConditions } from "../../db/time-filters";
 import type { PaymentView } from "./view";
-
-/** The statement that reads one payment row of the account, its stored detail included, for a batch. */
-export function storedPaymentQuery(db: Db, accountId: string, paymentId: string) {
-  return db.select().from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId)));
-}
 
 /** The detail as the payment's last write stored it (write-fence.ts): one row read. */
 export async function getPayment({ db, accountId }: ServiceContext, paymentId: string): Promise<PaymentView> {

@@ -44,23 +44,6 @@ export function paymentView(payment: PaymentRow, invoiceRows: PaymentInvoiceRow[
 
 export type PaymentView = ReturnType<typeof paymentView>;
 
-/**
- * The detail after one event, from the detail before it: the fields an event changes, the event
- * appended, and the new `updated`. Pure; equal to paymentView of the rows after the event, so a
- * write reads one stored row, not the payment's history.
- */
-export function detailAfter(shown: PaymentView, next: PaymentRow, event: EventRow): PaymentView {
-  return {
-    ...shown,
-    status: next.status,
-    instrument_number: next.instrumentNumber,
-    events: [...shown.events, eventView(event)],
-    refund_reason: next.refundReason,
-    version: next.version,
-    updated: toIso(next.updatedAt),
-  };
-}
-
 /** A payment's invoices as its detail lists them: by created, then id. Pure. */
 export function oldestFirst<Row extends { createdAt: number; id: string }>(rows: Row[]): Row[] {
   return [...rows].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

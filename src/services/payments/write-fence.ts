@@ -2,12 +2,13 @@
  * The payment write fence.
  *
  * Protocol: a payment write is one D1 batch. Its first statement writes the payment row with a
- * fresh write token; it applies only if the row still carries the token the write read (an event)
- * or does not exist yet (a new payment). Every later statement of the batch (the event, the
- * invoice links, and the webhook outbox's delivery rows) runs only if
- * the payment row carries the new token at that point of the batch. So the delivery rows exist
- * iff the payment row carries our write token: a change is never committed without its
- * deliveries, nor deliveries without their change, and a write that lost a race leaves nothing.
+ * fresh write token; a new payment's applies only if the row does not exist yet, an event's only
+ * where the lifecycle allows it on the row as it is then (event-write.ts, which writes events).
+ * Every later statement of the batch (the event, the invoice links, and the webhook outbox's
+ * delivery rows) runs only if the payment row carries the new token at that point of the batch.
+ * So the delivery rows exist iff the payment row carries our write token: a change is never
+ * committed without its deliveries, nor deliveries without their change, and a write that did not
+ * apply leaves nothing.
  *
  * The stamp (`updated`, and the event's `created`) is taken inside the first statement: one ms
  * above every stamp of the account, or now if later. D1 runs batches one at a time, so stamps
@@ -20,37 +21,32 @@
  * The payment counts are not written here: they count the payments and events after their mark
  * (services/payment-counts), and the batch reads the mark back so the caller can ask for a fold.
  */
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { stampedJson } from "../../db/stamped-text";
-import { invoiceClaimed, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
-import { inList } from "../../db/in-list";
+import { paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
 import { outboxStatements, type Subscriber } from "../../webhooks";
-import { inAccount } from "../../db/scope";
 import { countedTo } from "../payment-counts";
-import { releasesInvoices } from "./status";
-import { detailAfter, paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
+import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
 
-/** One payment change: a new payment with its invoices, or an event on a stored payment. */
-export type PaymentChange = {
+/** A new payment with its invoices and first event. */
+export interface PaymentChange {
   /** The payment row as the write leaves it, with a fresh write token; its stamps are replaced. */
   next: PaymentRow;
   /** The event the write adds. */
   event: EventRow;
-} & (
-  | {
-      /** A new payment's invoices, as its detail lists them. */
-      invoices: PaymentInvoiceRow[];
-      previous?: undefined;
-    }
-  | {
-      /** The row the write replaces, as read. */
-      previous: PaymentRow;
-      /** Its stored detail, as read with it; the new detail is this with the event added. */
-      shown: PaymentView;
-    }
-);
+  /** Its invoices, as its detail lists them. */
+  invoices: PaymentInvoiceRow[];
+}
+
+/**
+ * A payment write's stamp, as SQL read in its first statement: one ms above every stamp of the
+ * account, or `now` if later.
+ */
+export function newStamp(accountId: string, now: number): SQL {
+  return sql`max(${now}, coalesce((select max(p.updated_at) from ${payments} p where p.account_id = ${accountId}), 0) + 1)`;
+}
 
 /** What a write's answer may be made of, as SQL over the batch's rows: the stored detail and the stamp, under the write's guard. */
 export interface WrittenSql {
@@ -72,16 +68,13 @@ export async function commitPaymentChange(
   subscribers: Subscriber[],
   also: (written: WrittenSql) => Promise<BatchStatement[]> = async () => [],
 ): Promise<{ detail: PaymentView; stamp: number; countedTo: number; deliveryIds: string[] } | null> {
-  const { next, previous, event } = change;
+  const { next, event } = change;
   const accountId = next.accountId;
   const now = Date.now();
-  const newStamp = sql`max(${now}, coalesce((select max(p.updated_at) from ${payments} p where p.account_id = ${accountId}), 0) + 1)`;
+  const stampedAt = newStamp(accountId, now);
   const applied = sql`exists (select 1 from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
   const stamp = sql`(select p.updated_at from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
-  const at = (ms: number): PaymentView =>
-    change.previous
-      ? detailAfter(change.shown, { ...next, updatedAt: ms }, { ...event, createdAt: ms })
-      : paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
+  const at = (ms: number): PaymentView => paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
   const payment = {
     status: next.status,
     originating_counterparty_id: next.originatingCounterpartyId,
@@ -91,27 +84,12 @@ export async function commitPaymentChange(
   };
   const outbox = outboxStatements(db, { accountId, paymentId: next.id, version: next.version, payment, guard: applied, stamp }, subscribers, now);
 
-  const write = previous
-    ? db
-        .update(payments)
-        .set({
-          status: next.status,
-          instrumentNumber: next.instrumentNumber,
-          refundReason: next.refundReason,
-          version: next.version,
-          writeToken: next.writeToken,
-          updatedAt: newStamp,
-          // SQLite works out every SET value before it writes the row: both read the same stamp.
-          detail: stampedJson(at, newStamp),
-        })
-        .where(and(inAccount(payments, accountId), eq(payments.id, next.id), eq(payments.writeToken, previous.writeToken)))
-        .returning({ updatedAt: payments.updatedAt })
-    : guardedInsert(db, payments, { ...next, createdAt: newStamp, updatedAt: newStamp, detail: stampedJson(at, newStamp) }, sql`1`).returning({ updatedAt: payments.updatedAt });
+  const write = guardedInsert(db, payments, { ...next, createdAt: stampedAt, updatedAt: stampedAt, detail: stampedJson(at, stampedAt) }, sql`1`).returning({ updatedAt: payments.updatedAt });
 
   const statements: BatchStatement[] = [
     write,
     guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
-    ...(change.previous ? releaseStatements(db, next, change.previous, change.shown, applied) : linkStatements(db, next, change.invoices, applied)),
+    ...linkStatements(db, next, change.invoices, applied),
     ...outbox.statements,
     ...(await also({ detail: sql`(select p.detail from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`, stamp, guard: applied })),
     db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
@@ -133,31 +111,4 @@ function linkStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow
       applied,
     ),
   );
-}
-
-/**
- * The invoices a cancel or failure lets go of (those its stored detail lists): each link is made
- * again with the payment's id as its claim, and the claiming one removed. (Not an UPDATE of the
- * key: a move logs a row's key as it is after a change, and the old key must be logged too.)
- */
-function releaseStatements(db: Db, next: PaymentRow, previous: PaymentRow, shown: PaymentView, applied: SQL): BatchStatement[] {
-  if (!releasesInvoices(next.status) || releasesInvoices(previous.status)) return [];
-  const links = paymentInvoices;
-  const held = and(inList(links.invoiceId, shown.invoices.map((invoice) => invoice.id)), invoiceClaimed, eq(links.paymentId, next.id), applied);
-  return [
-    db.insert(links).select(
-      db
-        .select({
-          invoiceId: links.invoiceId,
-          claim: sql<string>`${next.id}`.as("claim"),
-          paymentId: links.paymentId,
-          invoiceNumber: links.invoiceNumber,
-          amountCents: links.amountCents,
-          invoiceCreatedAt: links.invoiceCreatedAt,
-        })
-        .from(links)
-        .where(held),
-    ),
-    db.delete(links).where(held),
-  ];
 }

@@ -3,9 +3,9 @@ import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { jsonColumn, jsonRows } from "../../db/json-rows";
 import { inList } from "../../db/in-list";
-import { webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
+import { payments, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
-import { flagBits, type ExpansionFlags } from "../wire/payload";
+import { flagBits, flagBitsSql, type ExpansionFlags } from "../wire/payload";
 import { matches, matchesSql, parseFilters, type FilteredPayment } from "./filters";
 import { nextSequence } from "./sequence";
 
@@ -109,6 +109,55 @@ export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subs
     statements: rows.length === 0 ? [] : [guardedInsert(db, webhookDeliveries, row, guard, jsonRows(JSON.stringify(rows), "id", "subscriptionId", "contentType", "flags", "sent"))],
     deliveryIds: rows.filter((one) => one.sent === 1).map((one) => one.id),
   };
+}
+
+/**
+ * The outbox statement of a payment change decided whole in its own batch: one delivery row for
+ * each of the account's `payment.changed` subscriptions whose filters (as they are then) pass the
+ * payment as the change left it, inserted from the subscriptions themselves, only when `applied`
+ * holds of the payment row `p` the change wrote. Each row takes its subscription's content type
+ * and flags as they are now, its next sequence number, the change's stamp (`p.updated_at`) as its
+ * `created` and the payment's version; it is pending (and handed over at the commit) when its
+ * subscription is active, else held. Returns each row's id and status, to hand the pending ones to
+ * the queue.
+ */
+export function outboxOfChange(db: Db, change: { accountId: string; paymentId: string; applied: SQL }, now = Date.now()) {
+  const s = webhookSubscriptions;
+  const column = (name: keyof typeof s.$inferSelect) => sql`${s[name]}`;
+  const p = (name: string) => sql.raw(`p.${name}`);
+  const template = newDelivery({
+    id: sql`lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`,
+    subscriptionId: column("id"),
+    accountId: change.accountId,
+    paymentId: change.paymentId,
+    eventId: null,
+    body: "",
+    flags: flagBitsSql((name) => column(name)),
+    contentType: column("contentType"),
+    now,
+    createdAt: p("updated_at"),
+    sequence: nextSequence(column("id")),
+  });
+  const active = sql`${s.isActive} = 1`;
+  const row = {
+    ...template,
+    paymentVersion: p("version"),
+    status: sql`case when ${active} then 'pending' else 'held' end`,
+    nextAttemptAt: sql`case when ${active} then ${now} end`,
+    enqueuedAt: sql`case when ${active} then ${p("updated_at")} end`,
+  };
+  const payment = {
+    status: p("status"),
+    originating_counterparty_id: p("originating_counterparty_id"),
+    receiving_counterparty_id: p("receiving_counterparty_id"),
+    payment_method: p("payment_method"),
+    amount_cents: p("amount_cents"),
+  };
+  const where = sql`${change.applied} and ${s.accountId} = ${change.accountId} and ${s.event} = 'payment.changed' and ${matchesSql(sql`${s.filters}`, payment)}`;
+  return guardedInsert(db, webhookDeliveries, row, where, sql`${webhookSubscriptions} join ${payments} p on p.id = ${change.paymentId}`).returning({
+    id: webhookDeliveries.id,
+    status: webhookDeliveries.status,
+  });
 }
 
 /**

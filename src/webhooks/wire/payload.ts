@@ -1,3 +1,4 @@
+import { sql, type SQL } from "drizzle-orm";
 import type { WebhookContentType } from "../../db/schema";
 
 export interface ExpansionFlags {
@@ -32,6 +33,14 @@ const FLAG_BITS: [keyof ExpansionFlags, number][] = [
 /** A subscription's flags as the small number a delivery row keeps of them. Pure. */
 export function flagBits(flags: ExpansionFlags): number {
   return FLAG_BITS.reduce((bits, [name, bit]) => (flags[name] ? bits | bit : bits), 0);
+}
+
+/** `flagBits` as SQL over a subscription row's flag columns (`column(name)`). */
+export function flagBitsSql(column: (name: keyof ExpansionFlags) => SQL): SQL<number> {
+  return sql<number>`(${sql.join(
+    FLAG_BITS.map(([name, bit]) => sql`(case when ${column(name)} then ${sql.raw(String(bit))} else 0 end)`),
+    sql` + `,
+  )})`;
 }
 
 /** The flags a delivery row's number stands for. Pure. */
