@@ -86,7 +86,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   415: "The body is not JSON",
   429: "Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds",
   500: "ENCRYPTION_KEY is missing or malformed: `Service is not configured.`",
-  503: "Too many concurrent writes to this payment; retry after `Retry-After` seconds",
+  503: "`Account is moving; retry shortly.`: the few seconds of a move's cut-over; retry after `Retry-After` seconds",
 };
 
 /**

@@ -5,6 +5,8 @@ import type { ServiceContext } from "../context";
 import { counterparties, invoices, paymentInvoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
+import { runBatch } from "../db/client";
+import { guardedInsert } from "../db/guarded-insert";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
@@ -38,14 +40,13 @@ export interface InvoiceInput {
 
 export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Instant | string[] | undefined>;
 
+/**
+ * Creates an invoice in one batch: it is inserted only where its counterparties are the account's
+ * buyer and supplier, with its counts; the batch reads them back, so one that was not made says
+ * why (400).
+ */
 export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, answer: Answer<Invoice> = noAnswer): Promise<Invoice> {
   const { db, accountId } = ctx;
-  const errors: FieldErrors = {};
-  const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
-  const [buyer, supplier] = await db.batch([party(input.buyer_id), party(input.supplier_id)]);
-  checkParty(buyer[0], input.buyer_id, "buyer", "buyer_id", errors);
-  checkParty(supplier[0], input.supplier_id, "supplier", "supplier_id", errors);
-  if (Object.keys(errors).length > 0) throw invalid(errors);
   const now = Date.now();
   const row: Invoice = {
     id: newId("inv"),
@@ -58,13 +59,23 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, an
     createdAt: now,
     updatedAt: now,
   };
-  await db.batch([
-    db.insert(invoices).values(row),
-    countOne(db, accountId, countKey("invoices")),
-    countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }),
-    ...(await answer(row)),
+  const is = (id: string, type: string) => sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
+  const made = sql`exists (select 1 from ${invoices} i where i.id = ${row.id})`;
+  const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
+  const results = await runBatch(db, [
+    guardedInsert(db, invoices, row, sql`${is(input.buyer_id, "buyer")} and ${is(input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
+    countOne(db, accountId, countKey("invoices"), made),
+    countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
+    ...(await answer(row, made)),
+    party(input.buyer_id),
+    party(input.supplier_id),
   ]);
-  return row;
+  if ((results[0] as unknown[]).length > 0) return row;
+  const [buyer, supplier] = results.slice(-2) as { type: string }[][];
+  const errors: FieldErrors = {};
+  checkParty(buyer![0], input.buyer_id, "buyer", "buyer_id", errors);
+  checkParty(supplier![0], input.supplier_id, "supplier", "supplier_id", errors);
+  throw Object.keys(errors).length > 0 ? invalid(errors) : new Error(`an invoice whose counterparties passed was not made (account ${accountId})`);
 }
 
 /** Adds `field`'s error when the counterparty read for it is not there, or not a `type`. */

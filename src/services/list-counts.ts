@@ -1,5 +1,6 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { guardedInsert } from "../db/guarded-insert";
 import { listCounts, tenants, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../db/schema";
 
 /**
@@ -55,12 +56,10 @@ export function storedAt(key: CountKey): { resource: string; column: "n" | Statu
     : { resource: key, column: "n" };
 }
 
-/** The statement that adds one to a count, for the insert's own batch. */
-export function countOne(db: Db, accountId: string, key: CountKey) {
-  return db
-    .insert(listCounts)
-    .values({ accountId, resource: key, n: 1 })
-    .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`${listCounts.n} + 1` } });
+/** The statement that adds one to a count, for the insert's own batch; only where `when` holds then, when given. */
+export function countOne(db: Db, accountId: string, key: CountKey, when?: SQL) {
+  const insert = when ? guardedInsert(db, listCounts, { accountId, resource: key, n: 1 }, when) : db.insert(listCounts).values({ accountId, resource: key, n: 1 });
+  return insert.onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`${listCounts.n} + 1` } });
 }
 
 /**

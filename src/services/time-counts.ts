@@ -47,14 +47,17 @@ export const addedOn = () => Object.fromEntries(COUNT_COLUMNS.map((column) => [c
 
 const bucketKey = [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket];
 
-/** The statement that adds `deltas` to the buckets holding `ms`, for the write's own batch (an invoice's). */
-export function countAt(db: Db, accountId: string, key: TimeKey, ms: number, deltas: Deltas) {
+/**
+ * The statement that adds `deltas` to the buckets holding `ms`, for the write's own batch (an
+ * invoice's); only where `when` holds at that point of the batch, when given.
+ */
+export function countAt(db: Db, accountId: string, key: TimeKey, ms: number, deltas: Deltas, when: SQL = sql`true`) {
   const columns = deltaColumns(deltas);
   const rows = bucketsOf(ms).map(({ size, start }) => sql`select ${accountId} as a, ${key} as k, ${size} as s, ${start} as b, ${columns}`);
-  // The WHERE keeps SQLite from reading ON CONFLICT as part of the SELECT.
+  // The WHERE also keeps SQLite from reading ON CONFLICT as part of the SELECT.
   return db
     .insert(timeCounts)
-    .select(sql`select * from (${sql.join(rows, sql` union all `)}) where true`)
+    .select(sql`select * from (${sql.join(rows, sql` union all `)}) where ${when}`)
     .onConflictDoUpdate({ target: bucketKey, set: addedOn() });
 }
 

@@ -33,7 +33,7 @@ export { continueReleases, discardHeld, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } fr
 export { ackFeed, readFeed, signedHeaders } from "./subscriptions/feed";
 export { matches, parseFilters, type Filters, type FilteredPayment } from "./outbox/filters";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/stats";
-export { handOver, outboxOfChange, outboxStatements, subscribersQuery, type OutboxChange, type Subscriber } from "./outbox/outbox";
+export { handOver, outboxOfChange } from "./outbox/outbox";
 export type { PaymentSnapshot } from "./wire/payload";
 export type { DeliveryMessage, ShardQueue } from "./outbox/message";
 export { consumeDeadLetters, consumeDeliveries } from "./delivery/consumer";

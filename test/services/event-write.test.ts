@@ -3,12 +3,12 @@ import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
 import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
 import type { PaymentRow, PaymentView } from "../../src/services/payments/view";
 import { call, makeCounterparty, makePayment, makeTenant, shardD1, type User } from "../helpers/api";
-import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/event-oracle";
+import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/lifecycle-oracle";
 
 /**
  * An event is decided and written by SQL in one batch (src/services/payments/event-write.ts). For
  * every status and every kind of event, the payment row, its stored detail (byte for byte) and the
- * event row it leaves are what the lifecycle's rules in plain TypeScript (test/helpers/event-oracle.ts)
+ * event row it leaves are what the lifecycle's rules in plain TypeScript (test/helpers/lifecycle-oracle.ts)
  * say, and a refused event is the oracle's 409 and changes nothing.
  */
 let client: User;

@@ -4,7 +4,7 @@ import { AppError } from "../../src/errors";
 import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
 import { canMove } from "../../src/services/payments/status";
 import { paymentView, type EventRow, type PaymentRow } from "../../src/services/payments/view";
-import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/event-oracle";
+import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/lifecycle-oracle";
 
 // The oracle the event's SQL is checked against (test/services/event-write.test.ts), checked here on its own.
 const stamp = { eventId: "pev_next", at: 2_000 };

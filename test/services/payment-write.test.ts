@@ -3,9 +3,8 @@ import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
 import { applyBodies, bodySources, eventsToRebuild } from "../../src/webhooks/outbox/bodies";
 import { env } from "cloudflare:test";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/wire/payload";
-import { placeholderStamp } from "../../src/db/stamped-text";
 import { call, makePayment, makeTenant, onShard, shardD1 } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 import { canMove } from "../../src/services/payments/status";
@@ -114,21 +113,6 @@ describe("50 concurrent events on one payment", () => {
   });
 });
 
-describe("placeholderStamp", () => {
-  const detail = (description: string) => (stamp: number) => [JSON.stringify({ id: "pmt_1", events: [{ description, created: new Date(stamp).toISOString() }] })];
-  const iso = (stamp: number) => new Date(stamp).toISOString();
-
-  it("never picks a stamp whose text the payment already holds", () => {
-    const random = vi.spyOn(Math, "random");
-    random.mockReturnValueOnce(0.5).mockReturnValueOnce(0.25);
-    const taken = Date.UTC(5000, 0, 1) + Math.floor(0.5 * 100_000_000_000_000);
-    const chosen = placeholderStamp(detail(`note ${iso(taken)}`), iso).stamp;
-    random.mockRestore();
-    expect(chosen).not.toBe(taken);
-    expect(new Date(chosen).getUTCFullYear()).toBeGreaterThanOrEqual(5000);
-  });
-});
-
 /** A D1 binding whose batches go through `change` first (given the batch's number, from 1). */
 function withBatches(d1: D1Database, change: (n: number, statements: D1PreparedStatement[]) => Promise<D1PreparedStatement[]>): D1Database {
   let seen = 0;
@@ -162,10 +146,9 @@ describe("a subscription deleted just before a write's batch", () => {
     const kept = await subscribeToReceiver(client);
     const gone = await subscribeToReceiver(client);
     const made = await makePayment(client);
-    // A new payment reads (its first batch), then writes (its second): the subscription goes in
-    // between. An event is one batch, which takes the subscriptions as they are when it runs.
+    // Each write is one batch, which takes the subscriptions as they are when it runs.
     const shard = await onShard(client.accountId, (d1) =>
-      beforeBatch(d1, label === "an event" ? 1 : 2, async () => {
+      beforeBatch(d1, 1, async () => {
         expect((await call("DELETE", `/v1/webhooks/${gone.subscription.id}/`, { headers: client.headers })).status).toBe(204);
       }),
     );
@@ -216,8 +199,8 @@ describe("a write batch that fails in D1", () => {
             headers: client.headers,
             bindings,
           });
-    // The write is an event's one batch on the shard, a new payment's second (its first reads).
-    const failed = await send(await onShard(account.id, (d1) => failingBatch(d1, label === "an event" ? 1 : 2)));
+    // The write is its one batch on the shard.
+    const failed = await send(await onShard(account.id, (d1) => failingBatch(d1, 1)));
     expect(failed.status).toBe(500);
     expect(failed.json).toEqual({ detail: "A server error occurred." });
     expect(await snapshot()).toEqual(before);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { newPayment, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
 import { paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
-import { applyEvent, detailAfter } from "../helpers/event-oracle";
+import { applyEvent, detailAfter, newPayment } from "../helpers/lifecycle-oracle";
 import { encodeBody, flagBits, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
 
 const FLAG_SETS: ExpansionFlags[] = [

@@ -5263,7 +5263,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many concurrent writes to this account's payments; retry after `Retry-After` seconds */
+            /** @description `Account is moving; retry shortly.`: the few seconds of a move's cut-over; retry after `Retry-After` seconds */
             503: {
                 headers: {
                     [name: string]: unknown;

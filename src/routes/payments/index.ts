@@ -24,7 +24,7 @@ import { PaymentEventInput, PaymentEventSchema, PaymentInput, PaymentQuery, Paym
 const tags = ["payments"];
 const security = [{ basicAuth: [] }];
 const Params = IdParam("pmt_Q2w9Er7tY1uI3oP5aS8dF0", "The payment's id (`pmt_…`).");
-const busy = { 503: "Too many concurrent writes to this account's payments; retry after `Retry-After` seconds" };
+const moving = { 503: "`Account is moving; retry shortly.`: the few seconds of a move's cut-over; retry after `Retry-After` seconds" };
 
 export const paymentsRouter = createRouter();
 
@@ -67,7 +67,7 @@ paymentsRouter.openapi(
     request: { body: jsonBody(PaymentInput) },
     responses: {
       201: jsonResponse(PaymentSchema, "Created: status pending, one PU00 event"),
-      ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...busy }),
+      ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...moving }),
     },
   }),
   async (c) => c.json(await createPayment(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, (detail: SQL) => detail)), 201),
@@ -103,7 +103,7 @@ paymentsRouter.openapi(
       ...errorsOf([...BODY_ERRORS, 403, 404, 409, 503], {
         403: "The caller is a client; only a processor records events",
         409: `The lifecycle forbids this move, or the payment already has ${MAX_EVENTS} events (the payment is unchanged)`,
-        503: "`Account is moving; retry shortly.`: the few seconds of a move's cut-over; retry after `Retry-After` seconds",
+        ...moving,
       }),
     },
   }),

@@ -26,7 +26,7 @@ import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../payment-counts";
 import { eventRefusal, MAX_EVENTS, type PaymentEventInput } from "./lifecycle";
 import { canMove, releasesInvoices } from "./status";
-import { newStamp } from "./write-fence";
+import { jsonOf, newStamp } from "./write-fence";
 import type { EventRow } from "./view";
 
 export interface WrittenEvent {
@@ -66,7 +66,7 @@ export async function commitEvent(
   const refund = to === "refunded" ? sql`${input.refund_reason ?? null}` : sql`${payments.refundReason}`;
   // The event's texts go into the detail as JSON that JavaScript wrote (as every answer does),
   // so that any text a JSON body may carry (a lone surrogate) reads the same in both.
-  const asJson = (value: string | null) => sql`json(${JSON.stringify(value)})`;
+  const asJson = jsonOf;
   const eventJson = (statusOf: SQL, createdAt: SQL) =>
     sql`json_object('id', ${eventId}, 'event_code', ${asJson(input.event_code)}, 'status', ${statusOf}, 'description', ${asJson(input.description)}, 'created', ${createdAt})`;
   // The detail changes only where the event does: what it does not name stays as stored.

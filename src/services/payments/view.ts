@@ -43,8 +43,3 @@ export function paymentView(payment: PaymentRow, invoiceRows: PaymentInvoiceRow[
 }
 
 export type PaymentView = ReturnType<typeof paymentView>;
-
-/** A payment's invoices as its detail lists them: by created, then id. Pure. */
-export function oldestFirst<Row extends { createdAt: number; id: string }>(rows: Row[]): Row[] {
-  return [...rows].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}

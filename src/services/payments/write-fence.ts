@@ -1,44 +1,46 @@
 /**
  * The payment write fence.
  *
- * Protocol: a payment write is one D1 batch. Its first statement writes the payment row with a
- * fresh write token; a new payment's applies only if the row does not exist yet, an event's only
- * where the lifecycle allows it on the row as it is then (event-write.ts, which writes events).
- * Every later statement of the batch (the event, the invoice links, and the webhook outbox's
- * delivery rows) runs only if the payment row carries the new token at that point of the batch.
- * So the delivery rows exist iff the payment row carries our write token: a change is never
- * committed without its deliveries, nor deliveries without their change, and a write that did not
- * apply leaves nothing.
+ * Protocol: a payment write is one D1 batch, which reads nothing before it. Its first statement
+ * writes the payment row with a fresh write token, only where the write is allowed on the rows as
+ * they are then: a new payment's when its counterparties, invoices and their claims pass
+ * (`allowedSql` here), an event's when the lifecycle allows it (event-write.ts, which writes
+ * events). Every later statement of the batch (the event, the invoice links, and the webhook
+ * outbox's delivery rows, from the account's subscriptions as they are then) runs only if the
+ * payment row carries the new token at that point of the batch. So the delivery rows exist iff the
+ * payment row carries our write token: a change is never committed without its deliveries, nor
+ * deliveries without their change, and a write that did not apply leaves nothing. The batch ends
+ * by reading back what the checks look at, so a write that did not apply says why (the same
+ * 400 and 409 as the pure checks of input.ts and lifecycle.ts give). D1 runs a database's batches
+ * one at a time, so no two writes race between a check and its write.
  *
  * The stamp (`updated`, and the event's `created`) is taken inside the first statement: one ms
  * above every stamp of the account, or now if later. D1 runs batches one at a time, so stamps
  * rise in commit order and `updated__gt` polling never misses a write committed after a poll,
  * with no conflict between concurrent writes of the account. Everything else that carries the
  * stamp reads it back from the payment row: the event and the delivery rows. The payment's stored
- * detail (which lists read whole) is written by the first statement itself, rendered once with a
- * placeholder stamp that SQL replaces with the same stamp (db/stamped-text). The delivery rows
- * keep no body: each is rebuilt from that detail as its event left it (webhooks/outbox/bodies.ts).
- * The payment counts are not written here: they count the payments and events after their mark
+ * detail (which lists read whole) is written by the first statement itself, as SQL's JSON of the
+ * rows it reads, the texts the request brought given as JavaScript's JSON. The delivery rows keep
+ * no body: each is rebuilt from that detail as its event left it (webhooks/outbox/bodies.ts). The
+ * payment counts are not written here: they count the payments and events after their mark
  * (services/payment-counts), and the batch reads the mark back so the caller can ask for a fold.
  */
-import { eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
 import { guardedInsert } from "../../db/guarded-insert";
-import { stampedJson } from "../../db/stamped-text";
-import { paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
-import { outboxStatements, type Subscriber } from "../../webhooks";
+import { inList } from "../../db/in-list";
+import { inAccount } from "../../db/scope";
+import { isoSql } from "../../db/stamped-text";
+import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
+import { conflict } from "../../errors";
+import { newId, newToken } from "../../lib/ids";
+import { outboxOfChange } from "../../webhooks";
+import type { Counterparty } from "../counterparties";
 import { countedTo } from "../payment-counts";
-import { paymentView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "./view";
-
-/** A new payment with its invoices and first event. */
-export interface PaymentChange {
-  /** The payment row as the write leaves it, with a fresh write token; its stamps are replaced. */
-  next: PaymentRow;
-  /** The event the write adds. */
-  event: EventRow;
-  /** Its invoices, as its detail lists them. */
-  invoices: PaymentInvoiceRow[];
-}
+import { checkPaymentInput } from "./input";
+import type { CreatePaymentInput } from "./lifecycle";
+import type { PaymentView } from "./view";
 
 /**
  * A payment write's stamp, as SQL read in its first statement: one ms above every stamp of the
@@ -48,67 +50,128 @@ export function newStamp(accountId: string, now: number): SQL {
   return sql`max(${now}, coalesce((select max(p.updated_at) from ${payments} p where p.account_id = ${accountId}), 0) + 1)`;
 }
 
-/** What a write's answer may be made of, as SQL over the batch's rows: the stored detail and the stamp, under the write's guard. */
-export interface WrittenSql {
-  detail: SQL;
-  stamp: SQL;
-  guard: SQL;
+/** Text the request brought, as the JSON JavaScript writes of it, for SQL to put in a JSON document as it is. */
+export function jsonOf(value: string | null): SQL {
+  return sql`json(${JSON.stringify(value)})`;
+}
+
+export interface WrittenPayment {
+  detail: PaymentView;
+  stamp: number;
+  countedTo: number;
+  /** The deliveries to hand to the queue (their subscriptions were active). */
+  deliveryIds: string[];
 }
 
 /**
- * Writes one payment change with its outbox rows for `subscribers`, and the statements `also`
- * makes (a keyed request's answer). Returns the detail as written and the delivery ids to hand
- * to the queue, or null when another write changed the payment first (nothing was written; read
- * again and retry). A new payment whose invoice another payment claimed meanwhile fails on the
- * claim's unique index, and nothing is written either.
+ * Writes a new payment of `accountId` for `input`, with its first event, its invoice claims and
+ * its outbox rows, and the statements `answer` makes of its stored detail (a keyed request's
+ * answer). Throws the checks' 400 (input.ts) or 409 (an invoice another payment holds) when it
+ * cannot be made; then nothing is written.
  */
-export async function commitPaymentChange(
+export async function commitNewPayment(
   db: Db,
-  change: PaymentChange,
-  subscribers: Subscriber[],
-  also: (written: WrittenSql) => Promise<BatchStatement[]> = async () => [],
-): Promise<{ detail: PaymentView; stamp: number; countedTo: number; deliveryIds: string[] } | null> {
-  const { next, event } = change;
-  const accountId = next.accountId;
+  accountId: string,
+  input: CreatePaymentInput,
+  answer: (detail: SQL, applied: SQL) => Promise<BatchStatement[]>,
+): Promise<WrittenPayment> {
   const now = Date.now();
-  const stampedAt = newStamp(accountId, now);
-  const applied = sql`exists (select 1 from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
-  const stamp = sql`(select p.updated_at from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`;
-  const at = (ms: number): PaymentView => paymentView({ ...next, createdAt: ms, updatedAt: ms }, change.invoices, [{ ...event, createdAt: ms }]);
-  const payment = {
-    status: next.status,
-    originating_counterparty_id: next.originatingCounterpartyId,
-    receiving_counterparty_id: next.receivingCounterpartyId,
-    payment_method: next.paymentMethod,
-    amount_cents: next.amountCents,
-  };
-  const outbox = outboxStatements(db, { accountId, paymentId: next.id, version: next.version, payment, guard: applied, stamp }, subscribers, now);
+  const paymentId = newId("pmt");
+  const eventId = newId("pev");
+  const token = newToken();
+  const stamp = newStamp(accountId, now);
+  const at = isoSql(stamp);
+  const buyerId = input.originating_counterparty_id;
+  const supplierId = input.receiving_counterparty_id;
+  const ids = input.invoice_ids;
+  // The account's invoices among those named, as the rows `i` of a subquery.
+  const named = sql`${invoices} i where i.account_id = ${accountId} and i.id in (select value from json_each(${JSON.stringify(ids)}))`;
+  const party = (id: string, type: string) => sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
+  const allowed = sql`${party(buyerId, "buyer")} and ${party(supplierId, "supplier")}
+    and ${new Set(ids).size === ids.length ? sql`1` : sql`0`}
+    and (select count(*) from ${named} and i.buyer_id = ${buyerId} and i.supplier_id = ${supplierId}) = ${ids.length}
+    and (select count(distinct i.currency) from ${named}) = 1
+    and not exists (select 1 from ${paymentInvoices} l where l.invoice_id in (select value from json_each(${JSON.stringify(ids)})) and l.claim = '')`;
+  const amount = sql`(select sum(i.amount_cents) from ${named})`;
+  const currency = sql`(select i.currency from ${named} limit 1)`;
+  // The detail of section 5.1 (view.ts `paymentView`), its invoices oldest first.
+  const invoiceList = sql`(select json_group_array(json_object('id', i.id, 'invoice_number', i.invoice_number, 'amount_cents', i.amount_cents) order by i.created_at, i.id) from ${named})`;
+  const firstEvent = sql`json_object('id', ${eventId}, 'event_code', 'PU00', 'status', 'pending', 'description', 'Payment created', 'created', ${at})`;
+  const detail = sql`json_object('id', ${paymentId}, 'originating_counterparty_id', ${jsonOf(buyerId)}, 'receiving_counterparty_id', ${jsonOf(supplierId)},
+    'invoices', json(${invoiceList}), 'amount_cents', ${amount}, 'currency', ${currency}, 'payment_method', ${input.payment_method}, 'status', 'pending',
+    'instrument_number', null, 'events', json_array(${firstEvent}), 'refund_reason', null, 'version', 1, 'created', ${at}, 'updated', ${at})`;
 
-  const write = guardedInsert(db, payments, { ...next, createdAt: stampedAt, updatedAt: stampedAt, detail: stampedJson(at, stampedAt) }, sql`1`).returning({ updatedAt: payments.updatedAt });
-
+  const written = sql`p.id = ${paymentId} and p.write_token = ${token}`;
+  const applied = sql`exists (select 1 from ${payments} p where ${written})`;
+  const p = (name: string) => sql.raw(`p.${name}`);
+  const i = (name: string) => sql.raw(`i.${name}`);
+  const insert = guardedInsert(
+    db,
+    payments,
+    {
+      id: paymentId,
+      accountId,
+      originatingCounterpartyId: buyerId,
+      receivingCounterpartyId: supplierId,
+      amountCents: amount,
+      currency,
+      paymentMethod: input.payment_method,
+      status: "pending",
+      instrumentNumber: null,
+      refundReason: null,
+      version: 1,
+      writeToken: token,
+      createdAt: stamp,
+      updatedAt: stamp,
+      detail,
+    },
+    allowed,
+  ).returning({ updatedAt: payments.updatedAt, detail: payments.detail });
+  const event = guardedInsert(
+    db,
+    paymentEvents,
+    { id: eventId, paymentId, seq: 1, eventCode: "PU00", status: "pending", description: "Payment created", instrumentNumber: null, refundReason: null, createdAt: p("updated_at") },
+    written,
+    sql`${payments} p`,
+  );
+  const links = guardedInsert(
+    db,
+    paymentInvoices,
+    { invoiceId: i("id"), claim: "", paymentId, invoiceNumber: i("invoice_number"), amountCents: i("amount_cents"), invoiceCreatedAt: i("created_at") },
+    sql`${i("account_id")} = ${accountId} and ${i("id")} in (select value from json_each(${JSON.stringify(ids)})) and ${applied}`,
+    sql`${invoices} i`,
+  );
   const statements: BatchStatement[] = [
-    write,
-    guardedInsert(db, paymentEvents, { ...event, createdAt: stamp }, applied),
-    ...linkStatements(db, next, change.invoices, applied),
-    ...outbox.statements,
-    ...(await also({ detail: sql`(select p.detail from ${payments} p where p.id = ${next.id} and p.write_token = ${next.writeToken})`, stamp, guard: applied })),
+    insert,
+    event,
+    links,
+    outboxOfChange(db, { accountId, paymentId, applied: written }, now),
+    ...(await answer(sql`(select p.detail from ${payments} p where ${written})`, applied)),
     db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
+    // What the checks look at, for a payment that could not be made.
+    db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, buyerId))),
+    db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, supplierId))),
+    db.select().from(invoices).where(and(inAccount(invoices, accountId), inList(invoices.id, ids))),
+    db
+      .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
+      .from(paymentInvoices)
+      .where(and(inList(paymentInvoices.invoiceId, ids), invoiceClaimed))
+      .limit(fixedLimit(1)),
   ];
   const results = await runBatch(db, statements);
-  const [written] = results as [{ updatedAt: number }[], ...unknown[]];
-  const [mark] = results[results.length - 1] as { mark: number }[];
-  const row = written[0];
-  return row ? { detail: at(row.updatedAt), stamp: row.updatedAt, countedTo: mark?.mark ?? 0, deliveryIds: outbox.deliveryIds } : null;
-}
-
-/** A new payment's invoice claims. */
-function linkStatements(db: Db, payment: PaymentRow, invoices: PaymentInvoiceRow[], applied: SQL): BatchStatement[] {
-  return invoices.map((invoice) =>
-    guardedInsert(
-      db,
-      paymentInvoices,
-      { invoiceId: invoice.id, claim: "", paymentId: payment.id, invoiceNumber: invoice.invoiceNumber, amountCents: invoice.amountCents, invoiceCreatedAt: invoice.createdAt },
-      applied,
-    ),
-  );
+  const [made] = results[0] as { updatedAt: number; detail: string }[];
+  if (!made) {
+    const [buyer, supplier, found, claimed] = results.slice(-4) as [Counterparty[], Counterparty[], (typeof invoices.$inferSelect)[], { invoiceId: string; paymentId: string }[]];
+    checkPaymentInput(input, buyer[0], supplier[0], found);
+    if (claimed[0]) throw conflict(`Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`);
+    throw new Error(`a payment that passed its checks was not made (account ${accountId})`);
+  }
+  const outbox = results[3] as { id: string; status: string }[];
+  const [mark] = results[results.length - 5] as { mark: number }[];
+  return {
+    detail: JSON.parse(made.detail) as PaymentView,
+    stamp: made.updatedAt,
+    countedTo: mark?.mark ?? 0,
+    deliveryIds: outbox.filter((row) => row.status === "pending").map((row) => row.id),
+  };
 }

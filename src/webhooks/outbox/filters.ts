@@ -2,9 +2,8 @@
  * Subscription filters (contract 11.4): which changes make a delivery for a subscription, decided
  * on the payment as the change leaves it. Each list is OR within (the payment's value is one of
  * them), the keys AND across; `amount_cents__gte` and `__lte` bound the amount. No filters: every
- * change. The rule is written twice, once here for the API (filters/test) and the write's guess at
- * what to hand to the queue, once as SQL that decides in the write's own batch; a table test runs
- * both on the same cases.
+ * change. The rule is written twice, once here for the API (filters/test), once as SQL that
+ * decides in the write's own batch; a table test runs both on the same cases.
  */
 import { sql, type SQL } from "drizzle-orm";
 

@@ -1,115 +1,12 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
-import { jsonColumn, jsonRows } from "../../db/json-rows";
 import { inList } from "../../db/in-list";
 import { payments, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
-import { flagBits, flagBitsSql, type ExpansionFlags } from "../wire/payload";
-import { matches, matchesSql, parseFilters, type FilteredPayment } from "./filters";
+import { flagBitsSql } from "../wire/payload";
+import { matchesSql } from "./filters";
 import { nextSequence } from "./sequence";
-
-/**
- * The account's subscriptions at this moment, as much of each as its delivery body needs: read in
- * the payment write's load batch (every write reads them: not the sealed secrets). A paused one
- * gets its deliveries too, held (holds.ts).
- */
-export function subscribersQuery(db: Db, accountId: string) {
-  const s = webhookSubscriptions;
-  return db
-    .select({
-      id: s.id,
-      contentType: s.contentType,
-      invoiceIds: s.invoiceIds,
-      paymentStatus: s.paymentStatus,
-      paymentEvents: s.paymentEvents,
-      refundReason: s.refundReason,
-      instrumentNumber: s.instrumentNumber,
-      allPaymentDetails: s.allPaymentDetails,
-      isActive: s.isActive,
-      filters: s.filters,
-    })
-    .from(s)
-    .where(and(eq(s.accountId, accountId), eq(s.event, "payment.changed")));
-}
-
-export type Subscriber = ExpansionFlags & { id: string; contentType: WebhookContentType; isActive: boolean; filters: string | null };
-
-/** A payment change as the outbox needs it. */
-export interface OutboxChange {
-  accountId: string;
-  paymentId: string;
-  /** The payment's version after the change: the sequence number of the event it adds, whose body is the payment as that event left it (bodies.ts). */
-  version: number;
-  /** The payment as the change leaves it, as far as filters look (filters.ts). */
-  payment: FilteredPayment;
-  /** Holds in the batch exactly when the change applied. */
-  guard: SQL;
-  /** The change's stamp (the payment's `updated`), as SQL read in the batch: the deliveries' `created`. */
-  stamp: SQL;
-}
-
-/**
- * The outbox statements of one payment change: a delivery row per subscriber, inserted only when
- * the change applied, in one statement over a JSON list of them. A row keeps the subscriber's flags
- * and content type as they are now, not the body: with the event and the payment's stored detail
- * they rebuild the same bytes on every attempt (bodies.ts). Each row takes its subscription's next
- * sequence number in the statement itself, and the change's stamp as its `created` (sequence.ts).
- */
-export function outboxStatements(db: Db, change: OutboxChange, subscribers: Subscriber[], now = Date.now()) {
-  const rows = subscribers.map((subscriber) => ({
-    id: crypto.randomUUID(),
-    subscriptionId: subscriber.id,
-    contentType: subscriber.contentType,
-    flags: flagBits(subscriber),
-    // Handed to the queue after the commit: the subscription was active, and its filters passed
-    // the payment, when the write read it (the batch decides again, on the filters as they are then).
-    sent: subscriber.isActive && matches(parseFilters(subscriber.filters), change.payment) ? 1 : 0,
-  }));
-  // Each delivery's columns, as SQL over the JSON row `v` it comes from.
-  const v = (name: keyof (typeof rows)[number]) => jsonColumn(name);
-  const template = newDelivery({
-    id: v("id"),
-    subscriptionId: v("subscriptionId"),
-    accountId: change.accountId,
-    paymentId: change.paymentId,
-    // Found by the payment and version (the event's key); `event_id` is kept only on older rows.
-    eventId: null,
-    body: "",
-    flags: v("flags"),
-    contentType: v("contentType"),
-    now,
-    createdAt: change.stamp,
-    sequence: nextSequence(v("subscriptionId")),
-    paymentVersion: change.version,
-  });
-  // Pending if its subscription is active when the batch runs, else held; handed over only if the
-  // write will send it (a row that turned pending meanwhile is the sweeper's: never handed over).
-  const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")}), 0) = 1`;
-  const row = {
-    ...template,
-    status: sql`case when ${active} then 'pending' else 'held' end`,
-    nextAttemptAt: sql`case when ${active} then ${now} end`,
-    // Handed over at its stamp: fresh (enqueued_at = created_at), so the due index leaves it out.
-    enqueuedAt: sql`case when ${active} and ${v("sent")} = 1 then ${change.stamp} end`,
-  };
-  // Each row also needs its subscription still there when the batch runs, and its filters (as they
-  // are then) to pass the payment: one deleted or filtered out since the write read it gets no
-  // delivery and no sequence number, rather than failing the change.
-  const p = change.payment;
-  const payment = {
-    status: sql`${p.status}`,
-    originating_counterparty_id: sql`${p.originating_counterparty_id}`,
-    receiving_counterparty_id: sql`${p.receiving_counterparty_id}`,
-    payment_method: sql`${p.payment_method}`,
-    amount_cents: sql`${p.amount_cents}`,
-  };
-  const guard = sql`${change.guard} and exists (select 1 from ${webhookSubscriptions} s where s.id = ${v("subscriptionId")} and ${matchesSql(sql`s.filters`, payment)})`;
-  return {
-    statements: rows.length === 0 ? [] : [guardedInsert(db, webhookDeliveries, row, guard, jsonRows(JSON.stringify(rows), "id", "subscriptionId", "contentType", "flags", "sent"))],
-    deliveryIds: rows.filter((one) => one.sent === 1).map((one) => one.id),
-  };
-}
 
 /**
  * The outbox statement of a payment change decided whole in its own batch: one delivery row for

@@ -1,10 +1,11 @@
-import { eventRefusal, MAX_EVENTS, type PaymentEventInput } from "../../src/services/payments/lifecycle";
-import { eventView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
+import { eventRefusal, MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import { eventView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
 
 /**
- * The lifecycle's rules for one event, in plain TypeScript: what the SQL of
- * src/services/payments/event-write.ts must do to the payment row and its stored detail. Tests
- * check the one against the other (test/services/event-write.test.ts).
+ * The lifecycle's rules for a new payment and for one event, in plain TypeScript: what the SQL of
+ * src/services/payments/write-fence.ts and event-write.ts must do to the payment row and its
+ * stored detail. Tests check the one against the other (test/services/payment-sql.test.ts,
+ * test/services/event-write.test.ts).
  */
 export { MAX_EVENTS };
 
@@ -58,4 +59,45 @@ export function detailAfter(shown: PaymentView, next: Omit<PaymentRow, "writeTok
     version: next.version,
     updated: new Date(next.updatedAt).toISOString(),
   };
+}
+
+/**
+ * A new payment and its first event, for checked input and its invoices (in request order). Pure.
+ * The amount is the invoices' sum, in their currency.
+ */
+export function newPayment(
+  accountId: string,
+  paymentId: string,
+  input: CreatePaymentInput,
+  invoices: (PaymentInvoiceRow & { currency: string })[],
+  stamp: EventStamp & { writeToken: string },
+): { payment: PaymentRow; event: EventRow } {
+  const payment: PaymentRow = {
+    id: paymentId,
+    accountId,
+    originatingCounterpartyId: input.originating_counterparty_id,
+    receivingCounterpartyId: input.receiving_counterparty_id,
+    amountCents: invoices.reduce((sum, invoice) => sum + invoice.amountCents, 0),
+    currency: invoices[0]!.currency,
+    paymentMethod: input.payment_method,
+    status: "pending",
+    instrumentNumber: null,
+    refundReason: null,
+    version: 1,
+    writeToken: stamp.writeToken,
+    createdAt: stamp.at,
+    updatedAt: stamp.at,
+  };
+  const event: EventRow = {
+    id: stamp.eventId,
+    paymentId,
+    seq: 1,
+    eventCode: "PU00",
+    status: "pending",
+    description: "Payment created",
+    instrumentNumber: null,
+    refundReason: null,
+    createdAt: stamp.at,
+  };
+  return { payment, event };
 }
