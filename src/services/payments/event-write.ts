@@ -94,7 +94,8 @@ export async function commitEvent(
     written,
     sql`${payments} p`,
   );
-  const storedEvent = sql`(select ${eventJson(sql`e.status`, isoSql(sql`e.created_at`))} from ${paymentEvents} e where e.id = ${eventId})`;
+  // The answer, as the payment row the move left reads (on its key: the events have none on their id).
+  const storedEvent = sql`(select ${eventJson(p("status"), isoSql(p("updated_at")))} from ${payments} p where ${written})`;
   const statements: BatchStatement[] = [
     move,
     event,

@@ -84,14 +84,15 @@ export async function commitNewPayment(
   const buyerId = input.originating_counterparty_id;
   const supplierId = input.receiving_counterparty_id;
   const ids = input.invoice_ids;
-  // The account's invoices among those named, as the rows `i` of a subquery.
-  const named = sql`${invoices} i where i.account_id = ${accountId} and i.id in (select value from json_each(${JSON.stringify(ids)}))`;
+  // The account's invoices among those named, as the rows `i` of a subquery: found by their ids
+  // (the unary + keeps SQLite from walking the account's invoices in created order instead).
+  const named = sql`${invoices} i where i.id in (select value from json_each(${JSON.stringify(ids)})) and +i.account_id = ${accountId}`;
   const party = (id: string, type: string) => sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
   const allowed = sql`${party(buyerId, "buyer")} and ${party(supplierId, "supplier")}
     and ${new Set(ids).size === ids.length ? sql`1` : sql`0`}
     and (select count(*) from ${named} and i.buyer_id = ${buyerId} and i.supplier_id = ${supplierId}) = ${ids.length}
     and (select count(distinct i.currency) from ${named}) = 1
-    and not exists (select 1 from ${paymentInvoices} l where l.invoice_id in (select value from json_each(${JSON.stringify(ids)})) and l.claim = '')`;
+    and not exists (select 1 from json_each(${JSON.stringify(ids)}) j cross join ${paymentInvoices} l where l.invoice_id = j.value and l.claim = '')`;
   const amount = sql`(select sum(i.amount_cents) from ${named})`;
   const currency = sql`(select i.currency from ${named} limit 1)`;
   // The detail of section 5.1 (view.ts `paymentView`), its invoices oldest first.
@@ -138,7 +139,7 @@ export async function commitNewPayment(
     db,
     paymentInvoices,
     { invoiceId: i("id"), claim: "", paymentId, invoiceNumber: i("invoice_number"), amountCents: i("amount_cents"), invoiceCreatedAt: i("created_at") },
-    sql`${i("account_id")} = ${accountId} and ${i("id")} in (select value from json_each(${JSON.stringify(ids)})) and ${applied}`,
+    sql`${i("id")} in (select value from json_each(${JSON.stringify(ids)})) and +${i("account_id")} = ${accountId} and ${applied}`,
     sql`${invoices} i`,
   );
   const statements: BatchStatement[] = [

@@ -9,7 +9,6 @@
  * `config_error` log line, before anything is written.
  */
 import { like, or, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
 import { webhookSubscriptions } from "../../db/schema";
 import { encrypt, keyRing, notConfigured } from "../../lib/encryption";
 import { fixedLimit } from "../../db/fixed-limit";
@@ -22,12 +21,6 @@ export interface Secrets {
   /** An Ed25519 subscription's signing keys (whsk_…); null for HMAC signing, and the previous one once it expired. */
   signingKeyText: string | null;
   previousSigningKeyText: string | null;
-}
-
-/** Refuses a key list that opens none of the subscriptions already sealed with a named key. */
-export async function checkSealingKey(db: Db, encryptionKey: string | undefined): Promise<void> {
-  const [fits] = await db.select({ fits: (await sealingKeyFits(encryptionKey)).mapWith(Number) }).from(sql`(select 1)`);
-  if (!fits?.fits) throw wrongSealingKey();
 }
 
 /**
@@ -47,12 +40,6 @@ export function wrongSealingKey() {
   return notConfigured(
     "ENCRYPTION_KEY lists no key that sealed the subscriptions already stored: it is not their key. Deploy the right key (a new key goes first, the old one after it); nothing was sealed with this one.",
   );
-}
-
-/** The sealed columns for `secrets`, every one with the newest key, after checking the key fits. */
-export async function sealSecrets(db: Db, encryptionKey: string | undefined, secrets: Secrets) {
-  await checkSealingKey(db, encryptionKey);
-  return sealAll(encryptionKey, secrets);
 }
 
 /** The sealed columns for `secrets`, every one with the newest key. */

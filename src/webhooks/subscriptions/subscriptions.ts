@@ -9,7 +9,7 @@ import { decrypt } from "../../lib/encryption";
 import type { PageRequest } from "../../lib/pagination";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wire/signing";
-import { sealAll, sealingKeyFits, sealSecrets, wrongSealingKey, type Secrets } from "./sealing";
+import { sealAll, sealingKeyFits, wrongSealingKey, type Secrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased, settleAcked } from "./holds";
 import { storedFilters, type Filters } from "../outbox/filters";
 import type { Caller } from "../../lib/caller";
@@ -204,22 +204,33 @@ export async function reveal(row: SubscriptionRow, encryptionKey: string | undef
   }
 }
 
-/** The subscription, opened; a write to one that cannot be opened is refused with the reason. */
-async function openSubscription(ctx: ServiceContext, id: string): Promise<Subscription & { revealed: Revealed }> {
-  const subscription = await getSubscription(ctx, id);
+/**
+ * The subscription, opened, for a write that seals its secrets again: read in one round trip with
+ * the check that ENCRYPTION_KEY fits the subscriptions already sealed (sealing.ts). A write to one
+ * that cannot be opened is refused with the reason.
+ */
+async function openForSealing({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription & { revealed: Revealed }> {
+  const fits = await sealingKeyFits(keys.encryptionKey);
+  const [rows, checked] = await db.batch([
+    db.select().from(webhookSubscriptions).where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id))),
+    db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
+  ]);
+  if (!rows[0]) throw notFound();
+  const subscription = await reveal(rows[0], keys.encryptionKey);
   if (!subscription.revealed) throw conflict(UNREADABLE);
+  if (!checked[0]?.fits) throw wrongSealingKey();
   return subscription as Subscription & { revealed: Revealed };
 }
 
 /** PATCH (partial) and PUT (whole: the route's schema makes every field present). */
 export async function updateSubscription(ctx: ServiceContext, id: string, input: Partial<SubscriptionInput>): Promise<Subscription> {
   const { db, caller, keys } = ctx;
-  const opened = await openSubscription(ctx, id);
+  const opened = await openForSealing(ctx, id);
   const current = opened.revealed;
   check(input, caller, keys);
   if (input.signing !== undefined && input.signing !== opened.signing) throw invalid({ signing: [SIGNING_FIXED] });
   const secrets = { ...current, username: input.username ?? current.username, password: input.password ?? current.password };
-  const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealSecrets(db, keys.encryptionKey, secrets)), updatedAt: Date.now() };
+  const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealAll(keys.encryptionKey, secrets)), updatedAt: Date.now() };
   if (input.is_active === true) changes.failingSince = null;
   const now = changes.updatedAt!;
   // In the same batch: paused, its pending deliveries are held; resumed, those its feed reader
@@ -245,7 +256,7 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
 
 export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
   const { db, accountId, keys } = ctx;
-  const current = await openSubscription(ctx, id);
+  const current = await openForSealing(ctx, id);
   const now = Date.now();
   const secretText = newSigningSecret();
   // An Ed25519 subscription gets a new key pair with its new secret; the old pair signs as long as the old secret.
@@ -257,7 +268,7 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
     signingKeyText: pair?.signingKey ?? null,
     previousSigningKeyText: pair ? current.revealed.signingKeyText : null,
   };
-  const sealed = await sealSecrets(db, keys.encryptionKey, revealed);
+  const sealed = await sealAll(keys.encryptionKey, revealed);
   const publicKeys = pair ? { publicKey: pair.publicKey, previousPublicKey: current.publicKey } : {};
   const changes = { ...sealed, ...publicKeys, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
   const rotated: Subscription = { ...current, ...changes, revealed };
