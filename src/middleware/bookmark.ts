@@ -7,8 +7,8 @@ import type { Caller } from "../lib/caller";
 
 /**
  * The bookmark a request sent (lib/bookmark.ts): null when none, "unverifiable" when this Worker
- * cannot check it (no ENCRYPTION_KEY, or signed with a key the list no longer has). A malformed one, or one not given to the
- * caller's account, is a 400 before any shard is read.
+ * cannot check it (no ENCRYPTION_KEY, or signed with a key the list no longer has). A malformed
+ * one, or one not given to the caller's account, is a 400 before any shard is read.
  */
 export async function sentBookmark(c: Context<AppEnv>, caller: Caller): Promise<Bookmark | "unverifiable" | null> {
   const text = c.req.header(BOOKMARK_HEADER);

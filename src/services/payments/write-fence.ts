@@ -3,9 +3,9 @@
  *
  * Protocol: a payment write is one D1 batch, which reads nothing before it. Its first statement
  * writes the payment row with a fresh write token, only where the write is allowed on the rows as
- * they are then: a new payment's when its counterparties, invoices and their claims pass
- * (`allowedSql` here), an event's when the lifecycle allows it (event-write.ts, which writes
- * events). Every later statement of the batch (the event, the invoice links, and the webhook
+ * they are then: a new payment's when its counterparties, invoices and their claims pass (its
+ * `allowed` condition here), an event's when the lifecycle allows it (event-write.ts, which
+ * writes events). Every later statement of the batch (the event, the invoice links, and the webhook
  * outbox's delivery rows, from the account's subscriptions as they are then) runs only if the
  * payment row carries the new token at that point of the batch. So the delivery rows exist iff the
  * payment row carries our write token: a change is never committed without its deliveries, nor
