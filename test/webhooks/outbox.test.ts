@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
 import { paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
 import { applyEvent, detailAfter, newPayment } from "../helpers/lifecycle-oracle";
-import { encodeBody, flagBits, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
+import { encodeBody, flagBits, flagBitsSql, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
+import { env } from "cloudflare:test";
+import { sql } from "drizzle-orm";
+import { createDb } from "../../src/db/client";
 
 const FLAG_SETS: ExpansionFlags[] = [
   { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false },
@@ -16,6 +19,12 @@ describe("a delivery row's flags", () => {
   it.each(FLAG_SETS.map((flags) => [flagBits(flags), flags] as const))("%i stands for its flags and back", (bits, flags) => {
     expect(flagsOf(bits)).toEqual(flags);
     expect(bits).toBeLessThan(64);
+  });
+
+  // The write's batch takes a delivery's flags from its subscription's columns in SQL (webhooks/outbox).
+  it.each(FLAG_SETS.map((flags) => [flagBits(flags), flags] as const))("%i is what the SQL makes of the same columns", async (bits, flags) => {
+    const made = await createDb(env.SHARD_A!).get<{ bits: number }>(sql`select ${flagBitsSql((name) => sql`${flags[name] ? 1 : 0}`)} as bits`);
+    expect(made.bits).toBe(bits);
   });
 });
 
