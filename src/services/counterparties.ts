@@ -1,6 +1,6 @@
 import { noAnswer, type Answer } from "../idempotency";
 import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { ServiceContext } from "../context";
 import { isUniqueViolation } from "../db/errors";
 import { counterparties, type CounterpartyType } from "../db/schema";
@@ -58,6 +58,11 @@ export async function createCounterparty(
     throw error;
   }
   return row;
+}
+
+/** Whether `id` is the account's counterparty of `type`, as SQL: for a write's own batch to apply only when it holds. */
+export function isCounterparty(accountId: string, id: string, type: CounterpartyType): SQL {
+  return sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
 }
 
 export async function getCounterparty({ db, accountId }: ServiceContext, id: string): Promise<Counterparty> {

@@ -9,6 +9,7 @@ import { runBatch } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
+import { isCounterparty } from "./counterparties";
 import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { countAt, countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "./time-counts";
@@ -59,11 +60,10 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, an
     createdAt: now,
     updatedAt: now,
   };
-  const is = (id: string, type: string) => sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
   const made = sql`exists (select 1 from ${invoices} i where i.id = ${row.id})`;
   const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
   const results = await runBatch(db, [
-    guardedInsert(db, invoices, row, sql`${is(input.buyer_id, "buyer")} and ${is(input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
+    guardedInsert(db, invoices, row, sql`${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
     countOne(db, accountId, countKey("invoices"), made),
     countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
     ...(await answer(row, made)),

@@ -21,12 +21,11 @@ import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
 import { invoiceClaimed, paymentEvents, paymentInvoices, payments, PAYMENT_STATUSES, tenants, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
-import { newId, newToken } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../payment-counts";
 import { eventRefusal, MAX_EVENTS, type PaymentEventInput } from "./lifecycle";
 import { canMove, releasesInvoices } from "./status";
-import { jsonOf, newStamp } from "./write-fence";
+import { jsonOf, paymentWrite } from "./write-fence";
 import type { EventRow } from "./view";
 
 export interface WrittenEvent {
@@ -55,33 +54,25 @@ export async function commitEvent(
   input: PaymentEventInput,
   answer: (eventJson: SQL, applied: SQL) => Promise<BatchStatement[]>,
 ): Promise<WrittenEvent> {
-  const now = Date.now();
-  const eventId = newId("pev");
-  const token = newToken();
+  const { now, eventId, token, stamp, at, written, applied, p } = paymentWrite(accountId, paymentId);
   const to: PaymentStatus | null = input.status ?? null;
-  const stamp = newStamp(accountId, now);
-  const at = isoSql(stamp);
   const status = to === null ? sql`${payments.status}` : sql`${to}`;
   const instrument = input.instrument_number !== undefined ? sql`${input.instrument_number}` : sql`${payments.instrumentNumber}`;
   const refund = to === "refunded" ? sql`${input.refund_reason ?? null}` : sql`${payments.refundReason}`;
   // The event's texts go into the detail as JSON that JavaScript wrote (as every answer does),
-  // so that any text a JSON body may carry (a lone surrogate) reads the same in both.
-  const asJson = jsonOf;
+  // so that any text a JSON body may carry (a lone surrogate) reads the same in both (jsonOf).
   const eventJson = (statusOf: SQL, createdAt: SQL) =>
-    sql`json_object('id', ${eventId}, 'event_code', ${asJson(input.event_code)}, 'status', ${statusOf}, 'description', ${asJson(input.description)}, 'created', ${createdAt})`;
+    sql`json_object('id', ${eventId}, 'event_code', ${jsonOf(input.event_code)}, 'status', ${statusOf}, 'description', ${jsonOf(input.description)}, 'created', ${createdAt})`;
   // The detail changes only where the event does: what it does not name stays as stored.
   const changes = [
     ...(to === null ? [] : [sql`'$.status', ${to}`]),
-    ...(input.instrument_number !== undefined ? [sql`'$.instrument_number', ${asJson(input.instrument_number)}`] : []),
-    ...(to === "refunded" ? [sql`'$.refund_reason', ${asJson(input.refund_reason ?? null)}`] : []),
+    ...(input.instrument_number !== undefined ? [sql`'$.instrument_number', ${jsonOf(input.instrument_number)}`] : []),
+    ...(to === "refunded" ? [sql`'$.refund_reason', ${jsonOf(input.refund_reason ?? null)}`] : []),
     sql`'$.version', ${payments.version} + 1`,
     sql`'$.updated', ${at}`,
   ];
   const detail = sql`json_insert(json_set(${payments.detail}, ${sql.join(changes, sql`, `)}), '$.events[#]', ${eventJson(status, at)})`;
 
-  const p = (name: string) => sql.raw(`p.${name}`);
-  const written = sql`p.id = ${paymentId} and p.write_token = ${token}`;
-  const applied = sql`exists (select 1 from ${payments} p where ${written})`;
   const move = db
     .update(payments)
     .set({ status: status as SQL<PaymentStatus>, instrumentNumber: instrument, refundReason: refund, version: sql`${payments.version} + 1`, writeToken: token, updatedAt: stamp, detail })

@@ -36,7 +36,7 @@ import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoice
 import { conflict } from "../../errors";
 import { newId, newToken } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
-import type { Counterparty } from "../counterparties";
+import { isCounterparty, type Counterparty } from "../counterparties";
 import { countedTo } from "../payment-counts";
 import { checkPaymentInput } from "./input";
 import type { CreatePaymentInput } from "./lifecycle";
@@ -48,6 +48,29 @@ import type { PaymentView } from "./view";
  */
 export function newStamp(accountId: string, now: number): SQL {
   return sql`max(${now}, coalesce((select max(p.updated_at) from ${payments} p where p.account_id = ${accountId}), 0) + 1)`;
+}
+
+/**
+ * What every payment write's batch is built from: its time, the event it adds, its fresh write
+ * token and the stamp taken in its first statement (as ms and as text), and, over the payment row
+ * `p` (the `p(column)`s), the condition that the row carries the token (`written`) and, anywhere
+ * in the batch, that the write applied (`applied`).
+ */
+export function paymentWrite(accountId: string, paymentId: string) {
+  const now = Date.now();
+  const token = newToken();
+  const stamp = newStamp(accountId, now);
+  const written = sql`p.id = ${paymentId} and p.write_token = ${token}`;
+  return {
+    now,
+    eventId: newId("pev"),
+    token,
+    stamp,
+    at: isoSql(stamp),
+    written,
+    applied: sql`exists (select 1 from ${payments} p where ${written})`,
+    p: (column: string) => sql.raw(`p.${column}`),
+  };
 }
 
 /** Text the request brought, as the JSON JavaScript writes of it, for SQL to put in a JSON document as it is. */
@@ -75,20 +98,15 @@ export async function commitNewPayment(
   input: CreatePaymentInput,
   answer: (detail: SQL, applied: SQL) => Promise<BatchStatement[]>,
 ): Promise<WrittenPayment> {
-  const now = Date.now();
   const paymentId = newId("pmt");
-  const eventId = newId("pev");
-  const token = newToken();
-  const stamp = newStamp(accountId, now);
-  const at = isoSql(stamp);
+  const { now, eventId, token, stamp, at, written, applied, p } = paymentWrite(accountId, paymentId);
   const buyerId = input.originating_counterparty_id;
   const supplierId = input.receiving_counterparty_id;
   const ids = input.invoice_ids;
   // The account's invoices among those named, as the rows `i` of a subquery: found by their ids
   // (the unary + keeps SQLite from walking the account's invoices in created order instead).
   const named = sql`${invoices} i where i.id in (select value from json_each(${JSON.stringify(ids)})) and +i.account_id = ${accountId}`;
-  const party = (id: string, type: string) => sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
-  const allowed = sql`${party(buyerId, "buyer")} and ${party(supplierId, "supplier")}
+  const allowed = sql`${isCounterparty(accountId, buyerId, "buyer")} and ${isCounterparty(accountId, supplierId, "supplier")}
     and ${new Set(ids).size === ids.length ? sql`1` : sql`0`}
     and (select count(*) from ${named} and i.buyer_id = ${buyerId} and i.supplier_id = ${supplierId}) = ${ids.length}
     and (select count(distinct i.currency) from ${named}) = 1
@@ -102,9 +120,6 @@ export async function commitNewPayment(
     'invoices', json(${invoiceList}), 'amount_cents', ${amount}, 'currency', ${currency}, 'payment_method', ${input.payment_method}, 'status', 'pending',
     'instrument_number', null, 'events', json_array(${firstEvent}), 'refund_reason', null, 'version', 1, 'created', ${at}, 'updated', ${at})`;
 
-  const written = sql`p.id = ${paymentId} and p.write_token = ${token}`;
-  const applied = sql`exists (select 1 from ${payments} p where ${written})`;
-  const p = (name: string) => sql.raw(`p.${name}`);
   const i = (name: string) => sql.raw(`i.${name}`);
   const insert = guardedInsert(
     db,
