@@ -39,7 +39,13 @@ function withoutBrokenSourceMap(): Plugin {
 }
 
 export default defineConfig(async () => {
-  const [directoryMigrations, shardMigrations] = await Promise.all([readD1Migrations("./migrations/directory"), readD1Migrations("./migrations/shard")]);
+  const [directoryMigrations, shardMigrations, directorySteps, shardSteps] = await Promise.all([
+    readD1Migrations("./migrations/directory"),
+    readD1Migrations("./migrations/shard"),
+    // The steps the baselines replaced (test/db/baseline-migrations.test.ts).
+    readD1Migrations("./test/fixtures/pre-baseline-migrations/directory"),
+    readD1Migrations("./test/fixtures/pre-baseline-migrations/shard"),
+  ]);
   return {
     plugins: [
       withoutBrokenSourceMap(),
@@ -48,11 +54,13 @@ export default defineConfig(async () => {
         wrangler: { configPath: testWranglerConfig() },
         miniflare: {
           // The read replicas of test/helpers/replica-d1.ts (there are no replicas locally): the
-          // directory's and a shard's.
-          d1Databases: ["REPLICA_DB", "REPLICA_SHARD"],
+          // directory's and a shard's; and empty databases that test/db/baseline-migrations.test.ts builds.
+          d1Databases: ["REPLICA_DB", "REPLICA_SHARD", "BASELINE_DB", "BASELINE_SHARD", "STEPPED_DB", "STEPPED_SHARD"],
           bindings: {
             MIGRATIONS_DIRECTORY: directoryMigrations,
             MIGRATIONS_SHARD: shardMigrations,
+            PRE_BASELINE_DIRECTORY: directorySteps,
+            PRE_BASELINE_SHARD: shardSteps,
             // What the seeds run to store each payment's detail (test/seed-sql.test.ts checks it against the API).
             PAYMENT_DETAIL_SQL: readFileSync("./tools/lib/payment-detail.sql", "utf8"),
             ADMIN_TOKEN: "test-admin-token",

@@ -27,7 +27,7 @@ describe(`deep paging over ${ROWS} invoices`, () => {
          select printf('inv_bench%016d', i), ?, printf('B-%d', i), ?, ?, 100, 'USD', ? + i * 7 / 3, ? + i * 7 / 3 from n`,
       ).bind(ROWS, account.id, buyer.id, supplier.id, t0, t0),
       shard.prepare("insert into list_counts (account_id, resource, n) values (?, 'invoices', ?)").bind(account.id, ROWS),
-      // The time buckets createInvoice keeps, built as migration 0007 builds them.
+      // The time buckets createInvoice keeps, counted from the invoices' rows.
       ...BUCKET_SIZES_MS.map((size) =>
         // The size inline: a bound number is a REAL to SQLite, and the division would not floor.
         shard.prepare(

@@ -3,7 +3,13 @@ CREATE TABLE `accounts` (
 	`name` text NOT NULL,
 	`created_at` integer NOT NULL,
 	`erased_at` integer,
-	`shard` text NOT NULL
+	`shard` text NOT NULL,
+	`move_to` text,
+	`move_state` text,
+	`move_started_at` integer,
+	`move_copied_rows` integer,
+	`move_progress` text,
+	`move_lease_until` integer
 );
 --> statement-breakpoint
 CREATE INDEX `accounts_created_idx` ON `accounts` (`created_at`,`id`);--> statement-breakpoint

@@ -1,6 +1,7 @@
 CREATE TABLE `tenants` (
 	`id` text PRIMARY KEY NOT NULL,
-	`created_at` integer NOT NULL
+	`created_at` integer NOT NULL,
+	`epoch` text
 );
 --> statement-breakpoint
 CREATE TABLE `counterparties` (
@@ -39,11 +40,18 @@ CREATE TABLE `list_counts` (
 	`account_id` text NOT NULL,
 	`resource` text NOT NULL,
 	`n` integer NOT NULL,
+	`pending` integer DEFAULT 0 NOT NULL,
+	`in_progress` integer DEFAULT 0 NOT NULL,
+	`settled` integer DEFAULT 0 NOT NULL,
+	`canceled` integer DEFAULT 0 NOT NULL,
+	`failed` integer DEFAULT 0 NOT NULL,
+	`refunded` integer DEFAULT 0 NOT NULL,
+	`counted_to` integer,
 	PRIMARY KEY(`account_id`, `resource`)
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `payment_events` (
-	`id` text PRIMARY KEY NOT NULL,
+	`id` text NOT NULL,
 	`payment_id` text NOT NULL,
 	`seq` integer NOT NULL,
 	`event_code` text NOT NULL,
@@ -52,24 +60,22 @@ CREATE TABLE `payment_events` (
 	`instrument_number` text,
 	`refund_reason` text,
 	`created_at` integer NOT NULL,
+	PRIMARY KEY(`payment_id`, `seq`),
 	FOREIGN KEY (`payment_id`) REFERENCES `payments`(`id`) ON UPDATE no action ON DELETE no action
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE UNIQUE INDEX `payment_events_seq_uq` ON `payment_events` (`payment_id`,`seq`);--> statement-breakpoint
 CREATE TABLE `payment_invoices` (
-	`payment_id` text NOT NULL,
 	`invoice_id` text NOT NULL,
-	`active` integer NOT NULL,
+	`claim` text NOT NULL,
+	`payment_id` text NOT NULL,
 	`invoice_number` text DEFAULT '' NOT NULL,
 	`amount_cents` integer DEFAULT 0 NOT NULL,
 	`invoice_created_at` integer DEFAULT 0 NOT NULL,
-	PRIMARY KEY(`payment_id`, `invoice_id`),
-	FOREIGN KEY (`payment_id`) REFERENCES `payments`(`id`) ON UPDATE no action ON DELETE no action,
-	FOREIGN KEY (`invoice_id`) REFERENCES `invoices`(`id`) ON UPDATE no action ON DELETE no action
-);
+	PRIMARY KEY(`invoice_id`, `claim`),
+	FOREIGN KEY (`invoice_id`) REFERENCES `invoices`(`id`) ON UPDATE no action ON DELETE no action,
+	FOREIGN KEY (`payment_id`) REFERENCES `payments`(`id`) ON UPDATE no action ON DELETE no action
+) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE UNIQUE INDEX `payment_invoices_claim_uq` ON `payment_invoices` (`invoice_id`) WHERE active = 1;--> statement-breakpoint
-CREATE INDEX `payment_invoices_invoice_idx` ON `payment_invoices` (`invoice_id`);--> statement-breakpoint
 CREATE TABLE `payments` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -108,10 +114,10 @@ CREATE TABLE `webhook_attempts` (
 	`headers` text,
 	PRIMARY KEY(`delivery_id`, `number`),
 	FOREIGN KEY (`delivery_id`) REFERENCES `webhook_deliveries`(`id`) ON UPDATE no action ON DELETE no action
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `webhook_deliveries` (
-	`id` text PRIMARY KEY NOT NULL,
+	`id` text NOT NULL,
 	`subscription_id` text NOT NULL,
 	`account_id` text NOT NULL,
 	`payment_id` text NOT NULL,
@@ -127,16 +133,27 @@ CREATE TABLE `webhook_deliveries` (
 	`enqueued_at` integer,
 	`claimed_until` integer,
 	`claim_token` text,
+	`sequence` integer,
+	`payment_version` integer,
 	`test` integer DEFAULT false NOT NULL,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
+	`event` text,
+	`first_started_at` integer,
+	`first_duration_ms` integer,
+	`first_response_status` integer,
+	`first_error` text,
+	`first_response_excerpt` text,
+	`first_ended` integer,
+	`first_headers` text,
+	PRIMARY KEY(`subscription_id`, `created_at`, `id`),
 	FOREIGN KEY (`subscription_id`) REFERENCES `webhook_subscriptions`(`id`) ON UPDATE no action ON DELETE no action
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
-CREATE INDEX `webhook_deliveries_log_idx` ON `webhook_deliveries` (`subscription_id`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_status_idx` ON `webhook_deliveries` (`subscription_id`,`status`,`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_due_idx` ON `webhook_deliveries` (`status`,`next_attempt_at`);--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_payment_idx` ON `webhook_deliveries` (`subscription_id`,`payment_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `webhook_deliveries_id_uq` ON `webhook_deliveries` (`id`);--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_due_idx` ON `webhook_deliveries` (`next_attempt_at`) WHERE status = 'pending' and (enqueued_at is null or enqueued_at <> created_at);--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_held_idx` ON `webhook_deliveries` (`subscription_id`,`status`,`created_at`,`id`) WHERE status = 'failed' or status = 'held';--> statement-breakpoint
+CREATE INDEX `webhook_deliveries_claimed_idx` ON `webhook_deliveries` (`subscription_id`,`claimed_until`) WHERE claimed_until is not null;--> statement-breakpoint
 CREATE TABLE `webhook_subscriptions` (
 	`id` text PRIMARY KEY NOT NULL,
 	`account_id` text NOT NULL,
@@ -149,6 +166,11 @@ CREATE TABLE `webhook_subscriptions` (
 	`secret` text NOT NULL,
 	`previous_secret` text,
 	`previous_secret_expires_at` integer,
+	`signing` text DEFAULT 'hmac' NOT NULL,
+	`signing_key` text,
+	`previous_signing_key` text,
+	`public_key` text,
+	`previous_public_key` text,
 	`invoice_ids` integer NOT NULL,
 	`payment_status` integer NOT NULL,
 	`payment_events` integer NOT NULL,
@@ -156,9 +178,21 @@ CREATE TABLE `webhook_subscriptions` (
 	`instrument_number` integer NOT NULL,
 	`all_payment_details` integer NOT NULL,
 	`is_active` integer NOT NULL,
+	`filters` text,
 	`failing_since` integer,
+	`consecutive_failures` integer DEFAULT 0 NOT NULL,
+	`failing_reported` integer DEFAULT false NOT NULL,
 	`last_attempt_at` integer,
 	`last_success_at` integer,
+	`held_until` integer,
+	`last_removed_sequence` integer DEFAULT 0 NOT NULL,
+	`dropped_sequence` integer DEFAULT 0 NOT NULL,
+	`dropped_created` integer DEFAULT 0 NOT NULL,
+	`feed_acked` text,
+	`feed_acked_sequence` integer,
+	`recent_timeouts` integer DEFAULT 0 NOT NULL,
+	`recent_answers` integer DEFAULT 0 NOT NULL,
+	`recent_since` integer,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,
 	FOREIGN KEY (`account_id`) REFERENCES `tenants`(`id`) ON UPDATE no action ON DELETE no action
@@ -172,8 +206,15 @@ CREATE TABLE `time_counts` (
 	`size` integer NOT NULL,
 	`bucket` integer NOT NULL,
 	`n` integer NOT NULL,
+	`pending` integer DEFAULT 0 NOT NULL,
+	`in_progress` integer DEFAULT 0 NOT NULL,
+	`settled` integer DEFAULT 0 NOT NULL,
+	`canceled` integer DEFAULT 0 NOT NULL,
+	`failed` integer DEFAULT 0 NOT NULL,
+	`refunded` integer DEFAULT 0 NOT NULL,
+	`counted_to` integer,
 	PRIMARY KEY(`account_id`, `key`, `size`, `bucket`)
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 CREATE TABLE `idempotency_keys` (
 	`account_id` text NOT NULL,
@@ -209,4 +250,23 @@ CREATE TABLE `webhook_stats` (
 	`h9` integer DEFAULT 0 NOT NULL,
 	`h10` integer DEFAULT 0 NOT NULL,
 	PRIMARY KEY(`subscription_id`, `bucket_start`)
+);
+--> statement-breakpoint
+CREATE TABLE `move_log` (
+	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`account_id` text NOT NULL,
+	`tbl` text NOT NULL,
+	`key` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `move_log_account_idx` ON `move_log` (`account_id`,`seq`);--> statement-breakpoint
+CREATE TABLE `moves` (
+	`account_id` text PRIMARY KEY NOT NULL,
+	`state` text NOT NULL,
+	`started_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `sweep_marks` (
+	`name` text PRIMARY KEY NOT NULL,
+	`at` integer NOT NULL
 );

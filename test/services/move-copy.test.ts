@@ -6,7 +6,7 @@ import { call, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, secondAttempt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 import { endedDelivery } from "../helpers/large-rows";
 
-/** The tables keyed WITHOUT ROWID (migrations 0012 to 0014). */
+/** The tables keyed WITHOUT ROWID (migrations/README.md). */
 const WITHOUT_ROWID = ["payment_events", "payment_invoices", "webhook_deliveries", "webhook_attempts", "list_counts", "time_counts"];
 
 /** Every row of the account in a table, in key order. */

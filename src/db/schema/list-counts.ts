@@ -4,7 +4,7 @@ import { statusCounts } from "./status-counts";
 /**
  * Row counts per account and key (a resource, or a resource and one value of a filter: see
  * services/list-counts), kept in the same batch as each write, so that a list answers `count`
- * without counting its matches. WITHOUT ROWID (migration 0014; drizzle cannot say so).
+ * without counting its matches. WITHOUT ROWID (added by hand, migrations/README.md).
  */
 export const listCounts = sqliteTable(
   "list_counts",

@@ -4,8 +4,8 @@ import { invoices } from "./invoices";
 import { payments } from "./payments";
 
 /**
- * A payment's invoices, keyed by the invoice and its claim. WITHOUT ROWID (migrations 0014 and
- * 0018; drizzle cannot say so): a link is one row and no index entry. An invoice belongs to at
+ * A payment's invoices, keyed by the invoice and its claim. WITHOUT ROWID (added by hand,
+ * migrations/README.md): a link is one row and no index entry. An invoice belongs to at
  * most one payment that is not canceled or failed, even under races: that payment's link is the
  * invoice's one row with claim '', and the key refuses a second. A payment that lets go of its
  * invoices (canceled or failed) keeps its links with its own id as their claim. A payment's

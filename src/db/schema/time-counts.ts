@@ -6,7 +6,7 @@ import { statusCounts } from "./status-counts";
  * `payments.created_at`, and `payments.updated_moves`) and time bucket of
  * each size in lib/time-buckets, kept in the batch of each write, so that a list filtered by a
  * time range answers `count` from a few hundred buckets whatever it matches. WITHOUT ROWID
- * (migration 0014; drizzle cannot say so): a new bucket is one row and no key entry.
+ * (added by hand, migrations/README.md): a new bucket is one row and no key entry.
  */
 export const timeCounts = sqliteTable(
   "time_counts",

@@ -7,7 +7,7 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * The outbox: one row per subscription and payment change, written in the change's own batch. The
- * table is WITHOUT ROWID (migration 0013; drizzle cannot say so), keyed by the subscription's log
+ * table is WITHOUT ROWID (added by hand, migrations/README.md), keyed by the subscription's log
  * order: the log is the table itself, and a delivery is found by its id on the id index.
  */
 export const webhookDeliveries = sqliteTable(
@@ -17,8 +17,8 @@ export const webhookDeliveries = sqliteTable(
     subscriptionId: text("subscription_id").notNull().references(() => webhookSubscriptions.id),
     accountId: text("account_id").notNull(),
     paymentId: text("payment_id").notNull(),
-    // The payment event whose change made it (pev_…), on rows made before migration 0012; later
-    // rows find it by payment and `payment_version` (its sequence number). Null for a test delivery.
+    // The payment event whose change made it (pev_…), when stored; a delivery written by a payment
+    // change finds it by payment and `payment_version` (its sequence number). Null for a test delivery.
     eventId: text("event_id"),
     // The exact bytes every attempt sends, when stored: a test delivery's, and those made before
     // `flags` was kept. Otherwise empty, and rebuilt from the payment as it was after `event_id`.

@@ -22,7 +22,7 @@ export async function getPayment({ db, accountId }: ServiceContext, paymentId: s
   return storedDetail(found);
 }
 
-/** A payment row's stored detail. Every write stores it, and migration 0012 filled the rows before. */
+/** A payment row's stored detail, which every payment write stores in its batch. */
 export function storedDetail(row: { detail: string | null }): PaymentView {
   return JSON.parse(storedText(row)) as PaymentView;
 }

@@ -1,0 +1,101 @@
+import { applyD1Migrations, env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+
+// Each database's migrations start from one baseline (migrations/README.md). A database built from
+// it must have the schema the steps it replaced build (test/fixtures/pre-baseline-migrations),
+// table by table, index by index and trigger by trigger, but for the steps' deploy-window guards.
+
+/** Triggers of the old steps 0016 and 0017 that refused counts written by code older than them. */
+const DEPLOY_WINDOW_GUARDS = [
+  "list_counts_payments_folded_insert",
+  "list_counts_payments_folded_update",
+  "list_counts_status_in_columns",
+  "time_counts_payments_folded_insert",
+  "time_counts_payments_folded_update",
+  "time_counts_status_in_columns",
+];
+
+type Row = Record<string, unknown>;
+
+/**
+ * A database's schema as SQLite keeps it. Columns are compared by name: a column added by ALTER
+ * TABLE comes last, where the baseline names it in its place, and nothing reads columns by position
+ * (a move names every column it copies).
+ */
+async function schemaOf(d1: D1Database) {
+  const { results: objects } = await d1
+    .prepare("select type, name, tbl_name, sql from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type, name")
+    .all<{ type: string; name: string; tbl_name: string; sql: string | null }>();
+  const all = async (sql: string) => (await d1.prepare(sql).all<Row>()).results;
+  const tables: Record<string, unknown> = {};
+  for (const table of objects.filter((object) => object.type === "table")) {
+    const byName = (rows: Row[]) => rows.map(({ cid: _cid, seq: _seq, id: _id, ...rest }) => rest).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    const indexes = await all(`pragma index_list(\`${table.name}\`)`);
+    tables[table.name] = {
+      columns: byName(await all(`pragma table_xinfo(\`${table.name}\`)`)),
+      foreignKeys: byName(await all(`pragma foreign_key_list(\`${table.name}\`)`)),
+      // Keys and unique constraints: their own indexes, named by SQLite for where they appear.
+      keys: await Promise.all(
+        indexes
+          .filter((index) => index.origin !== "c")
+          .map(async (index) => ({ origin: index.origin, unique: index.unique, columns: (await all(`pragma index_info(\`${index.name}\`)`)).map((column) => column.name) })),
+      ),
+      withoutRowid: /\)\s*WITHOUT ROWID\s*$/i.test(table.sql ?? ""),
+    };
+  }
+  const text = (sql: string | null) => (sql ?? "").replace(/\s+/g, " ").trim();
+  const named = (type: string) => Object.fromEntries(objects.filter((object) => object.type === type).map((object) => [object.name, { table: object.tbl_name, sql: text(object.sql) }]));
+  return { tables, indexes: named("index"), triggers: named("trigger"), views: named("view") };
+}
+
+describe("the baseline migrations", () => {
+  it("build the shard's schema that the 20 steps before them built, but for the deploy-window guards", async () => {
+    await applyD1Migrations(env.STEPPED_SHARD, env.PRE_BASELINE_SHARD);
+    await applyD1Migrations(env.BASELINE_SHARD, env.MIGRATIONS_SHARD);
+    expect(env.PRE_BASELINE_SHARD).toHaveLength(20);
+    expect(env.MIGRATIONS_SHARD.map((migration) => migration.name)).toEqual(["0000_shard.sql", "0001_move_triggers.sql"]);
+    const stepped = await schemaOf(env.STEPPED_SHARD);
+    const baseline = await schemaOf(env.BASELINE_SHARD);
+    expect(Object.keys(stepped.triggers).filter((name) => DEPLOY_WINDOW_GUARDS.includes(name)).sort()).toEqual(DEPLOY_WINDOW_GUARDS);
+    for (const guard of DEPLOY_WINDOW_GUARDS) delete stepped.triggers[guard];
+    expect(Object.keys(baseline.tables)).toHaveLength(16);
+    expect(Object.keys(baseline.triggers)).toHaveLength(39);
+    expect(baseline).toEqual(stepped);
+  });
+
+  it("build the directory's schema that the 3 steps before it built", async () => {
+    await applyD1Migrations(env.STEPPED_DB, env.PRE_BASELINE_DIRECTORY);
+    await applyD1Migrations(env.BASELINE_DB, env.MIGRATIONS_DIRECTORY);
+    expect(env.PRE_BASELINE_DIRECTORY).toHaveLength(3);
+    expect(env.MIGRATIONS_DIRECTORY.map((migration) => migration.name)).toEqual(["0000_directory.sql"]);
+    const baseline = await schemaOf(env.BASELINE_DB);
+    expect(Object.keys(baseline.tables).sort()).toEqual(["accounts", "api_users", "auth_failures", "shards"]);
+    expect(baseline).toEqual(await schemaOf(env.STEPPED_DB));
+  });
+
+  it("tell apart schemas that differ in a table's key form, a column's default or an index's columns", async () => {
+    // The comparison can fail: each change to a database built from the baseline shows.
+    const d1 = env.BASELINE_SHARD;
+    await applyD1Migrations(d1, env.MIGRATIONS_SHARD);
+    const reference = await schemaOf(d1);
+    const create = env.MIGRATIONS_SHARD[0]!.queries.find((query) => query.includes("CREATE TABLE `sweep_marks`"))!;
+    type Schema = Awaited<ReturnType<typeof schemaOf>>;
+    const changes: [string[], (schema: Schema) => unknown][] = [
+      // Rebuilt with a rowid
+      [["drop table list_counts", env.MIGRATIONS_SHARD[0]!.queries.find((query) => query.includes("CREATE TABLE `list_counts`"))!.replace(/\)\s*WITHOUT ROWID/, ")")], (schema) => schema.tables.list_counts],
+      // A default changed
+      [["drop table sweep_marks", create.replace(/integer NOT NULL/, "integer DEFAULT 0 NOT NULL")], (schema) => schema.tables.sweep_marks],
+      // An index over other columns
+      [["drop index payments_created_idx", "create index payments_created_idx on payments (account_id, id)"], (schema) => schema.indexes.payments_created_idx],
+    ];
+    let before = reference;
+    for (const [statements, part] of changes) {
+      expect(statements.every((sql) => !env.MIGRATIONS_SHARD[0]!.queries.includes(sql))).toBe(true);
+      await d1.batch(statements.map((sql) => d1.prepare(sql)));
+      const after = await schemaOf(d1);
+      expect(part(after)).toBeDefined();
+      expect(part(after)).not.toEqual(part(before));
+      before = after;
+    }
+  });
+});
