@@ -6,7 +6,7 @@ import { forgetExpiredKeys } from "./idempotency";
 import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures } from "./services/erasure";
 import { continueMoves } from "./services/moves";
-import { foldBehindAccounts } from "./services/payment-counts";
+import { foldBehindAccounts } from "./services/counts";
 import { applyRetention, continueReleases, retentionDays, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
@@ -15,7 +15,7 @@ import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
  * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention, the
- * fold of payment counts (services/payment-counts) and the release of what resumed subscriptions
+ * fold of payment counts (services/counts) and the release of what resumed subscriptions
  * still hold (webhooks/subscriptions/holds.ts). Every job is bounded and runs on its own,
  * JOBS_AT_ONCE at a time, within its part of the run's budget (lib/run-budget.ts): a slow or
  * failing shard holds back none of the others' work, and each job says in one log line what it

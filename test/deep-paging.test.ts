@@ -4,7 +4,7 @@ import type { ServiceContext } from "../src/context";
 import { createDb } from "../src/db/client";
 import { listInvoices } from "../src/services/invoices";
 import { countingD1 } from "../src/dev/counting-d1";
-import { BUCKET_SIZES_MS } from "../src/lib/time-buckets";
+import { BUCKET_SIZES_MS } from "../src/services/counts/buckets";
 import { call, makeCounterparty, makePayment, makeTenant, shardD1 } from "./helpers/api";
 
 // The issue's figure uses 200,000 rows and page 1,000 (`PAGING_ROWS=200000 npm test -- deep-paging`);

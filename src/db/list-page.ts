@@ -24,7 +24,7 @@ export interface ListSource<Row> {
   key: (row: Row) => [number, string];
   /** Lists shown newest first flip every comparison. */
   descending?: boolean;
-  /** Where `page=N` starts, found without walking the rows before it (see services/time-counts). */
+  /** Where `page=N` starts, found without walking the rows before it (services/counts/seek.ts). */
   seek?: Seek;
 }
 

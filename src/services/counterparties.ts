@@ -7,7 +7,7 @@ import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { countKey, countOne, storedCountKey, storedCountQuery } from "./list-counts";
+import { countKey, countOne, storedCountKey, storedCountQuery } from "./counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
 import { iso, jsonView } from "../db/json-view";

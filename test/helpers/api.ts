@@ -1,7 +1,7 @@
 import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
 import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
-import { countAt } from "../../src/services/time-counts";
+import { countAt } from "../../src/services/counts";
 
 export const BASE = "https://payments.test";
 export const ADMIN = { authorization: `Bearer ${env.ADMIN_TOKEN}` };

@@ -14,7 +14,7 @@ import { paymentDetailSql, recountSql } from "../lib/sql.mjs";
 
 // 6: a directory and shards (the account's rows on shard A). 7: the payment detail carries `version`.
 // 8: invoice links keyed by their invoice; a pending payment has a note at its `updated`.
-export const SEED_VERSION = 8;
+export const SEED_VERSION = 9;
 export const ACCOUNT = "acct_benchAccount0000000001";
 /** The shard the bench account lives on. */
 export const SHARD = "A";
@@ -80,7 +80,7 @@ export function seedSql(scale) {
     `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 <> 0;`,
     // A pending payment's note at its `updated`: a payment's last event carries its `updated` (the
-    // payment counts' moves of `updated` start from it: src/services/payment-counts.ts).
+    // payment counts' moves of `updated` start from it: src/services/counts/payments.ts).
     `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, 'PU05', 'pending', 'Noted', ${T0 + s.invoices * 10 + 1000} + n * 10, NULL, NULL FROM seq WHERE n % 4 = 0;`,
     `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
     paymentDetailSql(),

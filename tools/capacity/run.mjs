@@ -8,7 +8,7 @@
 //   npm run capacity -- --subscriptions 4 --all-details   every subscription `all_payment_details`
 //   npm run capacity -- --concurrency 1 --pause-ms 1100   one change at a time, a pause after each
 //
-// The payment counts are folded after the answers (src/services/payment-counts.ts): each fold logs
+// The payment counts are folded after the answers (src/services/counts/payments.ts): each fold logs
 // what it wrote, and the run shares that out over the changes. How much a fold takes in depends on
 // the pace: 8 requests at a time by default.
 import { spawn } from "node:child_process";
@@ -137,7 +137,7 @@ for (;;) {
 await new Promise((done) => setTimeout(done, 2000));
 await fetch(`${service.base}/__scheduled?cron=*+*+*+*+*`);
 await new Promise((done) => setTimeout(done, 2000));
-// Each fold of the payment counts logs what it wrote (src/services/payment-counts.ts).
+// Each fold of the payment counts logs what it wrote (src/services/counts/payments.ts).
 const folds = service
   .output()
   .split("\n")

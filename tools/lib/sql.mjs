@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 /** What stores each payment's detail on its row, as the API shows it (test/seed-sql.test.ts checks it). */
 export const paymentDetailSql = () => readFileSync(new URL("./payment-detail.sql", import.meta.url), "utf8");
 
-// The bucket sizes of src/lib/time-buckets.ts (a day, an hour, a minute, a second).
+// The bucket sizes of src/services/counts/buckets.ts (a day, an hour, a minute, a second).
 const BUCKET_SIZES_MS = [86_400_000, 3_600_000, 60_000, 1_000];
 
 // The payment statuses and the columns that count them (src/db/schema/status-counts.ts).
@@ -13,10 +13,10 @@ const STATUSES = ["pending", "in-progress", "settled", "canceled", "failed", "re
 const STATUS_COLUMNS = STATUSES.map((status) => status.replace("-", "_")).join(", ");
 const STATUS_SUMS = STATUSES.map((status) => `sum(status = '${status}')`).join(", ");
 
-/** Rebuilds every stored count (src/services/list-counts.ts, time-counts.ts) from the rows. */
+/** Rebuilds every stored count (src/services/counts) from the rows. */
 export function recountSql(accountId) {
   const where = `WHERE account_id = '${accountId}'`;
-  // The payment counts count every change up to the account's latest stamp (src/services/payment-counts.ts).
+  // The payment counts count every change up to the account's latest stamp (src/services/counts/payments.ts).
   const mark = `(SELECT coalesce(max(updated_at), 0) FROM payments ${where})`;
   const markOf = (resource) => (resource === "payments" ? mark : "NULL");
   const byValue = (resource, field) =>

@@ -22,7 +22,7 @@ import { isoSql } from "../../db/stamped-text";
 import { invoiceClaimed, paymentEvents, paymentInvoices, payments, PAYMENT_STATUSES, tenants, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import { outboxOfChange } from "../../webhooks";
-import { countedTo } from "../payment-counts";
+import { countedTo } from "../counts";
 import { eventRefusal, MAX_EVENTS, type PaymentEventInput } from "./lifecycle";
 import { canMove, releasesInvoices } from "./status";
 import { jsonOf, paymentWrite } from "./write-fence";

@@ -7,7 +7,7 @@ import { commitEvent } from "./event-write";
 import { eventView, type PaymentView } from "./view";
 import { commitNewPayment } from "./write-fence";
 import { noAnswer, type Answer } from "../../idempotency";
-import { FOLD_AFTER_MS, foldPaymentCounts } from "../payment-counts";
+import { FOLD_AFTER_MS, foldPaymentCounts } from "../counts";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
 export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";

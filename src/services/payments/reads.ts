@@ -7,11 +7,9 @@ import { payments, statusColumn, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
-import { countKey, givenFilters, storedCountKey, storedCountQuery } from "../list-counts";
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
-import { countInRange, rangeOf, seekBy, timeCountField, type Buckets } from "../time-counts";
-import { addedAfterMark, changesAfterMark } from "../payment-counts";
+import { addedAfterMark, changesAfterMark, countInRange, countKey, givenFilters, rangeOf, seekBy, storedCountKey, storedCountQuery, timeCountField, type Buckets } from "../counts";
 import { timeConditions } from "../../db/time-filters";
 import type { PaymentView } from "./view";
 

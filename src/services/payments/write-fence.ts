@@ -23,7 +23,7 @@
  * rows it reads, the texts the request brought given as JavaScript's JSON. The delivery rows keep
  * no body: each is rebuilt from that detail as its event left it (webhooks/outbox/bodies.ts). The
  * payment counts are not written here: they count the payments and events after their mark
- * (services/payment-counts), and the batch reads the mark back so the caller can ask for a fold.
+ * (services/counts), and the batch reads the mark back so the caller can ask for a fold.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
@@ -37,7 +37,7 @@ import { conflict } from "../../errors";
 import { newId, newToken } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
 import { isCounterparty, type Counterparty } from "../counterparties";
-import { countedTo } from "../payment-counts";
+import { countedTo } from "../counts";
 import { checkPaymentInput } from "./input";
 import type { CreatePaymentInput } from "./lifecycle";
 import type { PaymentView } from "./view";

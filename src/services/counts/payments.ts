@@ -1,9 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
-import { runBatch, type BatchStatement, type Db } from "../db/client";
-import { listCounts, PAYMENT_STATUSES, statusColumn, timeCounts } from "../db/schema";
-import { BUCKET_SIZES_MS } from "../lib/time-buckets";
-import { keyParts, storedAt, type CountKey } from "./list-counts";
-import { addedOn, COUNT_COLUMNS } from "./time-counts";
+import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { listCounts, PAYMENT_STATUSES, statusColumn, timeCounts } from "../../db/schema";
+import { BUCKET_SIZES_MS } from "./buckets";
+import { keyParts, storedAt, type CountKey } from "./stored";
+import { addedOn, COUNT_COLUMNS } from "./time";
 
 /**
  * An account's payment counts (list_counts' `payments` row and counterparty rows, time_counts'

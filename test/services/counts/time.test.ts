@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import { parseInstant } from "../src/lib/time";
-import { statusWithCreated, type PaymentFilters } from "../src/services/payments/reads";
-import { rangeOf, timeCountField } from "../src/services/time-counts";
-import { call, insertInvoiceAt, makeCounterparty, makePayment, makeTenant } from "./helpers/api";
+import { parseInstant } from "../../../src/lib/time";
+import { statusWithCreated, type PaymentFilters } from "../../../src/services/payments/reads";
+import { rangeOf, timeCountField } from "../../../src/services/counts/time";
+import { call, insertInvoiceAt, makeCounterparty, makePayment, makeTenant } from "../../helpers/api";
 
 const at = (text: string) => parseInstant(text)!;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../../src/lib/time-buckets";
+import { BUCKET_SIZES_MS, bucketsOf, finer, pieces } from "../../../src/services/counts/buckets";
 
 const DAY = 86_400_000;
 const T = Date.UTC(2026, 0, 1) + 7; // on no bucket boundary

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { runCron } from "../src/cron";
-import { createDb } from "../src/db/client";
-import { foldPaymentCounts } from "../src/services/payment-counts";
-import { PAYMENT_STATUSES } from "../src/db/schema";
-import { call, wholeList, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "./helpers/api";
+import { runCron } from "../../../src/cron";
+import { createDb } from "../../../src/db/client";
+import { foldPaymentCounts } from "../../../src/services/counts/payments";
+import { PAYMENT_STATUSES } from "../../../src/db/schema";
+import { call, wholeList, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "../../helpers/api";
 
-// A payment's counts are kept from a mark (services/payment-counts): a change writes none, a read
+// A payment's counts are kept from a mark (services/counts/payments.ts): a change writes none, a read
 // adds the changes after the mark, and a fold moves them into the stored rows. A list's count must
 // be the same exact number whichever of the two holds a change.
 

@@ -1,11 +1,10 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../db/client";
-import { guardedInsert } from "../db/guarded-insert";
-import { listCounts, tenants, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../db/schema";
+import type { Db } from "../../db/client";
+import { guardedInsert } from "../../db/guarded-insert";
+import { listCounts, tenants, PAYMENT_STATUSES, statusColumn, type PaymentStatus, type StatusColumn } from "../../db/schema";
 
 /**
- * Counts that a list's `count` reads in one row instead of counting its matches. Each is kept in
- * the batch of the write that changes it, so it is exact whenever the write is visible:
+ * Stored counts, one row of `list_counts` each (rules: ./index.ts):
  * - `payments`, `invoices`, `counterparties`: every row of the account;
  * - `<resource>/<field>=<value>`: the rows with that value of a filter that the counts cover
  *   (`COUNTED_FILTERS`): a payment's status and its two counterparties, a counterparty's type.
@@ -64,7 +63,7 @@ export function countOne(db: Db, accountId: string, key: CountKey, when?: SQL) {
 
 /**
  * The query that reads a stored count, for a list to read in the same round trip as its rows;
- * with `plus`, what is not stored yet added to it (services/payment-counts), read off the
+ * with `plus`, what is not stored yet added to it (./payments.ts), read off the
  * account's own row since the count's may not exist yet.
  */
 export function storedCountQuery(db: Db, accountId: string, key: CountKey, plus?: SQL) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { countKey, keyParts, storedAt, storedCountKey } from "../src/services/list-counts";
-import { call, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
+import { countKey, keyParts, storedAt, storedCountKey } from "../../../src/services/counts/stored";
+import { call, makeCounterparty, makeInvoice, makeTenant, type User } from "../../helpers/api";
 
 describe("storedCountKey", () => {
   it.each([
