@@ -2,7 +2,7 @@ import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import { newTally, serverTiming } from "./dev";
 import { requestSession } from "./db/session";
-import type { AppEnv } from "./env";
+import type { AppEnv } from "./app-env";
 import { AppError } from "./errors";
 import { isKeyLost, MESSAGES } from "./idempotency";
 import { isMoving, MOVING, MOVING_RETRY_AFTER_S } from "./services/moves";

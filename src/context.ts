@@ -1,6 +1,6 @@
 import type { Db } from "./db/client";
-import type { Caller } from "./lib/caller";
-import type { ShardQueue } from "./webhooks/outbox/message";
+import type { Role } from "./db/schema";
+import type { ShardQueue } from "./env";
 
 /**
  * What every tenant-scoped verb (src/services/, src/webhooks/) works in: one per request, made by
@@ -24,4 +24,18 @@ export interface ServiceContext {
 export interface Keys {
   encryptionKey: string | undefined;
   allowLocalUrls: boolean;
+}
+
+/** The authenticated API user a request acts for. */
+export interface Caller {
+  username: string;
+  accountId: string;
+  role: Role;
+  /** The shard that holds the account's data (db/shards.ts). */
+  shard: string;
+  /**
+   * The API password's SHA-256 as the directory stores it, for the webhook rule that a
+   * subscription's credentials differ from the caller's own. The password itself is never kept.
+   */
+  passwordHash: string;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ServiceContext } from "../src/context";
 import { createDb } from "../src/db/client";
 import { listInvoices } from "../src/services/invoices";
-import { countingD1 } from "../src/dev/counting-d1";
+import { countingD1 } from "../src/db/counting-d1";
 import { BUCKET_SIZES_MS } from "../src/services/counts/buckets";
 import { call, makeCounterparty, makePayment, makeTenant, shardD1 } from "./helpers/api";
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDb } from "../src/db/client";
 import { continueMoves } from "../src/services/moves";
 import { MOVED_TABLES, moveTriggers } from "../src/services/moves/tables";
-import { sweepOutbox } from "../src/webhooks/outbox/sweeper";
+import { sweepOutbox } from "../src/webhooks/upkeep/sweeper";
 import { ADMIN, call, wholeList, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
 import { tenantRows } from "./helpers/tenant-rows";
 import { receivedAt, secondAttempt, subscribeToReceiver, waitFor } from "./helpers/webhooks";

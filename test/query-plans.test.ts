@@ -3,8 +3,8 @@ import { call, makeInvoice, makePayment, makeTenant, shardD1, shardOf } from "./
 import type { DeliveryMessage } from "../src/webhooks";
 import { recordingD1 } from "./helpers/recording-d1";
 import { subscribeToReceiver } from "./helpers/webhooks";
-import { sweepOutbox } from "../src/webhooks/outbox/sweeper";
-import { applyRetention } from "../src/webhooks/subscriptions/retention";
+import { sweepOutbox } from "../src/webhooks/upkeep/sweeper";
+import { applyRetention } from "../src/webhooks/upkeep/retention";
 import { createDb } from "../src/db/client";
 
 // Every list query the service issues for a one-value filter, a time range, the polling order, a

@@ -17,3 +17,24 @@ export async function runBatch(db: Db, statements: BatchStatement[]): Promise<un
   if (statements.length === 0) return [];
   return db.batch(statements as [BatchStatement, ...BatchStatement[]]);
 }
+
+/** What a batch of named statements answers: each name's result, or a list of results for a list. */
+export type NamedResults<P> = { [K in keyof P]: P[K] extends readonly (infer S)[] ? Awaited<S>[] : Awaited<P[K]> };
+
+/**
+ * Runs statements given by name as one D1 batch, in the order they are named, and answers each
+ * one's result by its name: a batch whose parts say what they are, read without positions.
+ */
+export async function runNamedBatch<P extends Record<string, BatchStatement | readonly BatchStatement[]>>(db: Db, parts: P): Promise<NamedResults<P>> {
+  const names = Object.keys(parts) as (keyof P & string)[];
+  const results = await runBatch(db, names.flatMap((name) => parts[name] as BatchStatement | BatchStatement[]));
+  let at = 0;
+  const named = {} as Record<string, unknown>;
+  for (const name of names) {
+    const part = parts[name];
+    const size = Array.isArray(part) ? part.length : 1;
+    named[name] = Array.isArray(part) ? results.slice(at, at + size) : results[at];
+    at += size;
+  }
+  return named as NamedResults<P>;
+}

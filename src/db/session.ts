@@ -1,6 +1,6 @@
 import { createDb, type Db } from "./client";
 import { leadingD1, type Lead } from "./leading-d1";
-import { countingD1, type D1Tally } from "../dev";
+import { countingD1, type D1Tally } from "./counting-d1";
 
 /**
  * The D1 an API request works in, per database it touches (the directory, then its shard): a

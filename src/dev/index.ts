@@ -5,6 +5,6 @@
  * local "@restart" cron. A reader of the engine can skip this folder.
  */
 export { deliveriesQueue, retryTimeScale } from "./local-faults";
-export { countingD1, newTally, serverTiming, type D1Tally } from "./counting-d1";
+export { countingD1, newTally, serverTiming, type D1Tally } from "../db/counting-d1";
 export { lostAtRestart } from "./restart-sweep";
 export { underPlatformLimits } from "./within-limits";

@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { runBatch } from "../db/client";
 import { countFailure, failureKey, readFailures, throttledFor, type FailureRow } from "../services/auth-throttle";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 import { AppError, forbidden } from "../errors";
 import { constantTimeEqual } from "../lib/crypto";
 import { requestSession } from "../db/session";

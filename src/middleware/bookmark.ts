@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import type { RequestSession } from "../db/session";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { BOOKMARK_HEADER, BOOKMARK_MESSAGES, carriable, issueBookmark, parseBookmark, readBookmark, type Bookmark } from "../lib/bookmark";
-import type { Caller } from "../lib/caller";
+import type { Caller } from "../context";
 
 /**
  * The bookmark a request sent (lib/bookmark.ts): null when none, "unverifiable" when this Worker

@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { claimStatements, decide, HEADER, isKeyLost, ownStatement, keyProblem, MESSAGES, REPLAYED_HEADER, settle, storable, storedKey, type Claim, type Decision, type StoredKey } from "../idempotency";
 import type { Lead } from "../db/leading-d1";

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { notAnObject } from "../lib/messages";
 

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 
 const SANE = /^[A-Za-z0-9._:\-]{1,128}$/;
 

@@ -1,7 +1,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context, TypedResponse } from "hono";
 import type { JsonText } from "../db/json-view";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 import { AppError, notFound } from "../errors";
 import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../app-env";
 import { jsonResponse } from "./common";
 import { withIdempotency } from "../idempotency/doc";
 import { withBookmarks } from "./bookmark-doc";

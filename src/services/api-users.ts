@@ -2,7 +2,7 @@ import { countFailure, failureKey, readFailures, throttledFor } from "./auth-thr
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, apiUsers, type Role } from "../db/schema";
-import type { Caller } from "../lib/caller";
+import type { Caller } from "../context";
 import { invalidField, notFound } from "../errors";
 import { constantTimeEqual, newSecret, sha256Hex } from "../lib/crypto";
 import { getAccount } from "./accounts";
@@ -10,7 +10,6 @@ import { getAccount } from "./accounts";
 export type ApiUser = typeof apiUsers.$inferSelect;
 
 /** An API user as a request sees it after authentication. */
-export type { Caller } from "../lib/caller";
 
 /** Makes a user with a generated password; the clear password is returned here only. */
 export async function createApiUser(db: Db, accountId: string, username: string, role: Role) {
@@ -72,5 +71,5 @@ export async function authenticate(db: Db, username: string, password: string, a
     await countFailure(db, keys, now);
     return { caller: null, throttledFor: null };
   }
-  return { caller: { username: user.username, accountId: user.accountId, role: user.role, shard: user.shard, password } };
+  return { caller: { username: user.username, accountId: user.accountId, role: user.role, shard: user.shard, passwordHash: user.passwordHash } };
 }

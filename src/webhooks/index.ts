@@ -1,13 +1,16 @@
 /**
  * The webhooks module's face: subscriptions, their deliveries and log, the outbox a payment write
- * appends to, the queue consumer and the outbox sweeper. Everything outside src/webhooks/ uses
- * only what is exported here; nothing in src/webhooks/ reaches into src/services/.
+ * appends to, the queue consumer and the cron's webhook jobs. Everything outside src/webhooks/
+ * uses only what is exported here; nothing in src/webhooks/ reaches into src/services/.
  *
- * Four rooms, each importing only from those listed after it:
- *   delivery/       the queue consumer: the admission rule, claim, attempt, outcome, record, health events;
+ * Five rooms, each importing only from those listed after it (test/imports.test.ts checks):
+ *   delivery/       the queue consumer: the admission rule, claim, attempt, outcome, record, health
+ *                   events, the stats writer;
+ *   upkeep/         the cron's jobs: the outbox sweep, retention (and its archive), the releases of
+ *                   resumed subscriptions;
  *   subscriptions/  the API's verbs: subscriptions (the one place that opens sealed secrets),
- *                   holds, the delivery log, the feed, stats, recovery, retention;
- *   outbox/         what a payment write appends (rows, filters), hands to the queue, and the sweeper;
+ *                   holds, the delivery log and its archive, the feed, stats, recovery;
+ *   outbox/         what a payment write appends (rows, filters) and hands to the queue;
  *   wire/           what goes on the wire, pure: bodies, signatures, headers, the retry schedule.
  */
 export {
@@ -26,10 +29,12 @@ export {
 export { publicKeys } from "./subscriptions/public-keys";
 export { ATTEMPTS_SHOWN, getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
-export { applyRetention, archivedDay, retentionDays, type RetentionReport } from "./subscriptions/retention";
+export { archivedDay } from "./subscriptions/archive";
+export { applyRetention, retentionDays, type RetentionReport } from "./upkeep/retention";
 export { sendTestDelivery } from "./subscriptions/test-delivery";
 export { MAX_RECOVERED, recoverDeliveries } from "./subscriptions/recover";
-export { continueReleases, discardHeld, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } from "./subscriptions/holds";
+export { discardHeld, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } from "./subscriptions/holds";
+export { continueReleases } from "./upkeep/releases";
 export { ackFeed, readFeed, signedHeaders } from "./subscriptions/feed";
 export { matches, parseFilters, type Filters, type FilteredPayment } from "./outbox/filters";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/stats";
@@ -37,5 +42,5 @@ export { handOver, outboxOfChange } from "./outbox/outbox";
 export type { PaymentSnapshot } from "./wire/payload";
 export type { DeliveryMessage, ShardQueue } from "./outbox/message";
 export { consumeDeadLetters, consumeDeliveries } from "./delivery/consumer";
-export { sweepOutbox } from "./outbox/sweeper";
+export { sweepOutbox } from "./upkeep/sweeper";
 export { resealSubscriptions, type ResealReport } from "./subscriptions/reseal";

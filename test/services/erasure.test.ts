@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { continueErasures, ERASE_CHUNK } from "../../src/services/erasure";
-import { applyRetention } from "../../src/webhooks/subscriptions/retention";
+import { applyRetention } from "../../src/webhooks/upkeep/retention";
 import { boundShards } from "../../src/db/shards";
 import { ADMIN, call, makeCounterparty, makePayment, makeTenant, shardD1 } from "../helpers/api";
 import { tenantRows } from "../helpers/tenant-rows";

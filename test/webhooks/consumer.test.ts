@@ -7,7 +7,7 @@ import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/wire/retry-schedule";
 import { SIMULTANEOUS_CONNECTIONS } from "../../src/lib/platform-limits";
 import { ATTEMPTS_AT_ONCE, OVERFLOW_DELAY_MS, UNPROVEN_AT_ONCE } from "../../src/webhooks/delivery/lanes";
 import { pageBounds } from "../../src/lib/list-bounds";
-import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/outbox/sweeper";
+import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
 import { CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { createDb } from "../../src/db/client";

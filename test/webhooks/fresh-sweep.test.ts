@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import type { DeliveryMessage } from "../../src/webhooks";
-import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/outbox/sweeper";
+import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
 import { call, d1Timing, makePayment, makeTenant, writtenByTable } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import worker from "../../src/index";
 import { applyRetention, retentionDays } from "../../src/webhooks";
-import { RETENTION_PER_RUN } from "../../src/webhooks/subscriptions/retention";
+import { RETENTION_PER_RUN } from "../../src/webhooks/upkeep/retention";
 import { createScheduledController } from "cloudflare:test";
 import { vi } from "vitest";
 import { BASE, call, makePayment, makeTenant, type User } from "../helpers/api";

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { binOf, BUCKET_MS, DURATION_BINS_MS, percentile, series, statsRows, summarise } from "../../src/webhooks/subscriptions/stats";
+import { percentile, series, summarise } from "../../src/webhooks/subscriptions/stats";
+import { binOf, statsRows } from "../../src/webhooks/delivery/stats";
+import { BUCKET_MS, DURATION_BINS_MS } from "../../src/db/schema";
 
 describe("binOf", () => {
   it.each([

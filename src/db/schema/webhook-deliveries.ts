@@ -78,7 +78,7 @@ export const webhookDeliveries = sqliteTable(
     uniqueIndex("webhook_deliveries_id_uq").on(t.id),
     // What the sweeper walks: pending deliveries by when they are due, but for those handed over at
     // their creation and never since (the happy path, which so writes no entry here): the sweeper
-    // finds a lost one of those on the logs, past its mark (outbox/fresh.ts).
+    // finds a lost one of those on the logs, past its mark (webhooks/upkeep/fresh.ts).
     index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending' and (enqueued_at is null or enqueued_at <> created_at)`),
     // A subscription's held and failed deliveries (release, discard, counts, recovery).
     index("webhook_deliveries_held_idx").on(t.subscriptionId, t.status, t.createdAt, t.id).where(sql`status = 'failed' or status = 'held'`),

@@ -1,10 +1,16 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
+/** The span of one bucket. */
+export const BUCKET_MS = 5 * 60 * 1000;
+
+/** The upper bound (ms) of each duration bin, h0 to h10; the last is the attempt timeout, and holds everything longer. */
+export const DURATION_BINS_MS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 15000] as const;
+
 /**
  * Each subscription's attempts per 5-minute bucket, added to as attempts are recorded
- * (webhooks/stats.ts), so that its health over a window reads a bounded number of rows whatever
+ * (webhooks/delivery/stats.ts), so that its health over a window reads a bounded number of rows whatever
  * its history: how many attempts, by the state they left their delivery in, and how long they
- * took, as counts per duration bin (h0 to h10; see DURATION_BINS_MS).
+ * took, as counts per duration bin (h0 to h10: DURATION_BINS_MS).
  */
 export const webhookStats = sqliteTable(
   "webhook_stats",

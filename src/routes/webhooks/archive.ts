@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../app-env";
 import { archivedDay } from "../../webhooks";
 import { serviceContext } from "../common";
 import { Params, security, tags, webhookErrors } from "./shared";

@@ -1,5 +1,5 @@
 import { z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../app-env";
 import { PaymentEventSchema, PaymentSchema } from "../payments/schemas";
 
 /**

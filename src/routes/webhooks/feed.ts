@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../app-env";
 import { ackFeed, readFeed, signedHeaders } from "../../webhooks";
 import { toIso } from "../../lib/time";
 import { pageBounds } from "../../lib/list-bounds";

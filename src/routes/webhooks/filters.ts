@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../app-env";
 import { AppError, invalid } from "../../errors";
 import { getPayment } from "../../services/payments";
 import { getSubscription, matches, parseFilters } from "../../webhooks";

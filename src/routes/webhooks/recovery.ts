@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { SQL } from "drizzle-orm";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../app-env";
 import { parseInstant } from "../../lib/time";
 import { latestPayment } from "../../services/payments";
 import { discardHeld, DISCARDED_AT_ONCE, MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";

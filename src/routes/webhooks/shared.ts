@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../../env";
+import type { AppEnv } from "../../app-env";
 import { errorsOf, type ErrorStatus } from "../common";
 
 export const tags = ["webhooks"];

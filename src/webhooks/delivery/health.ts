@@ -10,7 +10,8 @@
  * `changes()`), so it is sent once per occurrence however many consumers record at once, and
  * never to the subscription it is about.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { endOf, type Attempted } from "./attempted";
 import type { BatchStatement, Db } from "../../db/client";
 import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { nextSequence, numberedStamp } from "../outbox/sequence";
@@ -88,4 +89,47 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
   const others = sql`h.account_id = ${accountId} and h.event = ${HEALTH_EVENT} and h.id <> ${event.subscriptionId} and ${when}`;
   return guardedInsert(db, d, row, others, sql`${webhookSubscriptions} h`)
     .returning({ id: d.id, status: d.status });
+}
+
+/**
+ * The statements that make each subscription's health transitions and tell health subscriptions
+ * of them, once: disabled (a 410 or 5 days of failures), each delivery that ran out of retries,
+ * failing (an hour, or FAILING_AFTER_ATTEMPTS failures in a row) and recovered. Each is a guarded
+ * update of the subscription and, right after it, the event's rows under `changes() = 1`.
+ */
+export function healthStatements(db: Db, attempted: Attempted[], latest: Map<string, Attempted>, now: number): BatchStatement[] {
+  const s = webhookSubscriptions;
+  const out: BatchStatement[] = [];
+  const tell = (accountId: string, event: HealthEvent, when: SQL = sql`changes() = 1`) => out.push(healthDeliveries(db, accountId, event, when, now));
+  for (const { delivery, result, outcome } of latest.values()) {
+    const { accountId, subscriptionId } = delivery;
+    const ofRow = eq(s.id, subscriptionId);
+    if (outcome.deactivate) {
+      out.push(db.update(s).set({ isActive: false, updatedAt: endOf({ delivery, result, outcome }) }).where(and(ofRow, eq(s.isActive, true))));
+      tell(accountId, { event: "subscription.disabled", subscriptionId, at: now, detail: { reason: result.responseStatus === 410 ? "gone" : "failing" } });
+    }
+    // Failing can only start with a failure among these attempts, and recovery with a success.
+    const own = attempted.filter((item) => item.delivery.subscriptionId === subscriptionId);
+    if (own.some((item) => item.outcome.status !== "succeeded")) {
+      out.push(
+        db
+          .update(s)
+          .set({ failingReported: true })
+          .where(and(ofRow, eq(s.failingReported, false), sql`(${s.consecutiveFailures} >= ${FAILING_AFTER_ATTEMPTS} or ${s.failingSince} <= ${now - FAILING_AFTER_MS})`)),
+      );
+      tell(accountId, { event: "subscription.failing", subscriptionId, at: now, detail: { failing_since: outcome.failingSince === null ? null : new Date(outcome.failingSince).toISOString() } });
+    }
+    if (own.some((item) => item.outcome.status === "succeeded")) {
+      out.push(db.update(s).set({ failingReported: false }).where(and(ofRow, eq(s.failingReported, true), isNull(s.failingSince))));
+      tell(accountId, { event: "subscription.recovered", subscriptionId, at: now, detail: {} });
+    }
+  }
+  // A delivery that ran out of retries (a 410 disables instead), once: its row ended as failed under this attempt.
+  for (const item of attempted) {
+    const { delivery, result, outcome } = item;
+    if (outcome.status !== "failed" || result.responseStatus === 410) continue;
+    const ended = sql`exists (select 1 from ${webhookDeliveries} x where x.id = ${delivery.id} and x.status = 'failed' and x.updated_at = ${endOf(item)} and x.claim_token is null)`;
+    tell(delivery.accountId, { event: "delivery.exhausted", subscriptionId: delivery.subscriptionId, at: now, detail: { delivery_id: delivery.id, payment_id: delivery.paymentId } }, ended);
+  }
+  return out;
 }

@@ -1,14 +1,6 @@
-/** A queue message: which delivery to attempt, on which shard. Everything else is read from D1 when it arrives. */
-export interface DeliveryMessage {
-  delivery_id: string;
-  shard: string;
-}
+import type { ShardQueue } from "../../env";
 
-/** One shard's way to the queue: every message it sends names the shard its delivery row lives on. */
-export interface ShardQueue {
-  queue: Queue<DeliveryMessage>;
-  shard: string;
-}
+export type { DeliveryMessage, ShardQueue } from "../../env";
 
 const SEND_BATCH_LIMIT = 100;
 

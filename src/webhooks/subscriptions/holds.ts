@@ -15,8 +15,6 @@ import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
 import { handOver } from "../outbox/outbox";
-import type { ShardQueue } from "../outbox/message";
-import { fixedLimit } from "../../db/fixed-limit";
 import { droppedPast } from "../outbox/sequence";
 
 /** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
@@ -83,33 +81,8 @@ export function releaseHeld(db: Db, accountId: string, subscriptionId: string, n
     .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
 }
 
-/** Subscriptions whose held deliveries one cron run goes on releasing, at most. */
-export const RELEASING_AT_ONCE = 5;
-
-/**
- * The cron's part of a resume, which settles and releases RELEASED_AT_ONCE: an active
- * subscription's held deliveries (found on the held index) are settled or released and handed to
- * the queue, RELEASED_AT_ONCE a subscription and RELEASING_AT_ONCE subscriptions a run. (A pause
- * needs no such part: what it did not hold, the consumer holds as its messages come.)
- */
-export async function continueReleases(db: Db, queue: ShardQueue, now: number): Promise<{ released: number; subscriptions: number }> {
-  const s = webhookSubscriptions;
-  const holding = await db
-    .select({ id: s.id, accountId: s.accountId })
-    .from(s)
-    .where(and(eq(s.isActive, true), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = 'held')`))
-    .limit(fixedLimit(RELEASING_AT_ONCE));
-  let released = 0;
-  for (const { id, accountId } of holding) {
-    const [, rows] = (await runBatch(db, [settleAcked(db, accountId, id, now), releaseHeld(db, accountId, id, now)])) as [unknown, { id: string; sequence: number | null; createdAt: number }[]];
-    await handOver(db, queue, inSequence(rows));
-    released += rows.length;
-  }
-  return { released, subscriptions: holding.length };
-}
-
 /** Released deliveries' ids, oldest sequence first. Pure. */
-function inSequence(released: { id: string; sequence: number | null; createdAt: number }[]): string[] {
+export function inSequence(released: { id: string; sequence: number | null; createdAt: number }[]): string[] {
   return [...released].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0) || a.createdAt - b.createdAt).map((row) => row.id);
 }
 

@@ -3,102 +3,18 @@
  * and 5-minute bucket, with their durations as counts per bin; a window's stats read its buckets
  * (at most 2,016 rows for 7 days) whatever the subscription's history.
  */
-import { and, eq, exists, gte, sql, type SQL } from "drizzle-orm";
-import type { BatchStatement, Db } from "../../db/client";
-import { webhookStats, webhookSubscriptions } from "../../db/schema";
+import { and, eq, exists, gte } from "drizzle-orm";
+import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
 import { inAccount } from "../../db/scope";
 import { notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inFlightOf, SUBSCRIPTION_ROW } from "./rows";
 import { heldCount } from "./holds";
 
-export const BUCKET_MS = 5 * 60 * 1000;
-
-/** The upper bound (ms) of each duration bin; the last is the attempt timeout, and holds everything longer. */
-export const DURATION_BINS_MS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 15000] as const;
-
 export const WINDOWS = { "1h": 3600 * 1000, "24h": 24 * 3600 * 1000, "7d": 7 * 24 * 3600 * 1000 } as const;
 export type StatsWindow = keyof typeof WINDOWS;
 
-/** One recorded attempt, as the stats count it. */
-export interface CountedAttempt {
-  subscriptionId: string;
-  startedAt: number;
-  durationMs: number;
-  /** The state the attempt left its delivery in. */
-  status: "succeeded" | "pending" | "failed";
-}
-
-export interface StatsRow {
-  subscriptionId: string;
-  bucketStart: number;
-  attempts: number;
-  succeeded: number;
-  failed: number;
-  pending: number;
-  bins: number[];
-}
-
-/** The bin of a duration. Pure. */
-export function binOf(durationMs: number): number {
-  const index = DURATION_BINS_MS.findIndex((bound) => durationMs <= bound);
-  return index === -1 ? DURATION_BINS_MS.length - 1 : index;
-}
-
-/** Attempts summed per subscription and bucket. Pure. */
-export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
-  const rows = new Map<string, StatsRow>();
-  for (const attempt of attempts) {
-    const bucketStart = attempt.startedAt - (attempt.startedAt % BUCKET_MS);
-    const key = `${attempt.subscriptionId} ${bucketStart}`;
-    let row = rows.get(key);
-    if (!row) {
-      row = { subscriptionId: attempt.subscriptionId, bucketStart, attempts: 0, succeeded: 0, failed: 0, pending: 0, bins: DURATION_BINS_MS.map(() => 0) };
-      rows.set(key, row);
-    }
-    row.attempts++;
-    row[attempt.status]++;
-    row.bins[binOf(attempt.durationMs)]!++;
-  }
-  return [...rows.values()];
-}
-
-const binColumns = [webhookStats.h0, webhookStats.h1, webhookStats.h2, webhookStats.h3, webhookStats.h4, webhookStats.h5, webhookStats.h6, webhookStats.h7, webhookStats.h8, webhookStats.h9, webhookStats.h10];
 const binKeys = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h10"] as const;
-
-/**
- * The statements that add `rows` to the stored buckets, each only while its subscription exists:
- * an attempt recorded after its subscription was deleted leaves no bucket behind.
- */
-export function statsStatements(db: Db, rows: StatsRow[]): BatchStatement[] {
-  const added = (column: { name: string }) => sql`${sql.identifier(column.name)} + excluded.${sql.identifier(column.name)}`;
-  return rows.map((row) =>
-    db
-      .insert(webhookStats)
-      .select((qb) =>
-        qb
-          .select({
-            subscriptionId: webhookSubscriptions.id,
-            bucketStart: sql`${row.bucketStart}`.as("bucket_start"),
-            attempts: sql`${row.attempts}`.as("attempts"),
-            succeeded: sql`${row.succeeded}`.as("succeeded"),
-            failed: sql`${row.failed}`.as("failed"),
-            pending: sql`${row.pending}`.as("pending"),
-            ...Object.fromEntries(binKeys.map((key, i) => [key, sql`${row.bins[i]!}`.as(key)])),
-          } as unknown as Record<keyof typeof webhookStats.$inferInsert, SQL.Aliased>)
-          .from(webhookSubscriptions)
-          .where(eq(webhookSubscriptions.id, row.subscriptionId)) as never,
-      )
-      .onConflictDoUpdate({
-        target: [webhookStats.subscriptionId, webhookStats.bucketStart],
-        set: Object.fromEntries(
-          [webhookStats.attempts, webhookStats.succeeded, webhookStats.failed, webhookStats.pending, ...binColumns].map((column) => [tsKey(column.name), added(column)]),
-        ),
-      }),
-  );
-}
-
-const tsKey = (name: string) => name.replace(/_([a-z])/g, (_, ch: string) => ch.toUpperCase());
 
 /** The subscription's health over `window` (1h, 24h or 7d) up to now: its buckets in the window, and its row. */
 export async function subscriptionStats({ db, accountId }: ServiceContext, subscriptionId: string, window: StatsWindow) {

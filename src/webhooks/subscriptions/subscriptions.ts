@@ -4,7 +4,7 @@ import { runBatch, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
 import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type WebhookContentType } from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
-import { constantTimeEqual } from "../../lib/crypto";
+import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
 import { decrypt } from "../../lib/encryption";
 import type { PageRequest } from "../../lib/pagination";
 import { refuseWebhookUrl } from "../../lib/url-policy";
@@ -12,7 +12,7 @@ import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wir
 import { sealAll, sealingKeyFits, wrongSealingKey, type Secrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased, settleAcked } from "./holds";
 import { storedFilters, type Filters } from "../outbox/filters";
-import type { Caller } from "../../lib/caller";
+import type { Caller } from "../../context";
 import type { Keys, ServiceContext } from "../../context";
 import { countWhere, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
@@ -73,7 +73,7 @@ const ROTATION_GRACE_MS = 24 * 3600 * 1000;
 export const MAX_SUBSCRIPTIONS = 20;
 export const TOO_MANY_SUBSCRIPTIONS = `An account has at most ${MAX_SUBSCRIPTIONS} webhook subscriptions.`;
 
-function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): void {
+async function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): Promise<void> {
   const errors: FieldErrors = {};
   if (input.url !== undefined) {
     const reason = refuseWebhookUrl(input.url, keys.allowLocalUrls);
@@ -82,7 +82,7 @@ function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): v
   if (input.username !== undefined && input.username === caller.username) {
     errors.username = ["Use credentials of your own choosing, not your API username."];
   }
-  if (input.password !== undefined && constantTimeEqual(input.password, caller.password)) {
+  if (input.password !== undefined && constantTimeEqual(await sha256Hex(input.password), caller.passwordHash)) {
     errors.password = ["Use credentials of your own choosing, not your API password."];
   }
   if (Object.keys(errors).length > 0) throw invalid(errors);
@@ -109,7 +109,7 @@ function flagColumns(input: Partial<SubscriptionInput>) {
 
 export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
   const { db, caller, keys } = ctx;
-  check(input, caller, keys);
+  await check(input, caller, keys);
   const now = Date.now();
   const secretText = newSigningSecret();
   const signing = input.signing ?? "hmac";
@@ -227,7 +227,7 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const { db, caller, keys } = ctx;
   const opened = await openForSealing(ctx, id);
   const current = opened.revealed;
-  check(input, caller, keys);
+  await check(input, caller, keys);
   if (input.signing !== undefined && input.signing !== opened.signing) throw invalid({ signing: [SIGNING_FIXED] });
   const secrets = { ...current, username: input.username ?? current.username, password: input.password ?? current.password };
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealAll(keys.encryptionKey, secrets)), updatedAt: Date.now() };

@@ -3,8 +3,8 @@ import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { notHeldByMove } from "../../db/moving";
 import { deliveryFresh, sweepMarks, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
-import type { ShardQueue } from "./message";
-import { handOverAgain } from "./outbox";
+import type { ShardQueue } from "../outbox/message";
+import { handOverAgain } from "../outbox/outbox";
 
 /** How much of the logs one look reads: a minute of deliveries, across the shard's subscriptions. */
 export const FRESH_WINDOW_MS = 60_000;

@@ -6,11 +6,10 @@ import { payments, webhookAttempts, webhookDeliveries, webhookStats, webhookSubs
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import { groupBy } from "../../lib/group-by";
-import type { ServiceContext } from "../../context";
-import { notFound } from "../../errors";
-import { requireSubscription, withAttempts, type Delivery } from "./deliveries";
-import { SUBSCRIPTION_ROW } from "./rows";
-import { deliveryView } from "./delivery-record";
+import { withAttempts, type Delivery } from "../subscriptions/deliveries";
+import { SUBSCRIPTION_ROW } from "../subscriptions/rows";
+import { deliveryView } from "../subscriptions/delivery-record";
+import { archiveKey, archivePrefix, dayOf } from "../subscriptions/archive";
 import { droppedPast } from "../outbox/sequence";
 
 export const DEFAULT_RETENTION_DAYS = 30;
@@ -35,18 +34,6 @@ export function retentionDays(text: string | undefined): number {
   const days = Number(text);
   return Number.isInteger(days) && days >= 1 ? days : DEFAULT_RETENTION_DAYS;
 }
-
-/** The UTC day (YYYY-MM-DD) of an instant. Pure. */
-export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/**
- * Where a subscription's archived deliveries of one day are, in the ARCHIVE bucket: an object for
- * each step that removed some of them, named by the first of them in the log (`/{day}/{id}.ndjson.gz`;
- * a step cut short is done again by the next run over the same deliveries, under the same name),
- * and `{day}.ndjson.gz`, one object per day, as earlier versions wrote it. Pure.
- */
-export const archivePrefix = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}`;
-export const archiveKey = (accountId: string, subscriptionId: string, day: string, firstId: string) => `${archivePrefix(accountId, subscriptionId, day)}/${firstId}.ndjson.gz`;
 
 export interface RetentionReport {
   archived: number;
@@ -147,49 +134,4 @@ async function archiveAll(archive: R2Bucket, deliveries: Delivery[]): Promise<nu
 
 async function gzip(text: string): Promise<ArrayBuffer> {
   return new Response(new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
-}
-
-
-/**
- * The account's subscription's archived deliveries of one day, as one gzip NDJSON stream: every
- * object of that day in turn, each delivery once. Null when there are none.
- */
-export async function archivedDay({ db, accountId, archive }: ServiceContext, subscriptionId: string, day: string): Promise<ReadableStream<Uint8Array>> {
-  await requireSubscription(db, accountId, subscriptionId);
-  if (!archive) throw notFound();
-  const prefix = archivePrefix(accountId, subscriptionId, day);
-  const keys: string[] = [];
-  if (await archive.head(`${prefix}.ndjson.gz`)) keys.push(`${prefix}.ndjson.gz`);
-  let cursor: string | undefined;
-  do {
-    const listed = await archive.list({ prefix: `${prefix}/`, cursor });
-    keys.push(...listed.objects.map((object) => object.key));
-    cursor = listed.truncated ? listed.cursor : undefined;
-  } while (cursor);
-  if (keys.length === 0) throw notFound();
-  return ndjsonOnce(archive, keys).pipeThrough(new CompressionStream("gzip"));
-}
-
-/** The objects' lines one after another, each delivery's first line only, read one object at a time. */
-function ndjsonOnce(archive: R2Bucket, keys: string[]): ReadableStream<Uint8Array> {
-  const seen = new Set<string>();
-  const encoder = new TextEncoder();
-  let next = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const key = keys[next++];
-      if (key === undefined) return controller.close();
-      const object = await archive.get(key);
-      if (!object) return;
-      const text = await new Response(object.body.pipeThrough(new DecompressionStream("gzip"))).text();
-      const fresh = text.split("\n").filter((line) => {
-        if (!line) return false;
-        const id = (JSON.parse(line) as { id: string }).id;
-        if (seen.has(id)) return false;
-        seen.add(id);
-        return true;
-      });
-      if (fresh.length > 0) controller.enqueue(encoder.encode(`${fresh.join("\n")}\n`));
-    },
-  });
 }

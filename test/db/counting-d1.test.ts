@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { env } from "cloudflare:test";
-import { countingD1, serverTiming, writtenTable } from "../../src/dev/counting-d1";
+import { countingD1, serverTiming, writtenTable } from "../../src/db/counting-d1";
 
 describe("the D1 tally behind SERVER_TIMING", () => {
   it.each([

@@ -3,10 +3,10 @@ import { fixedLimit } from "../../db/fixed-limit";
 import { notHeldByMove } from "../../db/moving";
 import type { Db } from "../../db/client";
 import { deliveryDue, webhookDeliveries } from "../../db/schema";
-import type { ShardQueue } from "./message";
+import type { ShardQueue } from "../outbox/message";
 import { lostAtRestart } from "../../dev";
 import { CLAIM_MS } from "../wire/retry-schedule";
-import { handOverAgain } from "./outbox";
+import { handOverAgain } from "../outbox/outbox";
 import { sweepFresh } from "./fresh";
 
 /** A due delivery handed to the queue this long ago and never claimed is taken as lost. */

@@ -1,0 +1,62 @@
+/**
+ * The delivery log's archive in R2 (the ARCHIVE bucket): where retention (upkeep/retention.ts)
+ * writes the deliveries it removes, and the API's read of one day of it.
+ */
+import type { ServiceContext } from "../../context";
+import { notFound } from "../../errors";
+import { requireSubscription } from "./deliveries";
+
+/** The UTC day (YYYY-MM-DD) of an instant. Pure. */
+export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Where a subscription's archived deliveries of one day are, in the ARCHIVE bucket: an object for
+ * each step that removed some of them, named by the first of them in the log (`/{day}/{id}.ndjson.gz`;
+ * a step cut short is done again by the next run over the same deliveries, under the same name).
+ * Pure.
+ */
+export const archivePrefix = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}`;
+export const archiveKey = (accountId: string, subscriptionId: string, day: string, firstId: string) => `${archivePrefix(accountId, subscriptionId, day)}/${firstId}.ndjson.gz`;
+
+/**
+ * The account's subscription's archived deliveries of one day, as one gzip NDJSON stream: every
+ * object of that day in turn, each delivery once. Null when there are none.
+ */
+export async function archivedDay({ db, accountId, archive }: ServiceContext, subscriptionId: string, day: string): Promise<ReadableStream<Uint8Array>> {
+  await requireSubscription(db, accountId, subscriptionId);
+  if (!archive) throw notFound();
+  const prefix = archivePrefix(accountId, subscriptionId, day);
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const listed = await archive.list({ prefix: `${prefix}/`, cursor });
+    keys.push(...listed.objects.map((object) => object.key));
+    cursor = listed.truncated ? listed.cursor : undefined;
+  } while (cursor);
+  if (keys.length === 0) throw notFound();
+  return ndjsonOnce(archive, keys).pipeThrough(new CompressionStream("gzip"));
+}
+
+/** The objects' lines one after another, each delivery's first line only, read one object at a time. */
+function ndjsonOnce(archive: R2Bucket, keys: string[]): ReadableStream<Uint8Array> {
+  const seen = new Set<string>();
+  const encoder = new TextEncoder();
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const key = keys[next++];
+      if (key === undefined) return controller.close();
+      const object = await archive.get(key);
+      if (!object) return;
+      const text = await new Response(object.body.pipeThrough(new DecompressionStream("gzip"))).text();
+      const fresh = text.split("\n").filter((line) => {
+        if (!line) return false;
+        const id = (JSON.parse(line) as { id: string }).id;
+        if (seen.has(id)) return false;
+        seen.add(id);
+        return true;
+      });
+      if (fresh.length > 0) controller.enqueue(encoder.encode(`${fresh.join("\n")}\n`));
+    },
+  });
+}
