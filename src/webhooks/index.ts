@@ -3,7 +3,7 @@
  * appends to, the queue consumer and the cron's webhook jobs. Everything outside src/webhooks/
  * uses only what is exported here; nothing in src/webhooks/ reaches into src/services/.
  *
- * Five rooms, each importing only from those listed after it (test/imports.test.ts checks):
+ * Five rooms, each importing only from those listed after it (tools/dev/structure.mjs checks):
  *   delivery/       the queue consumer: the admission rule, claim, attempt, outcome, record, health
  *                   events, the stats writer;
  *   upkeep/         the cron's jobs: the outbox sweep, retention (and its archive), the releases of

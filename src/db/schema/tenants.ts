@@ -7,7 +7,7 @@ import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
   createdAt: integer("created_at").notNull(),
-  // The feed's epoch on this shard (webhooks/feed.ts): new when a move brings the account here;
+  // The feed's epoch on this shard (webhooks/subscriptions/feed.ts): new when a move brings the account here;
   // null until then (its created_at stands for it).
   epoch: text("epoch"),
 });

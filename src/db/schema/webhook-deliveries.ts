@@ -23,7 +23,7 @@ export const webhookDeliveries = sqliteTable(
     // The exact bytes every attempt sends, when stored: a test delivery's, and those made before
     // `flags` was kept. Otherwise empty, and rebuilt from the payment as it was after `event_id`.
     body: text("body").notNull(),
-    // The subscription's expansion flags when the change was made (webhooks/payload.ts flagBits):
+    // The subscription's expansion flags when the change was made (webhooks/wire/payload.ts flagBits):
     // with the payment's stored detail and the event, they rebuild the body. Null when `body` holds it.
     flags: integer("flags"),
     // The content type the body was encoded in, frozen with it: a later change of the
@@ -56,7 +56,7 @@ export const webhookDeliveries = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     // What it tells (`hook-event`, and the body's `event`): null for `payment.changed`; an
-    // operational event's name (webhooks/health.ts) for a `subscription.health` subscription.
+    // operational event's name (webhooks/delivery/health.ts) for a `subscription.health` subscription.
     event: text("event"),
     // Its first attempt, kept on the row (most deliveries take one): the claim that starts it sets
     // `first_started_at` and `first_ended` 0, the record of its outcome the rest, as

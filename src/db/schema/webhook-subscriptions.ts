@@ -38,18 +38,18 @@ export const webhookSubscriptions = sqliteTable(
     instrumentNumber: integer("instrument_number", { mode: "boolean" }).notNull(),
     allPaymentDetails: integer("all_payment_details", { mode: "boolean" }).notNull(),
     isActive: integer("is_active", { mode: "boolean" }).notNull(),
-    // Which changes make a delivery (webhooks/filters.ts), as JSON; null: every change.
+    // Which changes make a delivery (webhooks/outbox/filters.ts), as JSON; null: every change.
     filters: text("filters"),
     // Start of the current run of failed attempts with no success; null while healthy.
     failingSince: integer("failing_since"),
     // Its failed attempts since its last success, and whether health subscriptions were told it
-    // is failing (webhooks/health.ts: told once, and told again when it recovers).
+    // is failing (webhooks/delivery/health.ts: told once, and told again when it recovers).
     consecutiveFailures: integer("consecutive_failures").notNull().default(0),
     failingReported: integer("failing_reported", { mode: "boolean" }).notNull().default(false),
     // The subscription's latest attempt and latest successful one, kept as attempts are recorded.
     lastAttemptAt: integer("last_attempt_at"),
     lastSuccessAt: integer("last_success_at"),
-    // The admission rule's state (webhooks/admission.ts), shared by every consumer: nothing of the
+    // The admission rule's state (webhooks/delivery/admission.ts), shared by every consumer: nothing of the
     // subscription is claimed before held_until; its attempts' timeouts and answers since recent_since.
     heldUntil: integer("held_until"),
     // The highest sequence number among its deliveries retention removed: a feed cursor before it

@@ -1,0 +1,47 @@
+// The house's rules (tools/dev/structure.mjs) hold in src/, and each check finds what it is for.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { filesUnder, missingFileNames, repeatedRuns, upwardImports } from "../../tools/dev/structure.mjs";
+
+const src = filesUnder("src");
+const planted = (texts) => (path) => texts[path];
+
+describe("the house's rules", () => {
+  it("no import in src/ points up, no comment names a missing file, no six lines repeat", () => {
+    assert.ok(src.length > 100);
+    assert.deepEqual(upwardImports(src), []);
+    assert.deepEqual(missingFileNames(src), []);
+    assert.deepEqual(repeatedRuns(src), []);
+  });
+
+  it("finds an import that points up, between rooms and between the webhooks' rooms, a type import included", () => {
+    const texts = {
+      "src/lib/time.ts": 'import { countKey } from "../services/counts";\n',
+      "src/db/scope.ts": 'import type {\n  AppEnv,\n} from "../app-env";\n',
+      "src/webhooks/wire/payload.ts": 'export { recordAttempts } from "../delivery/record";\n',
+      "src/webhooks/outbox/outbox.ts": 'import { sweepOutbox } from "../upkeep/sweeper";\nimport { signedHeaders } from "../wire/signing";\n',
+      "src/services/invoices.ts": 'import { handOver } from "../webhooks";\nimport type { Env } from "../env";\n',
+    };
+    assert.deepEqual(upwardImports(Object.keys(texts), planted(texts)), [
+      "lib/time.ts -> services/counts/index.ts (services is not below lib)",
+      "db/scope.ts -> app-env.ts (app-env.ts is not below db)",
+      "webhooks/wire/payload.ts -> webhooks/delivery/record.ts (webhooks/delivery is not below webhooks/wire)",
+      "webhooks/outbox/outbox.ts -> webhooks/upkeep/sweeper.ts (webhooks/upkeep is not below webhooks/outbox)",
+    ]);
+  });
+
+  it("finds a comment that names a file that is not there, whichever folder it is named from", () => {
+    const texts = {
+      "src/db/scope.ts": "/** See services/counts/index.ts, ./client.ts and webhooks/retention.ts. */\n// and schema/gone.ts\nconst url = \"https://example.com/x.ts\";\n",
+    };
+    assert.deepEqual(missingFileNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: webhooks/retention.ts", "src/db/scope.ts: schema/gone.ts"]);
+  });
+
+  it("finds six repeated lines, and passes over blank lines, comments, brackets and import lists", () => {
+    const six = ["const a = 1;", "const b = 2;", "", "// a note", "const c = 3;", "const d = 4;", "}", "const e = 5;", "const f = 6;"].join("\n");
+    const five = ["const a = 1;", "const b = 2;", "const c = 3;", "const d = 4;", "const e = 5;"].join("\n");
+    const imports = ["import {", "  a,", "  b,", "  c,", "  d,", "  e,", "  f,", '} from "./x";'].join("\n");
+    const texts = { "src/one.ts": `${six}\n${imports}`, "src/two.ts": `let z = 0;\n${six}\n${imports}`, "src/three.ts": five, "src/four.ts": five };
+    assert.deepEqual(repeatedRuns(Object.keys(texts), 6, planted(texts)), ["src/one.ts:1 = src/two.ts:2"]);
+  });
+});

@@ -1,0 +1,173 @@
+// `npm run check:structure`: the house's rules, checked from the source (test/node/structure.test.mjs
+// runs the same checks in `npm test`):
+// - imports: no file in src/ imports from a room above its own (ROOMS, lowest first), and inside
+//   src/webhooks/ none from a room listed before its own (WEBHOOK_ROOMS), except the type imports
+//   named in ALLOWED_UPWARD;
+// - comments: every file a comment names (a path ending in .ts, .mjs, .sql, .md, .toml) is there;
+// - repeats: no run of REPEAT_LINES or more lines appears twice in src/ (blank lines, comments,
+//   imports and lines of brackets alone aside).
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** src/'s rooms from the ground up: a room imports only from rooms on a lower line. */
+export const ROOMS = [
+  ["env.ts", "errors.ts"],
+  ["lib"],
+  ["db"],
+  ["dev", "idempotency", "context.ts"],
+  ["webhooks", "app-env.ts"],
+  ["services"],
+  ["middleware"],
+  ["routes", "cron.ts"],
+  ["app.ts"],
+  ["index.ts"],
+];
+
+/** src/webhooks/'s rooms from the ground up (src/webhooks/index.ts, the face, stands on all of them). */
+export const WEBHOOK_ROOMS = ["wire", "outbox", "subscriptions", "upkeep", "delivery", "index.ts"];
+
+/** Type imports allowed to point up, as "importer -> imported" (paths under src/). */
+export const ALLOWED_UPWARD = [];
+
+export const REPEAT_LINES = 6;
+
+/** Every file under `dir` (a path from the repository's root) with one of the extensions. */
+export function filesUnder(dir, extensions = [".ts"]) {
+  const out = [];
+  const walk = (path) => {
+    for (const name of readdirSync(join(ROOT, path))) {
+      const child = `${path}/${name}`;
+      if (statSync(join(ROOT, child)).isDirectory()) walk(child);
+      else if (extensions.some((extension) => name.endsWith(extension))) out.push(child);
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+/** A file's imports and re-exports of other modules: each one's specifier and whether it brings in types only. */
+export function importsOf(text) {
+  const found = [];
+  const statement = /(?:^|\n)\s*(import|export)\s+(type\s+)?([\w*{}\s,$]*?)\s*from\s*"([^"]+)"/g;
+  for (const match of text.matchAll(statement)) {
+    const names = match[3];
+    const inlineTypes = /^\{[\s\S]*\}$/.test(names.trim()) && names.replace(/[{}]/g, "").split(",").map((name) => name.trim()).filter(Boolean).every((name) => name.startsWith("type "));
+    found.push({ specifier: match[4], typeOnly: Boolean(match[2]) || inlineTypes });
+  }
+  for (const match of text.matchAll(/(?:^|\n)\s*import\s+"([^"]+)"/g)) found.push({ specifier: match[1], typeOnly: false });
+  for (const match of text.matchAll(/import\("([^"]+)"\)/g)) found.push({ specifier: match[1], typeOnly: true });
+  return found;
+}
+
+/** The room of a path under src/ (its first part), and its floor in ROOMS. */
+function roomOf(path) {
+  const room = path.replace(/^src\//, "").split("/")[0];
+  return { room, floor: ROOMS.findIndex((rooms) => rooms.includes(room)) };
+}
+
+function webhookRoomOf(path) {
+  const room = path.replace(/^src\/webhooks\//, "").split("/")[0];
+  return { room, floor: WEBHOOK_ROOMS.indexOf(room) };
+}
+
+/** The file a relative specifier names, from the file that imports it; null for a package. */
+function resolved(from, specifier) {
+  if (!specifier.startsWith(".")) return null;
+  const base = join(dirname(from), specifier);
+  for (const candidate of [`${base}.ts`, `${base}/index.ts`, base]) if (existsSync(join(ROOT, candidate)) && statSync(join(ROOT, candidate)).isFile()) return candidate;
+  return `${base}.ts`;
+}
+
+/** Every import in `files` that points up, as "importer -> imported (why)"; `read` gives a file's text. */
+export function upwardImports(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const found = [];
+  for (const file of files) {
+    for (const { specifier, typeOnly } of importsOf(read(file))) {
+      const target = resolved(file, specifier);
+      if (!target || !target.startsWith("src/")) continue;
+      const edge = `${file.replace(/^src\//, "")} -> ${target.replace(/^src\//, "")}`;
+      if (typeOnly && ALLOWED_UPWARD.includes(edge)) continue;
+      const from = roomOf(file);
+      const to = roomOf(target);
+      if (from.floor === -1 || to.floor === -1) found.push(`${edge} (a room ROOMS does not name)`);
+      else if (from.room !== to.room && to.floor >= from.floor) found.push(`${edge} (${to.room} is not below ${from.room})`);
+      else if (from.room === "webhooks" && to.room === "webhooks") {
+        const inner = webhookRoomOf(file);
+        const other = webhookRoomOf(target);
+        if (inner.floor === -1 || other.floor === -1) found.push(`${edge} (a room WEBHOOK_ROOMS does not name)`);
+        else if (inner.room !== other.room && other.floor >= inner.floor) found.push(`${edge} (webhooks/${other.room} is not below webhooks/${inner.room})`);
+      }
+    }
+  }
+  return found;
+}
+
+/** The comments of a TypeScript or JavaScript file, as one text. */
+function commentsOf(text) {
+  return [...text.matchAll(/\/\*[\s\S]*?\*\/|(?<![:"'`\w])\/\/[^\n]*/g)].map((match) => match[0]).join("\n");
+}
+
+/**
+ * Every file a comment in `files` names that is not there: a name with a folder, found from the
+ * file's own folder, src/, src/webhooks/ or the repository's root; a bare name, in the file's folder
+ * or anywhere under src/.
+ */
+export function missingFileNames(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const everywhere = new Set(filesUnder("src", [".ts", ".d.ts"]).map((path) => path.split("/").at(-1)));
+  const found = [];
+  for (const file of files) {
+    for (const match of commentsOf(read(file)).matchAll(/(?<![\w/.-])((?:\.{1,2}\/)?[\w.-]+(?:\/[\w.-]+)*\.(?:ts|mjs|sql|md|toml))\b/g)) {
+      const name = match[1];
+      const bases = [dirname(file), "src", "src/webhooks", "."];
+      const there = name.includes("/") ? bases.some((base) => existsSync(join(ROOT, base, name))) : existsSync(join(ROOT, dirname(file), name)) || everywhere.has(name) || existsSync(join(ROOT, name));
+      if (!there) found.push(`${file}: ${name}`);
+    }
+  }
+  return found;
+}
+
+/** A line as the repeat check compares it; null for one it passes over. */
+function comparable(line) {
+  const text = line.trim();
+  if (text === "" || text.startsWith("//") || text.startsWith("*") || text.startsWith("/*")) return null;
+  if (/^[\s{}()[\];,]*$/.test(text)) return null;
+  return text;
+}
+
+/** Every run of `size` compared lines that appears more than once in `files`, with where. */
+export function repeatedRuns(files, size = REPEAT_LINES, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const seen = new Map();
+  for (const file of files) {
+    let inImport = false;
+    const lines = read(file)
+      .split("\n")
+      .map((line, i) => {
+        // An import's list of names is no repeated code.
+        inImport ||= /^(import|export) (type )?\{$/.test(line.trim());
+        const text = inImport || /^import /.test(line) ? null : comparable(line);
+        if (inImport && /^\} from "/.test(line.trim())) inImport = false;
+        return { text, at: i + 1 };
+      })
+      .filter((line) => line.text !== null);
+    for (let i = 0; i + size <= lines.length; i++) {
+      const key = lines.slice(i, i + size).map((line) => line.text).join("\n");
+      const where = `${file}:${lines[i].at}`;
+      seen.set(key, [...(seen.get(key) ?? []), where]);
+    }
+  }
+  return [...seen.values()].filter((places) => places.length > 1).map((places) => places.join(" = "));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const src = filesUnder("src");
+  const problems = [
+    ...upwardImports(src).map((line) => `import up: ${line}`),
+    ...missingFileNames(src).map((line) => `comment names a missing file: ${line}`),
+    ...repeatedRuns(src).map((line) => `repeated lines: ${line}`),
+  ];
+  for (const line of problems) console.log(line);
+  console.log(problems.length === 0 ? "The house keeps its rules." : `${problems.length} problems.`);
+  process.exit(problems.length === 0 ? 0 : 1);
+}
