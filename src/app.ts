@@ -9,7 +9,7 @@ import { isMoving, MOVING, MOVING_RETRY_AFTER_S } from "./services/moves";
 import { drfMessage } from "./lib/messages";
 import { adminAuth, basicAuth } from "./middleware/auth";
 import { idempotency, keyDecidedAnswer, keyDecidedIn } from "./middleware/idempotency";
-import { jsonBody, limitBody } from "./middleware/json-body";
+import { checkJsonBody, limitBody } from "./middleware/json-body";
 import { requestId } from "./middleware/request-id";
 import { admin } from "./routes/admin";
 import { counterpartiesRouter } from "./routes/counterparties";
@@ -37,7 +37,7 @@ export function createApp() {
   // Authentication routes the request to its account's shard (middleware/auth.ts).
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);
   app.use("/admin/*", adminAuth);
-  app.use("*", limitBody, jsonBody);
+  app.use("*", limitBody, checkJsonBody);
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, idempotency);
 
   app.route("/admin", admin);

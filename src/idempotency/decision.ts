@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (contract 9.1): the pure decisions. A key is claimed by one request at a time;
+ * Idempotency keys (docs/interface.md, "Safe retries"): the pure decisions. A key is claimed by one request at a time;
  * what a later request with the same key gets depends on the row the claim left (store.ts).
  */
 

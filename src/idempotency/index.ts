@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (contract 9.1): a POST with an `Idempotency-Key` runs once; its answer is
+ * Idempotency keys (docs/interface.md, "Safe retries"): a POST with an `Idempotency-Key` runs once; its answer is
  * stored with the key and replayed to later requests with the same key (middleware/idempotency.ts).
  */
 export { HEADER, KEY_TTL_MS, LOCK_MS, MESSAGES, REPLAYED_HEADER, decide, keyProblem, storable, type Decision, type KeyRow } from "./decision";

@@ -5,7 +5,7 @@
  */
 import type { PageBounds } from "./list-bounds";
 
-export interface Cursor {
+export interface PageCursor {
   /** The page number the cursor leads to (for the links it makes in turn). */
   page: number;
   /** "after": rows after `key`, ascending; "before": rows before `key`. */
@@ -16,7 +16,7 @@ export interface Cursor {
 export type PageRequest =
   | { kind: "offset"; page: number; size: number }
   | { kind: "last"; size: number }
-  | { kind: "cursor"; cursor: Cursor; size: number };
+  | { kind: "cursor"; cursor: PageCursor; size: number };
 
 export type PagingError = "Invalid page." | "Invalid cursor.";
 
@@ -44,7 +44,7 @@ export function readPageRequest(query: URLSearchParams, bounds: PageBounds): Pag
   const size = readPageSize(lastValue(query, "page_size"), bounds);
   const cursorText = lastValue(query, "cursor");
   if (cursorText) {
-    const cursor = decodeCursor(cursorText);
+    const cursor = decodePageCursor(cursorText);
     return cursor ? { kind: "cursor", cursor, size } : "Invalid cursor.";
   }
   const pageText = lastValue(query, "page");
@@ -65,12 +65,12 @@ export function readPageSize(text: string | null, bounds: PageBounds): number {
   return Math.min(size, bounds.max);
 }
 
-export function encodeCursor(cursor: Cursor): string {
+export function encodePageCursor(cursor: PageCursor): string {
   const text = JSON.stringify([cursor.page, cursor.dir === "after" ? "a" : "b", cursor.key[0], cursor.key[1]]);
   return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-export function decodeCursor(text: string): Cursor | null {
+export function decodePageCursor(text: string): PageCursor | null {
   try {
     const value: unknown = JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/")));
     if (!Array.isArray(value) || value.length !== 4) return null;
@@ -100,11 +100,11 @@ export function pageLinks(
   hasNext: boolean,
   hasPrevious: boolean,
 ): PageLinks {
-  const link = (cursor: Cursor | null): string => {
+  const link = (cursor: PageCursor | null): string => {
     const target = new URL(url);
     target.searchParams.delete("page");
     target.searchParams.delete("cursor");
-    if (cursor) target.searchParams.set("cursor", encodeCursor(cursor));
+    if (cursor) target.searchParams.set("cursor", encodePageCursor(cursor));
     return target.toString();
   };
   const next = hasNext && edges ? link({ page: page + 1, dir: "after", key: edges.last }) : null;

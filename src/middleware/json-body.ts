@@ -26,7 +26,7 @@ export const limitBody: MiddlewareHandler<AppEnv> = (c, next) => (WRITES.include
  * 400, and JSON that is not an object 400. An empty body reads as `{}`, so the route's schema says
  * what is missing. The parsed text stays cached on the request for the route's validator.
  */
-export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const checkJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!WRITES.includes(c.req.method)) return next();
   const mediaType = (c.req.header("content-type") ?? "").split(";")[0]!.trim();
   if (mediaType && !JSON_TYPE.test(mediaType)) {

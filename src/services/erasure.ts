@@ -30,7 +30,7 @@ export const ERASE_CHUNK = 500;
 const ARCHIVE_CHUNK = 100;
 
 /**
- * Starts erasing an account (contract 10.3): in the directory, from now on it answers 404 and its
+ * Starts erasing an account (docs/operations.md, "Erasing an account"): in the directory, from now on it answers 404 and its
  * API users are gone (so they answer 401 at once); on its shard, its subscriptions get no more
  * attempts. The cron removes everything else in bounded steps (and pauses the subscriptions
  * again, should the shard not have answered here).

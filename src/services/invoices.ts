@@ -30,7 +30,7 @@ export const invoiceView = jsonView(invoices, {
   updated: iso("updatedAt"),
 });
 
-export interface InvoiceInput {
+export interface InvoiceFields {
   invoice_number: string;
   buyer_id: string;
   supplier_id: string;
@@ -45,7 +45,7 @@ export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Inst
  * buyer and supplier, with its counts; the batch reads them back, so one that was not made says
  * why (400).
  */
-export async function createInvoice(ctx: ServiceContext, input: InvoiceInput, answer: Answer<Invoice> = noAnswer): Promise<Invoice> {
+export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, answer: Answer<Invoice> = noAnswer): Promise<Invoice> {
   const { db, accountId } = ctx;
   const now = Date.now();
   const row: Invoice = {

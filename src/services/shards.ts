@@ -5,7 +5,7 @@ import { boundShards } from "../db/shards";
 import type { Env } from "../env";
 import { AppError, invalidField, notFound } from "../errors";
 
-/** A shard as the admin API shows it (contract 10.1). */
+/** A shard as the admin API shows it (docs/interface.md, "Tenancy and authentication"). */
 export interface ShardState {
   name: string;
   /** Accounts placed on it (erased ones no longer count). */

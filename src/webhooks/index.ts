@@ -24,7 +24,7 @@ export {
   updateSubscription,
   type Keys,
   type Subscription,
-  type SubscriptionInput,
+  type SubscriptionFields,
 } from "./subscriptions/subscriptions";
 export { publicKeys } from "./subscriptions/public-keys";
 export { ATTEMPTS_SHOWN, getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";

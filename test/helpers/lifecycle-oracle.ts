@@ -1,4 +1,4 @@
-import { eventRefusal, MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "../../src/services/payments/lifecycle";
+import { eventRefusal, MAX_EVENTS, type PaymentFields, type PaymentEventFields } from "../../src/services/payments/lifecycle";
 import { eventView, type EventRow, type PaymentInvoiceRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
 
 /**
@@ -21,7 +21,7 @@ export interface EventStamp {
  * `refund_reason` is set only by the move to refunded (and kept by every later event). A move the
  * lifecycle forbids, or an event past MAX_EVENTS, throws its 409.
  */
-export function applyEvent(payment: PaymentRow, input: PaymentEventInput, stamp: EventStamp): { next: Omit<PaymentRow, "writeToken">; event: EventRow } {
+export function applyEvent(payment: PaymentRow, input: PaymentEventFields, stamp: EventStamp): { next: Omit<PaymentRow, "writeToken">; event: EventRow } {
   const refused = eventRefusal(payment, input);
   if (refused) throw refused;
   const { writeToken: _token, ...kept } = payment;
@@ -68,7 +68,7 @@ export function detailAfter(shown: PaymentView, next: Omit<PaymentRow, "writeTok
 export function newPayment(
   accountId: string,
   paymentId: string,
-  input: CreatePaymentInput,
+  input: PaymentFields,
   invoices: (PaymentInvoiceRow & { currency: string })[],
   stamp: EventStamp & { writeToken: string },
 ): { payment: PaymentRow; event: EventRow } {

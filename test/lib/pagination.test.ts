@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeCursor, encodeCursor, pageLinks, readPageRequest, readPageSize } from "../../src/lib/pagination";
+import { decodePageCursor, encodePageCursor, pageLinks, readPageRequest, readPageSize } from "../../src/lib/pagination";
 import { LARGEST_ROW_BYTES, LIST_PAGE_BYTES, pageBounds } from "../../src/lib/list-bounds";
 
 const WIDE = { max: 1000, default: 100 };
@@ -86,11 +86,11 @@ describe("each list's bounds", () => {
 describe("cursors", () => {
   it("round-trip", () => {
     const cursor = { page: 7, dir: "before" as const, key: [1763720130123, "inv_abc"] as [number, string] };
-    expect(decodeCursor(encodeCursor(cursor))).toEqual(cursor);
+    expect(decodePageCursor(encodePageCursor(cursor))).toEqual(cursor);
   });
 
   it("are URL-safe", () => {
-    expect(encodeCursor({ page: 2, dir: "after", key: [1, "x".repeat(40)] })).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(encodePageCursor({ page: 2, dir: "after", key: [1, "x".repeat(40)] })).toMatch(/^[A-Za-z0-9_-]+$/);
   });
 });
 
@@ -104,7 +104,7 @@ describe("pageLinks", () => {
     expect(next.searchParams.getAll("invoice_number")).toEqual(["a", "b"]);
     expect(next.searchParams.get("page_size")).toBe("10");
     expect(next.searchParams.get("page")).toBeNull();
-    expect(decodeCursor(next.searchParams.get("cursor")!)).toEqual({ page: 3, dir: "after", key: [2, "inv_last"] });
+    expect(decodePageCursor(next.searchParams.get("cursor")!)).toEqual({ page: 3, dir: "after", key: [2, "inv_last"] });
     // Page 1 is the plain URL, as DRF links it.
     expect(new URL(links.previous!).searchParams.get("cursor")).toBeNull();
   });
@@ -115,6 +115,6 @@ describe("pageLinks", () => {
 
   it("links back by cursor past page 2", () => {
     const previous = new URL(pageLinks(url, 5, edges, false, true).previous!);
-    expect(decodeCursor(previous.searchParams.get("cursor")!)).toEqual({ page: 4, dir: "before", key: [1, "inv_first"] });
+    expect(decodePageCursor(previous.searchParams.get("cursor")!)).toEqual({ page: 4, dir: "before", key: [1, "inv_first"] });
   });
 });

@@ -1,5 +1,5 @@
 // `npm run db:migrate -- --local --persist-to DIR`: the directory's and every shard's migrations, and
-// run a second time it changes nothing (contract 10.1).
+// run a second time it changes nothing (docs/operations.md).
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
-import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
+import type { PaymentEventFields } from "../../src/services/payments/lifecycle";
 import type { PaymentRow, PaymentView } from "../../src/services/payments/view";
 import { call, makeCounterparty, makePayment, makeTenant, shardD1, type User } from "../helpers/api";
 import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/lifecycle-oracle";
@@ -54,7 +54,7 @@ async function readRow(db: D1Database, id: string): Promise<Row> {
 }
 
 /** Records `input` through the API and checks everything it left against the oracle. */
-async function checked(status: PaymentStatus, input: PaymentEventInput, version = 3) {
+async function checked(status: PaymentStatus, input: PaymentEventFields, version = 3) {
   const { db, row: before } = await paymentIn(status, version);
   const res = await call("POST", `/v2/payments/${before.id}/events/`, { headers: processor.headers, body: input });
   const after = await readRow(db, before.id);
@@ -91,7 +91,7 @@ async function checked(status: PaymentStatus, input: PaymentEventInput, version 
 }
 
 describe("an event's one batch, against the lifecycle's rules", () => {
-  const statusless: [string, Omit<PaymentEventInput, "event_code" | "description">][] = [
+  const statusless: [string, Omit<PaymentEventFields, "event_code" | "description">][] = [
     ["names nothing", {}],
     ["sets instrument_number", { instrument_number: "TRACE-2 \"quoted\" \n ✓" }],
     ["clears instrument_number", { instrument_number: null }],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
 import { AppError } from "../../src/errors";
-import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
+import type { PaymentEventFields } from "../../src/services/payments/lifecycle";
 import { canMove } from "../../src/services/payments/status";
 import { paymentView, type EventRow, type PaymentRow } from "../../src/services/payments/view";
 import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/lifecycle-oracle";
@@ -29,7 +29,7 @@ function paymentIn(status: PaymentStatus): PaymentRow {
 }
 
 // Every event that names no status, on a payment in every status: only what the event names changes.
-const statusless: [string, Omit<PaymentEventInput, "event_code" | "description">, Partial<PaymentRow>][] = [
+const statusless: [string, Omit<PaymentEventFields, "event_code" | "description">, Partial<PaymentRow>][] = [
   ["names nothing", {}, {}],
   ["sets instrument_number", { instrument_number: "TRACE-2" }, { instrumentNumber: "TRACE-2" }],
   ["clears instrument_number", { instrument_number: null }, { instrumentNumber: null }],
@@ -51,7 +51,7 @@ describe("applyEvent with a status", () => {
   const pairs = PAYMENT_STATUSES.flatMap((from) => PAYMENT_STATUSES.map((to) => [from, to] as const));
   it.each(pairs)("%s -> %s", (from, to) => {
     const payment = paymentIn(from);
-    const input: PaymentEventInput = { event_code: "PX", description: "move", status: to, ...(to === "refunded" ? { refund_reason: "Returned goods" } : {}) };
+    const input: PaymentEventFields = { event_code: "PX", description: "move", status: to, ...(to === "refunded" ? { refund_reason: "Returned goods" } : {}) };
     if (!canMove(from, to)) {
       expect(() => applyEvent(payment, input, stamp)).toThrow(AppError);
       return;
@@ -100,7 +100,7 @@ describe("detailAfter", () => {
     { id: "pev_2", paymentId: "pmt_1", seq: 2, eventCode: "PU10", status: "in-progress", description: "Sent", instrumentNumber: "ACH-1", refundReason: null, createdAt: 1_200 },
     { id: "pev_3", paymentId: "pmt_1", seq: 3, eventCode: "PU20", status: "settled", description: "Paid ✓", instrumentNumber: "ACH-1", refundReason: null, createdAt: 1_500 },
   ];
-  const inputs: [string, PaymentEventInput][] = [
+  const inputs: [string, PaymentEventFields][] = [
     ["a note", { event_code: "PU15", description: "note" }],
     ["a new instrument", { event_code: "PU16", description: "trace", instrument_number: "TRACE-9" }],
     ["a cleared instrument", { event_code: "PU17", description: "cleared", instrument_number: null }],

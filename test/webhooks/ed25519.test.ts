@@ -1,4 +1,4 @@
-// Ed25519 subscriptions (contract 12) and the feed's signed headers, as the API shows them.
+// Ed25519 subscriptions (docs/interface.md, "Signing schemes") and the feed's signed headers, as the API shows them.
 import { describe, expect, it } from "vitest";
 import { verify } from "../../packages/verify/index.js";
 import { call, makePayment, makeTenant, shardD1 } from "../helpers/api";

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { encodeCursor } from "../../src/webhooks/subscriptions/feed";
+import { encodeFeedCursor } from "../../src/webhooks/subscriptions/feed";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 import { ageForRetention, feedFromStart, logOf, runRetention } from "../helpers/feed";
 
-// The feed (contract 11.3).
+// The feed (docs/interface.md, "The feed").
 type Item = { sequence: number; delivery_id: string; payment_id: string; status: string; created: string; body: string };
 const feed = async (user: User, id: string, query = ""): Promise<{ status: number; json: { results: Item[]; next: string } & Record<string, unknown> }> =>
   call("GET", `/v1/webhooks/${id}/feed/${query}`, { headers: user.headers });
@@ -88,7 +88,7 @@ describe("the feed", () => {
     const foreign = await feed(client, other.id, `?after=${page.json.next}`);
     expect(foreign.status).toBe(400);
     expect(foreign.json).toEqual({ after: ["This cursor belongs to another subscription's feed."] });
-    const otherEpoch = encodeCursor({ subscriptionId: subscription.id, epoch: "restored", sequence: 1, created: 0 });
+    const otherEpoch = encodeFeedCursor({ subscriptionId: subscription.id, epoch: "restored", sequence: 1, created: 0 });
     const expired = { detail: "Cursor expired; resynchronise by polling /v2/payments/." };
     expect(await feed(client, subscription.id, `?after=${otherEpoch}`)).toMatchObject({ status: 410, json: expired });
     // Retention removed a delivery after the cursor: what it would read next is gone.
@@ -113,7 +113,7 @@ describe("the feed", () => {
     expect(word).toMatchObject({ status: 400, json: { cursor: ['"acked" is not a cursor: send a cursor the feed handed out.'] } });
     expect((await feed(client, subscription.id, "?after=acked")).json.results.map((item) => item.sequence)).toEqual([3]);
     const handed = JSON.parse(atob(page.json.next.replace(/-/g, "+").replace(/_/g, "/"))) as { s: string; e: string; q: number; c: number };
-    const edited = (change: Partial<typeof handed>) => encodeCursor({ subscriptionId: handed.s, epoch: handed.e, sequence: handed.q, created: handed.c, ...renamed(change) });
+    const edited = (change: Partial<typeof handed>) => encodeFeedCursor({ subscriptionId: handed.s, epoch: handed.e, sequence: handed.q, created: handed.c, ...renamed(change) });
     const renamed = ({ q, c }: Partial<typeof handed>) => ({ ...(q === undefined ? {} : { sequence: q }), ...(c === undefined ? {} : { created: c }) });
     const past = { after: ["This cursor points past what the feed has handed out."] };
     for (const cursor of [edited({ c: handed.c + 365 * 86_400_000 }), edited({ q: 4 }), edited({ q: 1, c: handed.c + 365 * 86_400_000 })]) {

@@ -7,7 +7,7 @@ import { failuresAfter, FAILING_AFTER_ATTEMPTS } from "../../src/webhooks/delive
 import { call, makeTenant, type User } from "../helpers/api";
 import { subscribeUnanswered } from "../helpers/webhooks";
 
-// Operational events (contract 11.5), through the consumer with the receiver's answers mocked.
+// Operational events (docs/interface.md, "Operational events"), through the consumer with the receiver's answers mocked.
 const SHARD = "B";
 const db = env.SHARD_B!;
 

@@ -8,7 +8,7 @@ import type { DeliveryMessage } from "../../src/webhooks";
 import { wholeList, call, makePayment, makeTenant, shardD1, shardOf as shardName, type User } from "../helpers/api";
 import { allEnded, HOOK_USER, mailbox, receivedAt, subscribeToReceiver, waitFor, type Box } from "../helpers/webhooks";
 
-// Holds instead of silent loss (contract 11.2).
+// Holds instead of silent loss (docs/interface.md, "Holds").
 type Row = { id: string; sequence: number | null; status: string; attempts: { number: number; response_status: number | null }[] };
 
 const setActive = (user: User, id: string, active: boolean) => call("PATCH", `/v1/webhooks/${id}/`, { body: { is_active: active }, headers: user.headers });

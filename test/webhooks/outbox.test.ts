@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PaymentEventInput } from "../../src/services/payments/lifecycle";
+import type { PaymentEventFields } from "../../src/services/payments/lifecycle";
 import { paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
 import { applyEvent, detailAfter, newPayment } from "../helpers/lifecycle-oracle";
 import { encodeBody, flagBits, flagBitsSql, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
@@ -41,7 +41,7 @@ function history(): PaymentView[] {
   let payment: PaymentRow = made.payment;
   const events: EventRow[] = [made.event];
   const details = [paymentView(payment, invoices, events)];
-  const inputs: PaymentEventInput[] = [
+  const inputs: PaymentEventFields[] = [
     { event_code: "PU10", description: "Sent ✓", status: "in-progress", instrument_number: "ACH-9" },
     { event_code: "PU15", description: "note, & = ?" },
     { event_code: "PU16", description: "cleared", instrument_number: null },

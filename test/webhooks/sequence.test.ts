@@ -5,7 +5,7 @@ import { applyRetention } from "../../src/webhooks";
 import { wholeList, call, makeCounterparty, makeInvoice, makePayment, makeTenant } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
-// Sequence and version (contract 11.1): on shard A, where retention is run by hand below.
+// Sequence and version (docs/interface.md, "Sequence and version"): on shard A, where retention is run by hand below.
 const shard = env.SHARD_A!;
 const DAY = 86_400_000;
 

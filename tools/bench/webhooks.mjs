@@ -86,7 +86,7 @@ export async function collect(receiver, tags, expected, timeoutMs) {
 /** Figures of one run: what arrived for `tags`, timed against when each payment's event was sent. */
 function figures(name, { sentAt, events, acceptedPerS, non2xx, statuses, samples = {}, firstSent, lastAccepted }, arrivalsByTag, extra = {}) {
   const arrivals = arrivalsByTag.flat();
-  // The same delivery id twice at a receiver (the contract allows it, rarely; it should be 0 here).
+  // The same delivery id twice at a receiver (docs/interface.md allows it, rarely; it should be 0 here).
   const duplicates = arrivals.length - new Set(arrivals.map(([, , deliveryId]) => deliveryId)).size;
   // A payment that took several events (a small scale reuses payments): its k-th arrival at a
   // receiver answers its k-th event sent.

@@ -8,7 +8,7 @@
 //   npm run soak -- --no-move                      without moving the seeded account from shard A to B
 //
 // Accounts on two shards: the seeded one on A (moved to B once 60% of its events are sent, while
-// they go on being sent: contract 10.1), and a second one on B with its own subscription and payments.
+// they go on being sent: docs/interface.md, "Tenancy and authentication"), and a second one on B with its own subscription and payments.
 //
 // Settings the soak turns on (dev/local-faults.ts; honoured only with local webhook URLs allowed):
 // RETRY_TIME_SCALE=0.005 (the retry schedule's 5 min is 1.5 s, its 3 days 21.6 min: with 0.001 the
@@ -286,7 +286,7 @@ result.move = moved;
 
 // Fuzzing, at length: test/fuzz.test.ts in the Workers runtime with FUZZ_RUNS random requests
 // (every operation of the OpenAPI document, every kind of caller): never a 5xx, every error in
-// the contract's shape. CI runs a few hundred of them.
+// the API's error shape (docs/interface.md, "Errors"). CI runs a few hundred of them.
 const fuzzRuns = Number(values["fuzz-runs"]);
 if (fuzzRuns > 0) {
   log(`fuzzing: ${fuzzRuns} random requests`);
@@ -317,7 +317,7 @@ console.log(
     `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | | | | | ${goneReport.requests} | |`,
     "",
     result.fuzz
-      ? `Fuzzing: ${result.fuzz.runs.toLocaleString("en")} random requests over every operation and caller, ${result.fuzz.passed ? "no 5xx and every error in the contract's shape" : "FAILED (above)"} (${result.fuzz.seconds} s).`
+      ? `Fuzzing: ${result.fuzz.runs.toLocaleString("en")} random requests over every operation and caller, ${result.fuzz.passed ? "no 5xx and every error in the API's shape" : "FAILED (above)"} (${result.fuzz.seconds} s).`
       : "Fuzzing: skipped (--fuzz-runs 0).",
     "",
     `Written to ${file}.`,

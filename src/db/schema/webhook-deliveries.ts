@@ -130,3 +130,6 @@ export function deliveryFresh() {
   const d = webhookDeliveries;
   return sql`${deliveryStatusIs("pending")} and ${d.enqueuedAt} = ${d.createdAt}`;
 }
+
+/** A delivery row as it is stored. */
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;

@@ -74,3 +74,6 @@ export const webhookSubscriptions = sqliteTable(
     index("webhook_subscriptions_active_idx").on(t.accountId, t.isActive),
   ],
 );
+
+/** A subscription row as it is stored. */
+export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;

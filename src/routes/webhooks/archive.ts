@@ -6,7 +6,7 @@ import { Params, security, tags, webhookErrors } from "./shared";
 
 const DAY = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
-/** The delivery log's archive (contract 10.3): what retention removed, a file per subscription and day. */
+/** The delivery log's archive (docs/interface.md, "Retention" and "Archive"): what retention removed, a file per subscription and day. */
 export function registerArchiveRoutes(router: OpenAPIHono<AppEnv>): void {
   router.openapi(
     createRoute({

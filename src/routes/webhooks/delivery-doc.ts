@@ -27,7 +27,7 @@ const PaymentChanged = z
       "The payment right after the change, frozen when the change is made: every retry sends the same bytes, in the content type the subscription had then.",
   });
 
-/** An operational event (contract 11.5), for a `subscription.health` subscription. */
+/** An operational event (docs/interface.md, "Operational events"), for a `subscription.health` subscription. */
 const HealthEvent = z
   .object({
     object_type: z.literal("subscription").openapi({ example: "subscription" }),

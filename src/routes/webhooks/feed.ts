@@ -50,10 +50,10 @@ const FeedItem = z.object({
     .openapi({ description: "With `signed=true` only: every header it would be pushed with, signed now (`webhook-timestamp` is this moment), `authorization` included.", example: { "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" } }),
 });
 const Feed = z.object({ results: z.array(FeedItem), next: z.string().openapi({ description: "The cursor to read on from (the same position when nothing was new).", example: "eyJzIjoi…" }) }).openapi("WebhookFeed");
-const Cursor = z.object({ cursor: z.string().min(1).max(1000).openapi({ description: "A `next` from the feed.", example: "eyJzIjoi…" }) });
+const FeedAck = z.object({ cursor: z.string().min(1).max(1000).openapi({ description: "A `next` from the feed.", example: "eyJzIjoi…" }) });
 const GONE = { 410: "The cursor expired (another epoch: the account moved or the database was restored; or before deliveries retention removed): resynchronise by polling /v2/payments/" };
 
-/** The feed (contract 11.3): pull what was sent, in sequence order, and keep a position. */
+/** The feed (docs/interface.md, "The feed"): pull what was sent, in sequence order, and keep a position. */
 export function registerFeedRoutes(router: OpenAPIHono<AppEnv>): void {
   router.openapi(
     createRoute({
@@ -97,8 +97,8 @@ export function registerFeedRoutes(router: OpenAPIHono<AppEnv>): void {
       description: "The service keeps this cursor for the subscription; `GET …/feed/?after=acked` reads on from it. It only moves forward: an older cursor leaves it where it is (the answer says where).",
       tags,
       security,
-      request: { params: Params, body: jsonBody(Cursor) },
-      responses: { 200: jsonResponse(Cursor, "The position kept"), ...webhookErrors([...BODY_ERRORS, 404, 410], GONE) },
+      request: { params: Params, body: jsonBody(FeedAck) },
+      responses: { 200: jsonResponse(FeedAck, "The position kept"), ...webhookErrors([...BODY_ERRORS, 404, 410], GONE) },
     }),
     async (c) => c.json(await ackFeed(serviceContext(c), c.req.valid("param").id, c.req.valid("json").cursor), 200),
   );

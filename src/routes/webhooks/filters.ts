@@ -8,7 +8,7 @@ import { Params, security, tags, webhookErrors } from "./shared";
 
 const FilterTest = z.object({ payment_id: z.string().min(1).max(64).openapi({ description: "A payment of your account.", example: "pmt_demoPaymentSettled0001" }) });
 
-/** Whether a subscription's filters pass a payment as it is now (contract 11.4). */
+/** Whether a subscription's filters pass a payment as it is now (docs/interface.md, "Filters"). */
 export function registerFilterRoutes(router: OpenAPIHono<AppEnv>): void {
   router.openapi(
     createRoute({

@@ -62,7 +62,7 @@ const Stats = z
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-/** Test deliveries, recovery of failed deliveries over a window, and health (contract 9.2). */
+/** Test deliveries, recovery of failed deliveries over a window, and health (docs/interface.md, "Test delivery", "Recover" and "Stats"). */
 export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
   router.openapi(
     createRoute({

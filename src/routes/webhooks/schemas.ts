@@ -71,7 +71,7 @@ const choiceList = (name: string, choices: readonly [string, ...string[]]) =>
   valueList(name, z.enum(choices, { error: (issue) => `${name}: "${String(issue.input)}" is not a valid choice.` }), "choices");
 const amountBound = (name: string) => z.int({ error: `${name}: a valid integer is required.` }).min(1, { error: `${name}: must be at least 1.` });
 const FILTER_KEYS = "status, originating_counterparty_id, receiving_counterparty_id, payment_method, amount_cents__gte, amount_cents__lte";
-/** A subscription's filters (contract 11.4): each list OR within, the keys AND across. */
+/** A subscription's filters (docs/interface.md, "Filters"): each list OR within, the keys AND across. */
 export const FiltersSchema = z
   .strictObject(
     {

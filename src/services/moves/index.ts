@@ -1,5 +1,5 @@
 /**
- * Moving an account to another shard while it works (contract 10.1).
+ * Moving an account to another shard while it works (docs/interface.md, "Tenancy and authentication").
  *
  * Protocol, one bounded step per cron run (`continueMoves`):
  *   start    the directory records the move (`copying`); nothing else changes yet.

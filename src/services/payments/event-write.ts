@@ -23,7 +23,7 @@ import { invoiceClaimed, paymentEvents, paymentInvoices, payments, PAYMENT_STATU
 import { notFound } from "../../errors";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../counts";
-import { eventRefusal, MAX_EVENTS, type PaymentEventInput } from "./lifecycle";
+import { eventRefusal, MAX_EVENTS, type PaymentEventFields } from "./lifecycle";
 import { canMove, releasesInvoices } from "./status";
 import { jsonOf, paymentWrite } from "./write-fence";
 import type { EventRow } from "./view";
@@ -36,7 +36,7 @@ export interface WrittenEvent {
 }
 
 /** Whether the lifecycle allows `input` on the payment row as the statement sees it, as SQL. */
-function allowedSql(input: PaymentEventInput): SQL {
+function allowedSql(input: PaymentEventFields): SQL {
   const from = input.status ? PAYMENT_STATUSES.filter((status) => canMove(status, input.status!)) : null;
   const move = from === null ? sql`1` : from.length === 0 ? sql`0` : sql`${payments.status} in ${from}`;
   return sql`${payments.version} < ${MAX_EVENTS} and ${move}`;
@@ -51,7 +51,7 @@ export async function commitEvent(
   db: Db,
   accountId: string,
   paymentId: string,
-  input: PaymentEventInput,
+  input: PaymentEventFields,
   answer: (eventJson: SQL, applied: SQL) => Promise<BatchStatement[]>,
 ): Promise<WrittenEvent> {
   const { now, eventId, token, stamp, at, written, applied, p } = paymentWrite(accountId, paymentId);

@@ -2,7 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { handOver } from "../../webhooks";
 import type { ServiceContext } from "../../context";
 import { checkEventInput } from "./input";
-import type { CreatePaymentInput, PaymentEventInput } from "./lifecycle";
+import type { PaymentFields, PaymentEventFields } from "./lifecycle";
 import { commitEvent } from "./event-write";
 import { eventView, type PaymentView } from "./view";
 import { commitNewPayment } from "./write-fence";
@@ -10,13 +10,13 @@ import { noAnswer, type Answer } from "../../idempotency";
 import { FOLD_AFTER_MS, foldPaymentCounts } from "../counts";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
-export { MAX_EVENTS, type CreatePaymentInput, type PaymentEventInput } from "./lifecycle";
+export { MAX_EVENTS, type PaymentFields, type PaymentEventFields } from "./lifecycle";
 
 /**
  * Creates a payment for the caller's account: one batch checks and writes it, with its deliveries
  * (write-fence.ts), then the deliveries go to the queue.
  */
-export async function createPayment(ctx: ServiceContext, input: CreatePaymentInput, answer: Answer<SQL> = noAnswer): Promise<PaymentView> {
+export async function createPayment(ctx: ServiceContext, input: PaymentFields, answer: Answer<SQL> = noAnswer): Promise<PaymentView> {
   const written = await commitNewPayment(ctx.db, ctx.accountId, input, (detail, applied) => answer(detail, applied));
   await handOver(ctx.db, ctx.queue, written.deliveryIds);
   await foldIfBehind(ctx, written);
@@ -27,7 +27,7 @@ export async function createPayment(ctx: ServiceContext, input: CreatePaymentInp
  * Records an event on a payment of the caller's account: one batch decides and writes it, with its
  * deliveries (event-write.ts), then the deliveries go to the queue.
  */
-export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventInput, answer: Answer<SQL> = noAnswer) {
+export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventFields, answer: Answer<SQL> = noAnswer) {
   checkEventInput(input);
   const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, (eventJson, applied) => answer(eventJson, applied));
   await handOver(ctx.db, ctx.queue, written.deliveryIds);

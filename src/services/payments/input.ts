@@ -1,7 +1,7 @@
 import type { Counterparty } from "../counterparties";
 import type { invoices } from "../../db/schema";
 import { invalid, invalidField, type FieldErrors } from "../../errors";
-import type { CreatePaymentInput, PaymentEventInput } from "./lifecycle";
+import type { PaymentFields, PaymentEventFields } from "./lifecycle";
 
 type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -11,7 +11,7 @@ type InvoiceRow = typeof invoices.$inferSelect;
  * order, or throws 400 with every field's errors. Pure.
  */
 export function checkPaymentInput(
-  input: CreatePaymentInput,
+  input: PaymentFields,
   buyer: Counterparty | undefined,
   supplier: Counterparty | undefined,
   found: InvoiceRow[],
@@ -44,7 +44,7 @@ export function checkPaymentInput(
 }
 
 /** A refund needs its reason, and only a refund takes one. Pure. */
-export function checkEventInput(input: PaymentEventInput): void {
+export function checkEventInput(input: PaymentEventFields): void {
   if (input.status === "refunded" && !input.refund_reason) {
     throw invalidField("refund_reason", "This field is required when status is refunded.");
   }

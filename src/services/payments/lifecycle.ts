@@ -2,7 +2,7 @@ import type { PaymentMethod, PaymentStatus } from "../../db/schema";
 import { conflict, type AppError } from "../../errors";
 import { canMove } from "./status";
 
-export interface PaymentEventInput {
+export interface PaymentEventFields {
   event_code: string;
   description: string;
   status?: PaymentStatus;
@@ -10,7 +10,7 @@ export interface PaymentEventInput {
   refund_reason?: string | null;
 }
 
-export interface CreatePaymentInput {
+export interface PaymentFields {
   originating_counterparty_id: string;
   receiving_counterparty_id: string;
   invoice_ids: string[];
@@ -29,7 +29,7 @@ export const MAX_EVENTS = 100;
  * null when it allows it. Pure. The version counts the payment's events: its creation is 1 and
  * every event adds one.
  */
-export function eventRefusal(payment: { status: PaymentStatus; version: number }, input: PaymentEventInput): AppError | null {
+export function eventRefusal(payment: { status: PaymentStatus; version: number }, input: PaymentEventFields): AppError | null {
   if (payment.version >= MAX_EVENTS) return conflict(`A payment has at most ${MAX_EVENTS} events.`);
   if (input.status && !canMove(payment.status, input.status)) return conflict(`A payment cannot move from ${payment.status} to ${input.status}.`);
   return null;

@@ -39,7 +39,7 @@ import { outboxOfChange } from "../../webhooks";
 import { isCounterparty, type Counterparty } from "../counterparties";
 import { countedTo } from "../counts";
 import { checkPaymentInput } from "./input";
-import type { CreatePaymentInput } from "./lifecycle";
+import type { PaymentFields } from "./lifecycle";
 import type { PaymentView } from "./view";
 
 /**
@@ -95,7 +95,7 @@ export interface WrittenPayment {
 export async function commitNewPayment(
   db: Db,
   accountId: string,
-  input: CreatePaymentInput,
+  input: PaymentFields,
   answer: (detail: SQL, applied: SQL) => Promise<BatchStatement[]>,
 ): Promise<WrittenPayment> {
   const paymentId = newId("pmt");

@@ -2,7 +2,7 @@ import { and, eq, getTableColumns, inArray, isNull, lt, lte, or, sql, type SQL }
 import type { Db } from "../../db/client";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
-import { payments, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { payments, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type SubscriptionRow } from "../../db/schema";
 import type { ClaimPlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
@@ -13,11 +13,10 @@ export const MOVE_HOLD_SECONDS = 5;
 /** A message that arrives this close to its attempt's due time is taken as on time. */
 export const EARLY_SLACK_MS = 1000;
 
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
-export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+export type { DeliveryRow, SubscriptionRow };
 
 /** What a message's delivery turned out to be at the claim. */
-export type Claim =
+export type ClaimResult =
   | { kind: "claimed"; delivery: DeliveryRow; subscription: SubscriptionRow | undefined }
   | { kind: "early"; delaySeconds: number }
   | { kind: "put_off"; delaySeconds: number }
@@ -82,7 +81,7 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "lease")
  * the log still shows the attempt (never answered), and the next attempt has the next number.
  * Returns each id's claim.
  */
-export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, subscriptions: SubscriptionRow[], now: number): Promise<Map<string, Claim>> {
+export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, subscriptions: SubscriptionRow[], now: number): Promise<Map<string, ClaimResult>> {
   const token = crypto.randomUUID();
   // The subscriptions whose claimed deliveries are attempted (the others are ended or held).
   const attempted = new Set(subscriptions.filter((row) => row.isActive).map((row) => row.id));
@@ -144,12 +143,12 @@ export function sortClaims(
   states: { id: string; status: string; nextAttemptAt: number | null; held?: boolean }[],
   now: number,
   putOff: { id: string; nextAttemptAt: number | null }[] = [],
-): Map<string, Claim> {
+): Map<string, ClaimResult> {
   const subscriptionOf = new Map(subscriptions.map((row) => [row.id, row]));
   const taken = new Map(claimed.map((row) => [row.id, row]));
   const stateOf = new Map(states.map((row) => [row.id, row]));
   const putOffUntil = new Map(putOff.map((row) => [row.id, row.nextAttemptAt ?? now]));
-  const claims = new Map<string, Claim>();
+  const claims = new Map<string, ClaimResult>();
   for (const id of ids) {
     const delivery = taken.get(id);
     const state = stateOf.get(id);

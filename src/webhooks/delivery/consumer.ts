@@ -28,7 +28,7 @@ import { refuseWebhookUrl } from "../../lib/url-policy";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planClaims, type Asking, type ClaimPlan } from "./admission";
-import { claimDeliveries, readAdmission, type AdmissionRow, type Claim, type DeliveryRow, type SubscriptionRow } from "./claim";
+import { claimDeliveries, readAdmission, type AdmissionRow, type ClaimResult, type DeliveryRow, type SubscriptionRow } from "./claim";
 import type { DeliveryMessage, ShardQueue } from "../outbox/message";
 import { HELD } from "../subscriptions/holds";
 import { openSecrets } from "../subscriptions/opened-secrets";
@@ -128,7 +128,7 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
  */
-async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number, taken: Taken): Promise<{ claims: Map<string, Claim>; quick: Set<string> }> {
+async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number, taken: Taken): Promise<{ claims: Map<string, ClaimResult>; quick: Set<string> }> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();

@@ -1,5 +1,5 @@
 /**
- * Operational events (contract 11.5): a subscription whose `event` is `subscription.health`
+ * Operational events (docs/interface.md, "Operational events"): a subscription whose `event` is `subscription.health`
  * receives, signed and delivered like any other, what happens to the account's other
  * subscriptions: `subscription.failing` (its deliveries have failed for an hour, or 10 attempts
  * in a row), `subscription.disabled` (by a 410 or 5 days of failures), `subscription.recovered` (a
@@ -32,7 +32,7 @@ export interface HealthEvent {
   detail: Record<string, unknown>;
 }
 
-/** The event's body: the contract's fields, then what it says. Pure. */
+/** The event's body: the fields docs/interface.md names, then what it says. Pure. */
 export function healthBody(event: HealthEvent): Record<string, unknown> {
   return { object_type: "subscription", object_id: event.subscriptionId, event: event.event, occurred_at: new Date(event.at).toISOString(), ...event.detail };
 }

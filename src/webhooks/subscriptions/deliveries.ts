@@ -3,7 +3,7 @@ import { runBatch, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
 import { inList } from "../../db/in-list";
 import { groupBy } from "../../lib/group-by";
-import { paymentEvents, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryStatus } from "../../db/schema";
+import { paymentEvents, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type DeliveryStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
@@ -14,7 +14,7 @@ import { countWhere, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { timeConditions } from "../../db/time-filters";
 
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type { DeliveryRow };
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
 
 export async function requireSubscription(db: Db, accountId: string, subscriptionId: string): Promise<void> {

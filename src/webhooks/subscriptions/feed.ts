@@ -1,5 +1,5 @@
 /**
- * The feed (contract 11.3): a subscription's deliveries in sequence order after a cursor, each
+ * The feed (docs/interface.md, "The feed"): a subscription's deliveries in sequence order after a cursor, each
  * body exactly the bytes sent (or to be sent), so a receiver can pull what it missed, or pull
  * everything (a paused subscription plus the feed is a pull-only subscription).
  *
@@ -31,18 +31,18 @@ export interface Position {
   created: number;
 }
 
-interface Cursor extends Position {
+interface FeedCursor extends Position {
   subscriptionId: string;
   epoch: string;
 }
 
-export function encodeCursor(cursor: Cursor): string {
+export function encodeFeedCursor(cursor: FeedCursor): string {
   const json = JSON.stringify({ s: cursor.subscriptionId, e: cursor.epoch, q: cursor.sequence, c: cursor.created });
   return btoa(json).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** The cursor a client sent, or null when it is not one of ours. Pure. */
-export function decodeCursor(text: string): Cursor | null {
+export function decodeFeedCursor(text: string): FeedCursor | null {
   try {
     const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4);
     const { s, e, q, c } = JSON.parse(atob(padded)) as Record<string, unknown>;
@@ -128,12 +128,12 @@ const START: Position = { sequence: 0, created: 0 };
 async function positionOf(db: Db, accountId: string, subscriptionId: string, after: string | undefined, field: "after" | "cursor") {
   const bad = (message: string) => invalid({ [field]: [message] });
   if (after === "acked" && field === "cursor") throw bad('"acked" is not a cursor: send a cursor the feed handed out.');
-  const cursor = after === undefined || after === "acked" ? undefined : decodeCursor(after);
+  const cursor = after === undefined || after === "acked" ? undefined : decodeFeedCursor(after);
   if (cursor === null) throw bad("Not a cursor of this feed.");
   if (cursor && cursor.subscriptionId !== subscriptionId) throw bad("This cursor belongs to another subscription's feed.");
   const state = await feedState(db, accountId, subscriptionId, cursor?.created ?? 0);
   if (after === undefined || (after === "acked" && state.feedAcked === null)) return { position: START, state }; // from the oldest kept
-  const position = cursor ?? decodeCursor(state.feedAcked!);
+  const position = cursor ?? decodeFeedCursor(state.feedAcked!);
   if (position === null) throw bad("The kept position is not a cursor of this feed: ack one the feed handed out.");
   if (position.epoch !== state.epoch) throw new AppError("gone", EXPIRED);
   const handedOut = cursor ? position.created <= state.highestStamp && (state.atOrBefore ?? 0) <= position.sequence : true;
@@ -161,7 +161,7 @@ export async function readFeed(ctx: ServiceContext, subscriptionId: string, { af
       .limit(fixedLimit(limit));
     if (rows.length > 0 || Date.now() + FEED_WAIT_STEP_MS > deadline) {
       const [sources] = await db.batch([bodySources(db, eventsToRebuild(rows))]);
-      const cursorAt = (position: Position) => encodeCursor({ subscriptionId, epoch: state.epoch, ...position });
+      const cursorAt = (position: Position) => encodeFeedCursor({ subscriptionId, epoch: state.epoch, ...position });
       const items = applyBodies(rows, sources).map((row) => ({ row, cursor: cursorAt({ sequence: row.sequence!, created: row.createdAt }) }));
       return { items, next: items.at(-1)?.cursor ?? cursorAt(from) };
     }
@@ -172,7 +172,7 @@ export async function readFeed(ctx: ServiceContext, subscriptionId: string, { af
 /** Keeps a position for the subscription (`after=acked` reads from it); a cursor behind the kept one changes nothing. */
 export async function ackFeed({ db, accountId }: ServiceContext, subscriptionId: string, cursorText: string): Promise<{ cursor: string }> {
   const { position, state } = await positionOf(db, accountId, subscriptionId, cursorText, "cursor");
-  const kept = state.feedAcked === null ? null : decodeCursor(state.feedAcked);
+  const kept = state.feedAcked === null ? null : decodeFeedCursor(state.feedAcked);
   const s = webhookSubscriptions;
   // Only forward (a kept cursor of another epoch is replaced): two acks at once never move it back.
   const forward = kept === null || kept.epoch !== state.epoch ? sql`1` : sql`coalesce(${s.feedAckedSequence}, -1) < ${position.sequence}`;

@@ -1,5 +1,5 @@
 /**
- * Holds instead of silent loss (contract 11.2). A paused subscription, or one deactivated by a 410
+ * Holds instead of silent loss (docs/interface.md, "Holds"). A paused subscription, or one deactivated by a 410
  * or by 5 days of failures, still gets a delivery row for every change, with status `held`:
  * nothing is attempted. Made active again, its held deliveries become `pending` with a fresh retry
  * schedule and go to the queue oldest sequence first; or they are discarded. Pausing holds its

@@ -1,7 +1,7 @@
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
-import { webhookSubscriptions } from "../../db/schema";
+import { webhookSubscriptions, type SubscriptionRow } from "../../db/schema";
 import { sealedWithNewest } from "../../lib/encryption";
 import { sealAll } from "./sealing";
 import { previousSecretValid, reveal } from "./subscriptions";
@@ -50,7 +50,6 @@ export async function resealSubscriptions(db: Db, encryptionKey: string | undefi
 /** How often a row that keeps changing under the re-seal is read again before it is left for the next call. */
 const MAX_TRIES = 5;
 
-type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
 
 async function resealRow(db: Db, encryptionKey: string | undefined, row: SubscriptionRow, now: number): Promise<"current" | "resealed" | "unreadable" | "changed"> {
   const previousValid = previousSecretValid(row, now);

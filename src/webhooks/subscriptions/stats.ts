@@ -1,5 +1,5 @@
 /**
- * Subscription health (contract 9.2): attempts are counted as they are recorded, per subscription
+ * Subscription health (docs/interface.md, "Test delivery", "Recover" and "Stats"): attempts are counted as they are recorded, per subscription
  * and 5-minute bucket, with their durations as counts per bin; a window's stats read its buckets
  * (at most 2,016 rows for 7 days) whatever the subscription's history.
  */

@@ -2,7 +2,7 @@ import { and, eq, exists, inArray, sql } from "drizzle-orm";
 import { guardedInsert } from "../../db/guarded-insert";
 import { runBatch, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type WebhookContentType } from "../../db/schema";
+import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type SubscriptionRow, type WebhookContentType } from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
 import { decrypt } from "../../lib/encryption";
@@ -17,9 +17,9 @@ import type { Keys, ServiceContext } from "../../context";
 import { countWhere, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 
-export type SubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+export type { SubscriptionRow };
 
-export interface SubscriptionInput {
+export interface SubscriptionFields {
   event: "payment.changed" | "subscription.health";
   url: string;
   content_type: WebhookContentType;
@@ -73,7 +73,7 @@ const ROTATION_GRACE_MS = 24 * 3600 * 1000;
 export const MAX_SUBSCRIPTIONS = 20;
 export const TOO_MANY_SUBSCRIPTIONS = `An account has at most ${MAX_SUBSCRIPTIONS} webhook subscriptions.`;
 
-async function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Keys): Promise<void> {
+async function check(input: Partial<SubscriptionFields>, caller: Caller, keys: Keys): Promise<void> {
   const errors: FieldErrors = {};
   if (input.url !== undefined) {
     const reason = refuseWebhookUrl(input.url, keys.allowLocalUrls);
@@ -90,7 +90,7 @@ async function check(input: Partial<SubscriptionInput>, caller: Caller, keys: Ke
 
 export const SIGNING_FIXED = "The signing scheme is chosen when a subscription is made: create a new subscription to change it.";
 
-function flagColumns(input: Partial<SubscriptionInput>) {
+function flagColumns(input: Partial<SubscriptionFields>) {
   const out: Partial<SubscriptionRow> = {};
   if (input.invoice_ids !== undefined) out.invoiceIds = input.invoice_ids;
   if (input.payment_status !== undefined) out.paymentStatus = input.payment_status;
@@ -107,7 +107,7 @@ function flagColumns(input: Partial<SubscriptionInput>) {
   return out;
 }
 
-export async function createSubscription(ctx: ServiceContext, input: SubscriptionInput, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
+export async function createSubscription(ctx: ServiceContext, input: SubscriptionFields, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
   const { db, caller, keys } = ctx;
   await check(input, caller, keys);
   const now = Date.now();
@@ -223,7 +223,7 @@ async function openForSealing({ db, accountId, keys }: ServiceContext, id: strin
 }
 
 /** PATCH (partial) and PUT (whole: the route's schema makes every field present). */
-export async function updateSubscription(ctx: ServiceContext, id: string, input: Partial<SubscriptionInput>): Promise<Subscription> {
+export async function updateSubscription(ctx: ServiceContext, id: string, input: Partial<SubscriptionFields>): Promise<Subscription> {
   const { db, caller, keys } = ctx;
   const opened = await openForSealing(ctx, id);
   const current = opened.revealed;

@@ -26,7 +26,7 @@ export const RETENTION_CHUNK_BYTES = 8_000_000;
 /** An attempt's most bytes as the archive keeps it (its excerpt escaped as JSON, its headers, its error). */
 const ATTEMPT_BYTES = 8_000;
 const DAY_MS = 86_400_000;
-/** What retention removes: deliveries that ended, and those held (contract 11.2), past RETENTION_DAYS since they last changed. */
+/** What retention removes: deliveries that ended, and those held (docs/interface.md, "Holds"), past RETENTION_DAYS since they last changed. */
 const ENDED = ["succeeded", "failed", "held"] as const;
 
 /** RETENTION_DAYS as days: a whole number of at least 1, or the default. Pure. */

@@ -56,7 +56,7 @@ function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }
 
-/** An attempt that has no answer after this long has failed (contract 7: a 2xx within 15 seconds). */
+/** An attempt that has no answer after this long has failed (a 2xx within 15 s: the README, "Receive webhooks"). */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /**
