@@ -1,6 +1,7 @@
 /**
- * Idempotency keys (docs/interface.md, "Safe retries"): the pure decisions. A key is claimed by one request at a time;
- * what a later request with the same key gets depends on the row the claim left (store.ts).
+ * Idempotency keys (docs/interface.md, "Safe retries"): the pure decisions. A key is claimed by
+ * one request at a time; what a later request with the same key gets depends on the row the claim
+ * left (store.ts).
  */
 
 /** How long a key and its answer are kept. */

@@ -2,8 +2,9 @@ import { base64url, constantTimeEqual } from "./crypto";
 import { macKeys } from "./encryption";
 
 /**
- * `Payments-Bookmark` (docs/interface.md, "Read replicas"): what an answer read or wrote, as D1's Sessions API
- * names it, so that a later request that sends it back reads a state at least that new.
+ * `Payments-Bookmark` (docs/interface.md, "Read replicas"): what an answer read or wrote, as D1's
+ * Sessions API names it, so that a later request that sends it back reads a state at least that
+ * new.
  *
  * A bookmark is `b1.<shard>.<D1 bookmark>.<key>.<tag>`: the shard whose D1 bookmark it carries,
  * the first 8 hex digits of the ENCRYPTION_KEY key's id it was signed with, and an HMAC (with a

@@ -6,9 +6,9 @@ type Document = { paths?: Record<string, Record<string, Operation>> };
 const SCHEMA = { type: "string", maxLength: 220, example: "b1.A.00000085-0000024c-00004c6d-8e61117bf38d7adb71b934ebbf891683.3f9a0c12.q8kVh1mW0vXo3HcZqJ1y8A" };
 
 /**
- * Describes `Payments-Bookmark` (docs/interface.md, "Read replicas") on every operation of the API in the
- * OpenAPI document: the optional request header, the header on each answer, and the 400 of a
- * bookmark refused. Done on the generated document so that no route can leave it out.
+ * Describes `Payments-Bookmark` (docs/interface.md, "Read replicas") on every operation of the API
+ * in the OpenAPI document: the optional request header, the header on each answer, and the 400 of
+ * a bookmark refused. Done on the generated document so that no route can leave it out.
  */
 export function withBookmarks<T>(document: T): T {
   for (const [path, operations] of Object.entries((document as Document).paths ?? {})) {

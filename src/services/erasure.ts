@@ -30,10 +30,10 @@ export const ERASE_CHUNK = 500;
 const ARCHIVE_CHUNK = 100;
 
 /**
- * Starts erasing an account (docs/operations.md, "Erasing an account"): in the directory, from now on it answers 404 and its
- * API users are gone (so they answer 401 at once); on its shard, its subscriptions get no more
- * attempts. The cron removes everything else in bounded steps (and pauses the subscriptions
- * again, should the shard not have answered here).
+ * Starts erasing an account (docs/operations.md, "Erasing an account"): in the directory, from now
+ * on it answers 404 and its API users are gone (so they answer 401 at once); on its shard, its
+ * subscriptions get no more attempts. The cron removes everything else in bounded steps (and
+ * pauses the subscriptions again, should the shard not have answered here).
  */
 export async function eraseAccount(directory: Db, env: Env, id: string, now = Date.now()): Promise<void> {
   const moving = await directory.select({ state: accounts.moveState }).from(accounts).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).get();

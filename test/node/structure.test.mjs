@@ -1,7 +1,7 @@
 // The house's rules (tools/dev/structure.mjs) hold in src/, and each check finds what it is for.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { filesUnder, missingFileNames, repeatedRuns, upwardImports } from "../../tools/dev/structure.mjs";
+import { filesUnder, missingFileNames, missingSections, repeatedRuns, upwardImports } from "../../tools/dev/structure.mjs";
 
 const src = filesUnder("src");
 const planted = (texts) => (path) => texts[path];
@@ -11,6 +11,7 @@ describe("the house's rules", () => {
     assert.ok(src.length > 100);
     assert.deepEqual(upwardImports(src), []);
     assert.deepEqual(missingFileNames(src), []);
+    assert.deepEqual(missingSections(src), []);
     assert.deepEqual(repeatedRuns(src), []);
   });
 
@@ -35,6 +36,13 @@ describe("the house's rules", () => {
       "src/db/scope.ts": "/** See services/counts/index.ts, ./client.ts and webhooks/retention.ts. */\n// and schema/gone.ts\nconst url = \"https://example.com/x.ts\";\n",
     };
     assert.deepEqual(missingFileNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: webhooks/retention.ts", "src/db/scope.ts: schema/gone.ts"]);
+  });
+
+  it("finds a comment that cites a section its document does not have, across a comment's lines", () => {
+    const texts = {
+      "src/db/scope.ts": '/**\n * See docs/interface.md, "The feed", "Recover" and "Nowhere"; and docs/operations.md, "Erasing an\n * account" and "Gone".\n */\n// docs/interface.md, "Filters"\n',
+    };
+    assert.deepEqual(missingSections(Object.keys(texts), planted(texts)), ['src/db/scope.ts: docs/interface.md, "Nowhere"', 'src/db/scope.ts: docs/operations.md, "Gone"']);
   });
 
   it("finds six repeated lines, and passes over blank lines, comments, brackets and import lists", () => {

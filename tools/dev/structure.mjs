@@ -3,7 +3,9 @@
 // - imports: no file in src/ imports from a room above its own (ROOMS, lowest first), and inside
 //   src/webhooks/ none from a room listed before its own (WEBHOOK_ROOMS), except the type imports
 //   named in ALLOWED_UPWARD;
-// - comments: every file a comment names (a path ending in .ts, .mjs, .sql, .md, .toml) is there;
+// - comments: every file a comment names (a path ending in .ts, .mjs, .sql, .md, .toml) is there,
+//   and every section it cites by name (`docs/interface.md, "The feed"`) is a heading or a bold
+//   lead of that document;
 // - repeats: no run of REPEAT_LINES or more lines appears twice in src/ (blank lines, comments,
 //   imports and lines of brackets alone aside).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -128,6 +130,33 @@ export function missingFileNames(files, read = (path) => readFileSync(join(ROOT,
   return found;
 }
 
+/** A heading (`## …`) or a bold lead (`- **…**`) of a document, as a comment may cite it. */
+function sectionsOf(document) {
+  return [...readFileSync(join(ROOT, document), "utf8").matchAll(/^(?:#+ |- \*\*)(.+?)(?:\*\*|$)/gm)].map((match) => match[1].replace(/\*\*$/, ""));
+}
+
+/**
+ * Every section a comment in `files` cites by name from a document (`docs/interface.md, "The
+ * feed"`, or several: `, "Recover" and "Stats"`) that the document has not: a heading or a bold
+ * lead that starts with the name.
+ */
+export function missingSections(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const found = [];
+  for (const file of files) {
+    const text = commentsOf(read(file))
+      .split("\n")
+      .map((line) => line.replace(/^\s*(\/\*\*?|\*\/?|\/\/)\s?/, ""))
+      .join(" ");
+    for (const match of text.matchAll(/((?:docs\/)?[\w-]+\.md),((?:,? (?:and )?"[^"]+")+)/g)) {
+      const document = match[1].startsWith("docs/") || match[1] === "README.md" ? match[1] : `docs/${match[1]}`;
+      if (!existsSync(join(ROOT, document))) continue;
+      const sections = sectionsOf(document);
+      for (const [, name] of match[2].matchAll(/"([^"]+)"/g)) if (!sections.some((section) => section.startsWith(name))) found.push(`${file}: ${document}, "${name}"`);
+    }
+  }
+  return found;
+}
+
 /** A line as the repeat check compares it; null for one it passes over. */
 function comparable(line) {
   const text = line.trim();
@@ -165,6 +194,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const problems = [
     ...upwardImports(src).map((line) => `import up: ${line}`),
     ...missingFileNames(src).map((line) => `comment names a missing file: ${line}`),
+    ...missingSections(src).map((line) => `comment cites a missing section: ${line}`),
     ...repeatedRuns(src).map((line) => `repeated lines: ${line}`),
   ];
   for (const line of problems) console.log(line);

@@ -1,10 +1,10 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
- * Idempotency keys (docs/interface.md, "Safe retries"), per API user: the request a key was first used with (its hash),
- * the request that holds it while it runs (`token`, until `lockedUntil`), and once answered the
- * answer's status and body. A write's answer is stored by a statement of the write's own batch
- * (idempotency/store.ts), so a key and its effect never disagree. Kept 24 hours.
+ * Idempotency keys (docs/interface.md, "Safe retries"), per API user: the request a key was first
+ * used with (its hash), the request that holds it while it runs (`token`, until `lockedUntil`),
+ * and once answered the answer's status and body. A write's answer is stored by a statement of the
+ * write's own batch (idempotency/store.ts), so a key and its effect never disagree. Kept 24 hours.
  */
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",

@@ -8,9 +8,9 @@ export const DURATION_BINS_MS = [10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10
 
 /**
  * Each subscription's attempts per 5-minute bucket, added to as attempts are recorded
- * (webhooks/delivery/stats.ts), so that its health over a window reads a bounded number of rows whatever
- * its history: how many attempts, by the state they left their delivery in, and how long they
- * took, as counts per duration bin (h0 to h10: DURATION_BINS_MS).
+ * (webhooks/delivery/stats.ts), so that its health over a window reads a bounded number of rows
+ * whatever its history: how many attempts, by the state they left their delivery in, and how long
+ * they took, as counts per duration bin (h0 to h10: DURATION_BINS_MS).
  */
 export const webhookStats = sqliteTable(
   "webhook_stats",

@@ -1,5 +1,6 @@
 /**
- * Moving an account to another shard while it works (docs/interface.md, "Tenancy and authentication").
+ * Moving an account to another shard while it works (docs/interface.md, "Tenancy and
+ * authentication").
  *
  * Protocol, one bounded step per cron run (`continueMoves`):
  *   start    the directory records the move (`copying`); nothing else changes yet.

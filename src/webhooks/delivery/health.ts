@@ -1,9 +1,10 @@
 /**
- * Operational events (docs/interface.md, "Operational events"): a subscription whose `event` is `subscription.health`
- * receives, signed and delivered like any other, what happens to the account's other
- * subscriptions: `subscription.failing` (its deliveries have failed for an hour, or 10 attempts
- * in a row), `subscription.disabled` (by a 410 or 5 days of failures), `subscription.recovered` (a
- * success after it was reported failing) and `delivery.exhausted` (a delivery gave up after 3 days).
+ * Operational events (docs/interface.md, "Operational events"): a subscription whose `event` is
+ * `subscription.health` receives, signed and delivered like any other, what happens to the
+ * account's other subscriptions: `subscription.failing` (its deliveries have failed for an hour,
+ * or 10 attempts in a row), `subscription.disabled` (by a 410 or 5 days of failures),
+ * `subscription.recovered` (a success after it was reported failing) and `delivery.exhausted` (a
+ * delivery gave up after 3 days).
  *
  * Each is written in the batch that records the attempts that caused it, and only when that
  * batch makes the transition (a guarded update of the subscription, then the events' rows under

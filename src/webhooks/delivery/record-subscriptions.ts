@@ -11,9 +11,9 @@ import { failuresAfter } from "./health";
 import { endOf, type Attempted } from "./attempted";
 
 /**
- * A subscription's state after its attempts among `attempted` (`latest`: the one that ended last):
- * the admission rule's window of timeouts and answers, its failure streak, its last attempt and
- * success; answers the window as it now stands (holdHanging reads it).
+ * A subscription's state after its attempts among `attempted`, given the one of them that ended
+ * last: the admission rule's window of timeouts and answers, its failure streak, its last attempt
+ * and success; answers the window as it now stands (holdHanging reads it).
  */
 export function subscriptionState(db: Db, attempted: Attempted[], { delivery, result, outcome }: Attempted, recordedAt: number) {
   const lastSuccess = lastSuccessOf(attempted, delivery.subscriptionId);

@@ -1,9 +1,10 @@
 /**
- * Subscription filters (docs/interface.md, "Filters"): which changes make a delivery for a subscription, decided
- * on the payment as the change leaves it. Each list is OR within (the payment's value is one of
- * them), the keys AND across; `amount_cents__gte` and `__lte` bound the amount. No filters: every
- * change. The rule is written twice, once here for the API (filters/test), once as SQL that
- * decides in the write's own batch; a table test runs both on the same cases.
+ * Subscription filters (docs/interface.md, "Filters"): which changes make a delivery for a
+ * subscription, decided on the payment as the change leaves it. Each list is OR within (the
+ * payment's value is one of them), the keys AND across; `amount_cents__gte` and `__lte` bound the
+ * amount. No filters: every change. The rule is written twice, once here for the API
+ * (filters/test), once as SQL that decides in the write's own batch; a table test runs both on the
+ * same cases.
  */
 import { sql, type SQL } from "drizzle-orm";
 

@@ -1,7 +1,7 @@
 /**
- * The feed (docs/interface.md, "The feed"): a subscription's deliveries in sequence order after a cursor, each
- * body exactly the bytes sent (or to be sent), so a receiver can pull what it missed, or pull
- * everything (a paused subscription plus the feed is a pull-only subscription).
+ * The feed (docs/interface.md, "The feed"): a subscription's deliveries in sequence order after a
+ * cursor, each body exactly the bytes sent (or to be sent), so a receiver can pull what it missed,
+ * or pull everything (a paused subscription plus the feed is a pull-only subscription).
  *
  * A cursor is opaque to clients: base64url of JSON `{s, e, q, c}`: the subscription, the epoch of
  * the account on its shard (a new one when a move arrives: tenants.epoch), and the sequence number

@@ -1,11 +1,11 @@
 /**
- * Holds instead of silent loss (docs/interface.md, "Holds"). A paused subscription, or one deactivated by a 410
- * or by 5 days of failures, still gets a delivery row for every change, with status `held`:
- * nothing is attempted. Made active again, its held deliveries become `pending` with a fresh retry
- * schedule and go to the queue oldest sequence first; or they are discarded. Pausing holds its
- * pending deliveries that no attempt is working on; an attempt under way when it was paused ends
- * held if it would have been retried (record.ts), and a claimed delivery of an inactive
- * subscription is held (consumer.ts).
+ * Holds instead of silent loss (docs/interface.md, "Holds"). A paused subscription, or one
+ * deactivated by a 410 or by 5 days of failures, still gets a delivery row for every change, with
+ * status `held`: nothing is attempted. Made active again, its held deliveries become `pending`
+ * with a fresh retry schedule and go to the queue oldest sequence first; or they are discarded.
+ * Pausing holds its pending deliveries that no attempt is working on; an attempt under way when it
+ * was paused ends held if it would have been retried (record.ts), and a claimed delivery of an
+ * inactive subscription is held (consumer.ts).
  */
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";

@@ -1,7 +1,8 @@
 /**
- * Subscription health (docs/interface.md, "Test delivery", "Recover" and "Stats"): attempts are counted as they are recorded, per subscription
- * and 5-minute bucket, with their durations as counts per bin; a window's stats read its buckets
- * (at most 2,016 rows for 7 days) whatever the subscription's history.
+ * Subscription health (docs/interface.md, "Test delivery", "Recover" and "Stats"): attempts are
+ * counted as they are recorded, per subscription and 5-minute bucket, with their durations as
+ * counts per bin; a window's stats read its buckets (at most 2,016 rows for 7 days) whatever the
+ * subscription's history.
  */
 import { and, eq, exists, gte } from "drizzle-orm";
 import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
