@@ -13,7 +13,7 @@ import { keysOf, rowsBetween, type Buckets } from "./time";
  * starts, as one statement of one row (`lo`, `skip`): every row before `lo` comes before it, and
  * `skip` rows at or after `lo` precede it; no row when the range holds no more than `offset` rows.
  * A recursive walk down the buckets, coarse to fine, in SQL (one round trip, where a walk from the
- * Worker took one per bucket size): first the range's pieces in order, each counted as
+ * Worker would take one per bucket size): first the range's pieces in order, each counted as
  * countInRange counts it, until the one that holds the offset; then, inside it, the bucket one
  * size finer that holds it, down to one second. Each step reads at most the 60 (or 24)
  * buckets of one parent, so a walk reads a few hundred rows however deep the offset is.
