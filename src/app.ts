@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
-import { newTally, serverTiming } from "./dev";
+import { newTally, serverTiming } from "./db/counting-d1";
 import { requestSession } from "./db/session";
 import type { AppEnv } from "./app-env";
 import { AppError } from "./errors";

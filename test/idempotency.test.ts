@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { answerStatement, claimKey, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, type Claim } from "../src/idempotency";
+import { answerStatement, claimStatements, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, type Claim } from "../src/idempotency";
 import { sha256Hex } from "../src/lib/crypto";
 import { createPayment } from "../src/services/payments";
 import { deliveriesQueue } from "../src/dev/local-faults";
@@ -200,7 +200,7 @@ describe("a key and its write", () => {
     const db = createDb(await shardD1(accountId));
     const claim: Claim = { accountId, username, key, token: crypto.randomUUID(), answeredInBatch: false };
     const hash = await sha256Hex(`POST /v2/payments\n${JSON.stringify(body)}`);
-    await claimKey(db, claim, hash, Date.now());
+    await db.batch(claimStatements(db, claim, hash, Date.now()));
     return { db, claim };
   }
   const context = async (db: ReturnType<typeof createDb>, accountId: string, client: User) => ({

@@ -4,5 +4,5 @@
  * (middleware/idempotency.ts).
  */
 export { HEADER, KEY_TTL_MS, LOCK_MS, MESSAGES, REPLAYED_HEADER, decide, keyProblem, storable, type Decision, type KeyRow } from "./decision";
-export { answerStatement, claimKey, claimStatements, forgetExpiredKeys, isKeyLost, ownStatement, settle, storedKey, type Claim, type StoredKey } from "./store";
+export { answerStatement, claimStatements, forgetExpiredKeys, isKeyLost, ownStatement, settle, storedKey, type Claim, type StoredKey } from "./store";
 export { noAnswer, type Answer } from "./answer";

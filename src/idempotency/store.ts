@@ -57,12 +57,6 @@ export function claimStatements(db: Db, claim: Claim, requestHash: string, now: 
   ] as const;
 }
 
-/** Claims `claim.key` in a round trip of its own; returns the key's row after. */
-export async function claimKey(db: Db, claim: Claim, requestHash: string, now: number): Promise<StoredKey> {
-  const [, , , rows] = await db.batch(claimStatements(db, claim, requestHash, now));
-  return rows[0]!;
-}
-
 /** The key's row from the claim's last statement, as D1 answers it (columns in the select's order). */
 export function storedKey(result: D1Result): StoredKey {
   const [requestHash, token, status, body, sealed] = Object.values(result.results[0] as Record<string, unknown>);

@@ -9,8 +9,6 @@ import { getAccount } from "./accounts";
 
 export type ApiUser = typeof apiUsers.$inferSelect;
 
-/** An API user as a request sees it after authentication. */
-
 /** Makes a user with a generated password; the clear password is returned here only. */
 export async function createApiUser(db: Db, accountId: string, username: string, role: Role) {
   await getAccount(db, accountId);

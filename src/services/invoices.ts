@@ -5,7 +5,7 @@ import type { ServiceContext } from "../context";
 import { counterparties, invoices, paymentInvoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
-import { runBatch } from "../db/client";
+import { runNamedBatch } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
@@ -60,20 +60,20 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, a
     updatedAt: now,
   };
   const made = sql`exists (select 1 from ${invoices} i where i.id = ${row.id})`;
+  // What the check looks at, for an invoice that could not be made.
   const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
-  const results = await runBatch(db, [
-    guardedInsert(db, invoices, row, sql`${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
-    countOne(db, accountId, countKey("invoices"), made),
-    countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
-    ...(await answer(row, made)),
-    party(input.buyer_id),
-    party(input.supplier_id),
-  ]);
-  if ((results[0] as unknown[]).length > 0) return row;
-  const [buyer, supplier] = results.slice(-2) as { type: string }[][];
+  const batch = await runNamedBatch(db, {
+    insert: guardedInsert(db, invoices, row, sql`${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
+    count: countOne(db, accountId, countKey("invoices"), made),
+    buckets: countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
+    answer: await answer(row, made),
+    buyer: party(input.buyer_id),
+    supplier: party(input.supplier_id),
+  });
+  if (batch.insert.length > 0) return row;
   const errors: FieldErrors = {};
-  checkParty(buyer![0], input.buyer_id, "buyer", "buyer_id", errors);
-  checkParty(supplier![0], input.supplier_id, "supplier", "supplier_id", errors);
+  checkParty(batch.buyer[0], input.buyer_id, "buyer", "buyer_id", errors);
+  checkParty(batch.supplier[0], input.supplier_id, "supplier", "supplier_id", errors);
   throw Object.keys(errors).length > 0 ? invalid(errors) : new Error(`an invoice whose counterparties passed was not made (account ${accountId})`);
 }
 

@@ -15,7 +15,7 @@
  * D1 runs a database's batches one at a time, so events on one payment never race.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
@@ -87,24 +87,22 @@ export async function commitEvent(
   );
   // The answer, as the payment row the move left reads (on its key: the events have none on their id).
   const storedEvent = sql`(select ${eventJson(p("status"), isoSql(p("updated_at")))} from ${payments} p where ${written})`;
-  const statements: BatchStatement[] = [
+  const releases = to !== null && releasesInvoices(to) ? releaseStatements(db, paymentId, applied) : [];
+  const batch = await runNamedBatch(db, {
     move,
     event,
-    ...(to !== null && releasesInvoices(to) ? releaseStatements(db, paymentId, applied) : []),
-    outboxOfChange(db, { accountId, paymentId, applied: sql`${written}` }, now),
-    ...(await answer(storedEvent, applied)),
-    db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
-    db.select({ status: payments.status, version: payments.version }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
-  ];
-  const results = await runBatch(db, statements);
-  const [moved] = results[0] as { status: PaymentStatus; version: number; instrumentNumber: string | null; refundReason: string | null; updatedAt: number }[];
-  const [mark] = results[results.length - 2] as { mark: number }[];
-  const [after] = results[results.length - 1] as { status: PaymentStatus; version: number }[];
+    releases,
+    outbox: outboxOfChange(db, { accountId, paymentId, applied: sql`${written}` }, now),
+    answer: await answer(storedEvent, applied),
+    mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
+    after: db.select({ status: payments.status, version: payments.version }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
+  });
+  const [moved] = batch.move;
   if (!moved) {
+    const [after] = batch.after;
     if (!after) throw notFound();
     throw eventRefusal(after, input) ?? new Error(`an event on ${paymentId} that the lifecycle allows did not apply`);
   }
-  const outbox = results[2 + (to !== null && releasesInvoices(to) ? 2 : 0)] as { id: string; status: string }[];
   return {
     event: {
       id: eventId,
@@ -117,8 +115,8 @@ export async function commitEvent(
       refundReason: moved.refundReason,
       createdAt: moved.updatedAt,
     },
-    deliveryIds: outbox.filter((row) => row.status === "pending").map((row) => row.id),
-    countedTo: mark?.mark ?? 0,
+    deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+    countedTo: batch.mark[0]?.mark ?? 0,
   };
 }
 

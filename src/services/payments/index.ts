@@ -17,7 +17,7 @@ export { MAX_EVENTS, type PaymentFields, type PaymentEventFields } from "./lifec
  * (write-fence.ts), then the deliveries go to the queue.
  */
 export async function createPayment(ctx: ServiceContext, input: PaymentFields, answer: Answer<SQL> = noAnswer): Promise<PaymentView> {
-  const written = await commitNewPayment(ctx.db, ctx.accountId, input, (detail, applied) => answer(detail, applied));
+  const written = await commitNewPayment(ctx.db, ctx.accountId, input, answer);
   await handOver(ctx.db, ctx.queue, written.deliveryIds);
   await foldIfBehind(ctx, written);
   return written.detail;
@@ -29,7 +29,7 @@ export async function createPayment(ctx: ServiceContext, input: PaymentFields, a
  */
 export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventFields, answer: Answer<SQL> = noAnswer) {
   checkEventInput(input);
-  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, (eventJson, applied) => answer(eventJson, applied));
+  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, answer);
   await handOver(ctx.db, ctx.queue, written.deliveryIds);
   await foldIfBehind(ctx, { stamp: written.event.createdAt, countedTo: written.countedTo });
   return eventView(written.event);

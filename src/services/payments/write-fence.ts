@@ -26,7 +26,7 @@
  * (services/counts), and the batch reads the mark back so the caller can ask for a fold.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
@@ -36,7 +36,7 @@ import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoice
 import { conflict } from "../../errors";
 import { newId, newToken } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
-import { isCounterparty, type Counterparty } from "../counterparties";
+import { isCounterparty } from "../counterparties";
 import { countedTo } from "../counts";
 import { checkPaymentInput } from "./input";
 import type { PaymentFields } from "./lifecycle";
@@ -157,37 +157,34 @@ export async function commitNewPayment(
     sql`${i("id")} in (select value from json_each(${JSON.stringify(ids)})) and +${i("account_id")} = ${accountId} and ${applied}`,
     sql`${invoices} i`,
   );
-  const statements: BatchStatement[] = [
+  const batch = await runNamedBatch(db, {
     insert,
     event,
     links,
-    outboxOfChange(db, { accountId, paymentId, applied: written }, now),
-    ...(await answer(sql`(select p.detail from ${payments} p where ${written})`, applied)),
-    db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
+    outbox: outboxOfChange(db, { accountId, paymentId, applied: written }, now),
+    answer: await answer(sql`(select p.detail from ${payments} p where ${written})`, applied),
+    mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
     // What the checks look at, for a payment that could not be made.
-    db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, buyerId))),
-    db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, supplierId))),
-    db.select().from(invoices).where(and(inAccount(invoices, accountId), inList(invoices.id, ids))),
-    db
+    buyer: db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, buyerId))),
+    supplier: db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, supplierId))),
+    found: db.select().from(invoices).where(and(inAccount(invoices, accountId), inList(invoices.id, ids))),
+    claimed: db
       .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
       .from(paymentInvoices)
       .where(and(inList(paymentInvoices.invoiceId, ids), invoiceClaimed))
       .limit(fixedLimit(1)),
-  ];
-  const results = await runBatch(db, statements);
-  const [made] = results[0] as { updatedAt: number; detail: string }[];
+  });
+  const [made] = batch.insert;
   if (!made) {
-    const [buyer, supplier, found, claimed] = results.slice(-4) as [Counterparty[], Counterparty[], (typeof invoices.$inferSelect)[], { invoiceId: string; paymentId: string }[]];
-    checkPaymentInput(input, buyer[0], supplier[0], found);
-    if (claimed[0]) throw conflict(`Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`);
+    checkPaymentInput(input, batch.buyer[0], batch.supplier[0], batch.found);
+    const [claimed] = batch.claimed;
+    if (claimed) throw conflict(`Invoice ${claimed.invoiceId} already belongs to payment ${claimed.paymentId}.`);
     throw new Error(`a payment that passed its checks was not made (account ${accountId})`);
   }
-  const outbox = results[3] as { id: string; status: string }[];
-  const [mark] = results[results.length - 5] as { mark: number }[];
   return {
-    detail: JSON.parse(made.detail) as PaymentView,
+    detail: JSON.parse(made.detail!) as PaymentView,
     stamp: made.updatedAt,
-    countedTo: mark?.mark ?? 0,
-    deliveryIds: outbox.filter((row) => row.status === "pending").map((row) => row.id),
+    countedTo: batch.mark[0]?.mark ?? 0,
+    deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
   };
 }
