@@ -31,6 +31,11 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(all).toHaveLength(8);
     expect(got.every((r) => r.verified?.basic && r.verified.hmac && r.verified.standard && r.verified.kit)).toBe(true);
     expect(new Set(all.map((r) => r.headers["hook-delivery"])).size).toBe(8);
+    // Each delivery id is a UUID, the same in both signatures' headers.
+    for (const r of all) {
+      expect(r.headers["hook-delivery"]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(r.headers["webhook-id"]).toBe(r.headers["hook-delivery"]);
+    }
     const statuses = (await receivedAt(first.box)).map((r) => JSON.parse(r.body).payment_status);
     expect(statuses.sort()).toEqual(["in-progress", "pending", "pending", "settled"].sort());
     for (const sub of [first, second]) {

@@ -20,7 +20,7 @@
  * 4. `page=N` of a list counted by its buckets starts where the buckets put it (`seek.ts`), not
  *    after an OFFSET over the rows before it.
  */
-export { COUNTED_FILTERS, countKey, countOne, givenFilters, storedCountKey, storedCountQuery, type CountKey } from "./stored";
-export { countAt, countInRange, rangeOf, timeCountField, type Buckets, type TimeKey } from "./time";
+export { countKey, countOne, givenFilters, storedCountKey, storedCountQuery } from "./stored";
+export { countAt, countInRange, rangeOf, timeCountField, type Buckets } from "./time";
 export { seekBy } from "./seek";
 export { addedAfterMark, changesAfterMark, countedTo, foldBehindAccounts, foldPaymentCounts, FOLD_AFTER_MS } from "./payments";

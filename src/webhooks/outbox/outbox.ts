@@ -2,6 +2,7 @@ import { and, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
+import { uuidSql } from "../../db/uuid-sql";
 import { payments, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBitsSql } from "../wire/payload";
@@ -23,7 +24,7 @@ export function outboxOfChange(db: Db, change: { accountId: string; paymentId: s
   const column = (name: keyof typeof s.$inferSelect) => sql`${s[name]}`;
   const p = (name: string) => sql.raw(`p.${name}`);
   const template = newDelivery({
-    id: sql`lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))`,
+    id: uuidSql(),
     subscriptionId: column("id"),
     accountId: change.accountId,
     paymentId: change.paymentId,

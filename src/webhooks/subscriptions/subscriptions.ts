@@ -1,6 +1,6 @@
 import { and, eq, exists, inArray, sql } from "drizzle-orm";
 import { guardedInsert } from "../../db/guarded-insert";
-import { runBatch, type Db } from "../../db/client";
+import { runBatch, runNamedBatch, type Db } from "../../db/client";
 import { noAnswer, type Answer } from "../../idempotency";
 import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type SubscriptionRow, type WebhookContentType } from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
@@ -159,14 +159,13 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
   const room = sql`(select count(*) from ${webhookSubscriptions} s where s.account_id = ${caller.accountId}) < ${MAX_SUBSCRIPTIONS}`;
   const fits = await sealingKeyFits(keys.encryptionKey);
   const made = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)));
-  const [inserted, ...rest] = (await runBatch(db, [
-    guardedInsert(db, webhookSubscriptions, row, sql`${room} and ${fits}`).returning({ id: webhookSubscriptions.id }),
-    ...(await answer(created, made)),
-    db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
-  ])) as [{ id: string }[], ...unknown[]];
-  if (inserted.length > 0) return created;
-  const [why] = rest.at(-1) as { fits: number }[];
-  if (!why?.fits) throw wrongSealingKey();
+  const batch = await runNamedBatch(db, {
+    insert: guardedInsert(db, webhookSubscriptions, row, sql`${room} and ${fits}`).returning({ id: webhookSubscriptions.id }),
+    answer: await answer(created, made),
+    fits: db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
+  });
+  if (batch.insert.length > 0) return created;
+  if (!batch.fits[0]?.fits) throw wrongSealingKey();
   throw conflict(TOO_MANY_SUBSCRIPTIONS);
 }
 
@@ -235,22 +234,20 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const now = changes.updatedAt!;
   // In the same batch: paused, its pending deliveries are held; resumed, those its feed reader
   // acked are settled and the others go out (holds.ts).
-  const paused = input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : [];
-  const resumed = input.is_active === true ? [settleAcked(db, caller.accountId, id, now), releaseHeld(db, caller.accountId, id, now)] : [];
-  const results = (await runBatch(db, [
-    db
+  const batch = await runNamedBatch(db, {
+    update: db
       .update(webhookSubscriptions)
       .set(changes)
       .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
       .returning(),
-    ...paused,
-    ...resumed,
-  ])) as unknown[];
-  const [row] = results[0] as SubscriptionRow[];
-  // releaseHeld's answer: the batch's last statement when resumed.
-  const released = resumed.length > 0 ? (results.at(-1) as { id: string; sequence: number | null; createdAt: number }[]) : undefined;
+    paused: input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : [],
+    settled: input.is_active === true ? [settleAcked(db, caller.accountId, id, now)] : [],
+    released: input.is_active === true ? [releaseHeld(db, caller.accountId, id, now)] : [],
+  });
+  const [row] = batch.update;
   if (!row) throw notFound();
-  if (input.is_active === true && released) await sendReleased(ctx, released);
+  const [released] = batch.released;
+  if (released) await sendReleased(ctx, released);
   return reveal(row, keys.encryptionKey);
 }
 

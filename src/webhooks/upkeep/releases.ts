@@ -1,6 +1,6 @@
 /** The cron's job that goes on releasing what resumed subscriptions still hold (subscriptions/holds.ts). */
 import { and, eq, sql } from "drizzle-orm";
-import { runBatch, type Db } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { handOver } from "../outbox/outbox";
@@ -25,9 +25,9 @@ export async function continueReleases(db: Db, queue: ShardQueue, now: number): 
     .limit(fixedLimit(RELEASING_AT_ONCE));
   let released = 0;
   for (const { id, accountId } of holding) {
-    const [, rows] = (await runBatch(db, [settleAcked(db, accountId, id, now), releaseHeld(db, accountId, id, now)])) as [unknown, { id: string; sequence: number | null; createdAt: number }[]];
-    await handOver(db, queue, inSequence(rows));
-    released += rows.length;
+    const batch = await runNamedBatch(db, { settled: settleAcked(db, accountId, id, now), released: releaseHeld(db, accountId, id, now) });
+    await handOver(db, queue, inSequence(batch.released));
+    released += batch.released.length;
   }
   return { released, subscriptions: holding.length };
 }
