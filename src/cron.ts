@@ -4,58 +4,115 @@ import { boundShards } from "./db/shards";
 import type { Env } from "./env";
 import { forgetExpiredKeys } from "./idempotency";
 import { forgetAuthFailures } from "./services/auth-throttle";
-import { continueErasures } from "./services/erasure";
-import { continueMoves } from "./services/moves";
+import { continueErasures, ERASURE_STEP } from "./services/erasure";
+import { continueMoves, MOVE_STEP } from "./services/moves";
 import { foldBehindAccounts } from "./services/counts";
-import { applyRetention, continueReleases, retentionDays, sweepOutbox } from "./webhooks";
+import { applyRetention, continueReleases, RETENTION_STEP, retentionDays, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
-import { RunBudget, type Allowance, type JobBudget } from "./lib/run-budget";
+import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWeight } from "./lib/run-budget";
 
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
- * accounts' shards) and, on every shard, its outbox sweep, idempotency clean-up, retention, the
- * fold of payment counts (services/counts) and the release of what resumed subscriptions
- * still hold (webhooks/subscriptions/holds.ts). Every job is bounded and runs on its own,
- * JOBS_AT_ONCE at a time, within its part of the run's budget (lib/run-budget.ts): a slow or
- * failing shard holds back none of the others' work, and each job says in one log line what it
- * did, what it spent, and whether it left the rest to the next run.
+ * accounts' shards) and, on every shard this Worker tends (CRON_SHARDS, or all), its outbox sweep,
+ * idempotency clean-up, retention, the fold of payment counts (services/counts) and the release of
+ * what resumed subscriptions still hold (webhooks/subscriptions/holds.ts). Every job is bounded
+ * and runs on its own, JOBS_AT_ONCE at a time, within its part of the run's budget
+ * (lib/run-budget.ts: shares, floors and turns, bookkeeping outside the budget): a slow or failing
+ * shard holds back none of the others' work, and each job says in one log line what it did, what
+ * it spent, and whether it left the rest to the next run.
  */
 export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}): Promise<void> {
-  const days = retentionDays(env.RETENTION_DAYS);
-  // A job's name, its database, its weights in the run's budget, and its work.
-  type Job = [string, string, Allowance, (env: Env, budget: JobBudget) => Promise<unknown>];
-  const jobs: Job[] = [
-    ["auth_failures", "directory", QUERIES, (env) => forgetAuthFailures(createDb(env.DB), now)],
-    ["erasure", "directory", QUERIES, (env) => continueErasures(createDb(env.DB), env)],
-    ["moves", "directory", { d1Queries: 2, queueMessages: 1 }, (env) => continueMoves(createDb(env.DB), env)],
-  ];
-  for (const shard of boundShards(env).keys()) {
-    const db = (env: Env) => createDb(env[`SHARD_${shard}`]!);
-    jobs.push(
-      ["sweep", shard, { d1Queries: 2, queueMessages: 4 }, (env, budget) => sweepOutbox(db(env), { queue: env.DELIVERIES, shard }, now, { ...sweep, max: budget.allowed.queueMessages })],
-      ["idempotency", shard, QUERIES, (env) => forgetExpiredKeys(db(env), now)],
-      ["retention", shard, { d1Queries: 4, queueMessages: 0 }, (env) => applyRetention(db(env), env.ARCHIVE, days, now)],
-      ["counts", shard, QUERIES, (env) => foldBehindAccounts(db(env))],
-      ["releases", shard, { d1Queries: 1, queueMessages: 1 }, (env) => continueReleases(db(env), { queue: env.DELIVERIES, shard }, now)],
-    );
-  }
-  const weights = jobs.reduce((sum, [, , weight]) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), { d1Queries: 0, queueMessages: 0 });
+  const jobs = inTurn(cronJobs(env, now, sweep), Math.floor(now / RUN_EVERY_MS));
+  const weights = jobs.reduce((sum, { weight }) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), { d1Queries: 0, queueMessages: 0 });
   const run = new RunBudget(CRON_BUDGET, weights);
-  await eachAtMost(jobs, JOBS_AT_ONCE, async ([job, shard, weight, work]) => {
-    const budget = run.start(weight);
-    let line: Record<string, unknown> = {};
+  await eachAtMost(jobs, JOBS_AT_ONCE, async (job) => {
+    const budget = run.start(job.weight);
+    if (!budget) {
+      console.log(JSON.stringify({ type: "cron_job", job: job.job, shard: job.shard, result: null, d1_queries: 0, left: "waits its turn: the run's budget left less than its floor" }));
+      return;
+    }
     try {
-      line = { result: (await work(withinBudget(env, budget), budget)) ?? null };
-    } catch (error) {
-      if (!budget.stopped) line = { error: String(error) };
+      await runJob(job, env, budget);
     } finally {
       run.end(budget);
     }
-    const left = budget.stopped ? "budget spent: the next run goes on" : null;
-    const type = "error" in line ? "cron_error" : "cron_job";
-    (type === "cron_error" ? console.error : console.log)(JSON.stringify({ type, job, shard, ...line, d1_queries: budget.spent.d1Queries, d1_calls: budget.d1Calls, queue_messages: budget.spent.queueMessages, left }));
   });
+}
+
+/** One job under `budget`: its log line (also printed). */
+export async function runJob(job: CronJob, env: Env, budget: JobBudget): Promise<Record<string, unknown>> {
+  let outcome: Record<string, unknown> = {};
+  try {
+    outcome = { result: (await job.work({ env: withinBudget(env, budget, "work"), bookkeeping: withinBudget(env, budget, "bookkeeping"), budget })) ?? null };
+  } catch (error) {
+    if (!isBudgetSpent(error)) outcome = { error: String(error) };
+  }
+  if (budget.overdrawn) outcome = { ...outcome, error: `its bookkeeping passed its part (reserve ${budget.reserve})` };
+  const left = budget.stopped ? "budget spent: the next run goes on" : null;
+  const type = "error" in outcome ? "cron_error" : "cron_job";
+  const line = { type, job: job.job, shard: job.shard, ...outcome, d1_queries: budget.spent.d1Queries, d1_calls: budget.d1Calls, queue_messages: budget.spent.queueMessages, left };
+  (type === "cron_error" ? console.error : console.log)(JSON.stringify(line));
+  return line;
+}
+
+/** What a job is given: `env` whose calls spend from its budget, and `bookkeeping`, the same bindings counted but never refused. */
+export interface JobContext {
+  env: Env;
+  bookkeeping: Env;
+  budget: JobBudget;
+}
+
+export interface CronJob {
+  job: string;
+  /** The database it works on: "directory" or a shard's name. */
+  shard: string;
+  weight: JobWeight;
+  work: (ctx: JobContext) => Promise<unknown>;
+}
+
+/** The run's jobs, in their standing order. */
+export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } = {}): CronJob[] {
+  const days = retentionDays(env.RETENTION_DAYS);
+  const jobs: CronJob[] = [
+    { job: "auth_failures", shard: "directory", weight: ONE_QUERY, work: ({ env }) => forgetAuthFailures(createDb(env.DB), now) },
+    { job: "erasure", shard: "directory", weight: { d1Queries: 1, queueMessages: 0, ...ERASURE_STEP }, work: ({ env }) => continueErasures(createDb(env.DB), env) },
+    {
+      job: "moves",
+      shard: "directory",
+      weight: { d1Queries: 2, queueMessages: 0, ...MOVE_STEP },
+      work: ({ env, bookkeeping, budget }) => continueMoves(createDb(env.DB), env, { bookkeeping, room: () => budget.left("d1Queries") }),
+    },
+  ];
+  for (const shard of tendedShards(env)) {
+    const db = (env: Env) => createDb(env[`SHARD_${shard}`]!);
+    const queue = (env: Env) => ({ queue: env.DELIVERIES, shard });
+    jobs.push(
+      {
+        job: "sweep",
+        shard,
+        weight: { d1Queries: 2, queueMessages: 4, floor: 4, reserve: 0 },
+        work: ({ env, budget }) => sweepOutbox(db(env), queue(env), now, { ...sweep, max: budget.allowed.queueMessages }),
+      },
+      { job: "idempotency", shard, weight: ONE_QUERY, work: ({ env }) => forgetExpiredKeys(db(env), now) },
+      {
+        job: "retention",
+        shard,
+        weight: { d1Queries: 4, queueMessages: 0, ...RETENTION_STEP },
+        work: ({ env, bookkeeping }) => applyRetention(db(env), env.ARCHIVE, days, now, { bookkeeping: db(bookkeeping) }),
+      },
+      { job: "counts", shard, weight: { d1Queries: 1, queueMessages: 0, floor: 8, reserve: 0 }, work: ({ env }) => foldBehindAccounts(db(env)) },
+      { job: "releases", shard, weight: { d1Queries: 1, queueMessages: 1, floor: 4, reserve: 0 }, work: ({ env }) => continueReleases(db(env), queue(env), now) },
+    );
+  }
+  return jobs;
+}
+
+/** The shards whose jobs this Worker's cron runs: those CRON_SHARDS names, or every bound one. */
+export function tendedShards(env: Env): string[] {
+  const bound = [...boundShards(env).keys()];
+  const named = env.CRON_SHARDS?.split(",").map((name) => name.trim()).filter(Boolean);
+  return named && named.length > 0 ? bound.filter((shard) => named.includes(shard)) : bound;
 }
 
 /**
@@ -64,16 +121,19 @@ export async function runCron(env: Env, now: number, sweep: { restartedAt?: numb
  * second, so a backlog after an outage drains over runs without crowding out new deliveries).
  */
 export const CRON_BUDGET: Allowance = { d1Queries: D1_QUERIES_PER_INVOCATION - 100, queueMessages: 10_000 };
-/** The weights of a job that only queries D1. */
-const QUERIES: Allowance = { d1Queries: 1, queueMessages: 0 };
+/** wrangler.toml's cron: a run a minute (the turns count runs by it). */
+const RUN_EVERY_MS = 60_000;
+/** A job that makes one query and needs no more. */
+const ONE_QUERY: JobWeight = { d1Queries: 1, queueMessages: 0, floor: 1, reserve: 0 };
 
-/** `env` whose D1 bindings and delivery queue spend from a job's budget. */
-function withinBudget(env: Env, budget: JobBudget): Env {
-  const gate = { call: <T>(sqls: string[], run: () => Promise<T>) => (budget.spend("d1Queries", sqls.length), (budget.d1Calls += 1), run()) };
+/** `env` whose D1 bindings and delivery queue spend from a job's budget: as work, or as bookkeeping (counted, never refused). */
+function withinBudget(env: Env, budget: JobBudget, as: "work" | "bookkeeping"): Env {
+  const spend = (kind: keyof Allowance, n: number) => (as === "work" ? budget.spend(kind, n) : budget.keep(kind, n));
+  const gate = { call: <T>(sqls: string[], run: () => Promise<T>) => (spend("d1Queries", sqls.length), (budget.d1Calls += 1), run()) };
   const queue = env.DELIVERIES;
   const deliveries = {
-    send: (...args: Parameters<typeof queue.send>) => (budget.spend("queueMessages", 1), queue.send(...args)),
-    sendBatch: (...args: Parameters<typeof queue.sendBatch>) => (budget.spend("queueMessages", [...args[0]].length), queue.sendBatch(...args)),
+    send: (...args: Parameters<typeof queue.send>) => (spend("queueMessages", 1), queue.send(...args)),
+    sendBatch: (...args: Parameters<typeof queue.sendBatch>) => (spend("queueMessages", [...args[0]].length), queue.sendBatch(...args)),
   } as typeof queue;
   return new Proxy(env, {
     get(target, key, receiver) {

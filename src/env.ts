@@ -36,6 +36,12 @@ export interface Env {
   D1_REPLICA_ROUND_TRIP_MS?: string;
   /** Days an ended delivery stays in the log (default 30); webhooks/upkeep/retention.ts. */
   RETENTION_DAYS?: string;
+  /**
+   * The shards this Worker's cron tends, by name, comma-separated (default: every bound shard). A
+   * second deployment of the Worker with the rest keeps the cron's pace past what one run holds
+   * (docs/operations.md, "The cron").
+   */
+  CRON_SHARDS?: string;
   /** Where retention archives removed deliveries; optional. */
   ARCHIVE?: R2Bucket;
 }

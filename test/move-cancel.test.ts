@@ -30,7 +30,7 @@ describe("canceling a move", () => {
     const { client, account } = await makeTenant({ shard: "A" });
     await makeCounterparty(client, "buyer");
     expect((await move(account.id, "B")).status).toBe(202);
-    await continueMoves(directory(), env, 5);
+    await continueMoves(directory(), env, { budgetMs: 5 });
     expect((await accountOf(account.id)).move.state).toBe("copying");
     // A long log, as a busy account's copy leaves one.
     await env.SHARD_A!.prepare(
@@ -42,7 +42,7 @@ describe("canceling a move", () => {
     const before = await logged();
     expect((await cancel(account.id)).status).toBe(202);
     expect(await logged()).toBe(before - 5000);
-    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, 5);
+    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect((await makeCounterparty(client, "supplier")).id).toMatch(/^cpty_/);
     expect(await logged()).toBe(before - 5000);
     expect((await call("DELETE", `/admin/accounts/${account.id}/`, { headers: ADMIN })).status).toBe(202);
@@ -55,7 +55,7 @@ describe("canceling a move", () => {
     for (let i = 0; i < 12; i++) await makeCounterparty(client, i % 2 ? "buyer" : "supplier");
     const before = await tenantRows(env.SHARD_A!, account.id);
     expect((await move(account.id, "B")).status).toBe(202);
-    for (let i = 0; i < 3; i++) await continueMoves(directory(), env, 5); // part of it copied to B
+    for (let i = 0; i < 3; i++) await continueMoves(directory(), env, { budgetMs: 5 }); // part of it copied to B
     expect((await accountOf(account.id)).move.state).toBe("copying");
     expect(none(await tenantRows(env.SHARD_B!, account.id))).toBe(false);
 
@@ -77,7 +77,7 @@ describe("canceling a move", () => {
     // The source logs no more: its moves row and log are gone, and writes work as ever.
     expect(await env.SHARD_A!.prepare("select (select count(*) from moves where account_id = ?1) + (select count(*) from move_log where account_id = ?1) as n").bind(account.id).first()).toEqual({ n: 0 });
     expect((await makeCounterparty(client, "buyer")).id).toMatch(/^cpty_/);
-    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, 5);
+    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect(await accountOf(account.id)).toMatchObject({ shard: "A", move: null });
     expect(none(await tenantRows(env.SHARD_B!, account.id))).toBe(true);
     expect(await env.SHARD_B!.prepare("select count(*) as n from moves where account_id = ?").bind(account.id).first()).toEqual({ n: 0 });
@@ -85,7 +85,7 @@ describe("canceling a move", () => {
 
     // And it moves again, to the end.
     expect((await move(account.id, "B")).status).toBe(202);
-    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, 5);
+    for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect(await accountOf(account.id)).toMatchObject({ shard: "B", move: null });
     expect((await call("GET", "/v1/counterparties/?page_size=100", { headers: client.headers })).json.count).toBe(13);
   });

@@ -117,10 +117,10 @@ describe("moving an account to another shard", () => {
       // Every third step fails a payment made before the move: its link was copied before it let go.
       const early = steps % 3 === 1 ? before.shift() : undefined;
       const writes = () => Promise.all([pay().then(() => event(steps)), early && fail(early)]);
-      if (steps < RACING) await Promise.all([writes(), continueMoves(directory(), env, 5)]);
+      if (steps < RACING) await Promise.all([writes(), continueMoves(directory(), env, { budgetMs: 5 })]);
       else {
         await writes();
-        await continueMoves(directory(), env, 5);
+        await continueMoves(directory(), env, { budgetMs: 5 });
       }
     }
     expect(steps).toBeGreaterThan(2);
@@ -178,7 +178,7 @@ describe("moving an account to another shard", () => {
     expect((await move(client.accountId, "A")).status).toBe(202);
     for (let i = 0; (await accountOf(client.accountId)).move?.state !== "cleaning"; i++) {
       expect(i).toBeLessThan(200);
-      await continueMoves(directory(), env, 5);
+      await continueMoves(directory(), env, { budgetMs: 5 });
     }
     // A refuses all but deletes now; B serves the account.
     expect(withoutHandover(await dump(env.SHARD_A!, client.accountId))).toEqual(withoutHandover(await dump(env.SHARD_B!, client.accountId)));
@@ -203,7 +203,7 @@ describe("moving an account to another shard", () => {
     expect((await move(client.accountId, "B")).status).toBe(202);
     for (let i = 0; (await accountOf(client.accountId)).move !== null; i++) {
       expect(i).toBeLessThan(200);
-      await continueMoves(directory(), env, 5);
+      await continueMoves(directory(), env, { budgetMs: 5 });
     }
     const stale = await call("GET", `/v1/webhooks/${subscription.id}/feed/?after=${before.json.next}`, { headers: client.headers });
     expect(stale.status).toBe(410);
@@ -220,13 +220,13 @@ describe("moving an account to another shard", () => {
     expect((await move(client.accountId, "B")).status).toBe(202);
     // A step held elsewhere (its lease not lapsed): this run leaves the move alone.
     await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1").bind(client.accountId, Date.now() + 60_000).run();
-    await continueMoves(directory(), env, 5);
+    await continueMoves(directory(), env, { budgetMs: 5 });
     expect((await env.SHARD_A!.prepare("select count(*) as n from moves where account_id = ?1").bind(client.accountId).first<{ n: number }>())!.n).toBe(0);
     expect((await accountOf(client.accountId)).move).toMatchObject({ state: "copying", copied_rows: 0 });
     await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1").bind(client.accountId, Date.now() - 1).run();
     for (let i = 0; (await accountOf(client.accountId)).move !== null; i++) {
       expect(i).toBeLessThan(200);
-      await Promise.all([continueMoves(directory(), env, 5), continueMoves(directory(), env, 5), continueMoves(directory(), env, 5)]);
+      await Promise.all([continueMoves(directory(), env, { budgetMs: 5 }), continueMoves(directory(), env, { budgetMs: 5 }), continueMoves(directory(), env, { budgetMs: 5 })]);
     }
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
     expect(await tenantRows(env.SHARD_B!, client.accountId)).toEqual(before);
@@ -254,7 +254,7 @@ describe("moving an account to another shard", () => {
       .bind(client.accountId, subscription.id, now + 1)
       .run();
     expect((await move(client.accountId, "B")).status).toBe(202);
-    for (let i = 0; i < 200 && (await accountOf(client.accountId)).move.state === "copying"; i++) await continueMoves(directory(), env, 5);
+    for (let i = 0; i < 200 && (await accountOf(client.accountId)).move.state === "copying"; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect((await accountOf(client.accountId)).move.state).toBe("draining");
     // Writes still work while it drains.
     await makeCounterparty(client, "supplier");
@@ -263,14 +263,14 @@ describe("moving an account to another shard", () => {
     // A copy that went wrong (a row changed on B behind the move's back) fails the check: back to copying.
     await env.SHARD_B!.prepare("update counterparties set name = 'tampered' where account_id = ?1").bind(client.accountId).run();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    await continueMoves(directory(), env, 5);
+    await continueMoves(directory(), env, { budgetMs: 5 });
     expect(errors.mock.calls.some(([line]) => String(line).includes('"move_cutover_failed"'))).toBe(true);
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "A", move: { state: "copying" } });
     // Its fresh delivery is due again on A, for the sweeper's walk of the due index.
     expect(await env.SHARD_A!.prepare("select enqueued_at from webhook_deliveries where id = 'fresh-' || ?1").bind(client.accountId).first()).toEqual({ enqueued_at: null });
     expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "after-check", type: "buyer", name: "Later" }, headers: client.headers })).status).toBe(201);
     // The copy from the start puts it right, and the move completes.
-    for (let i = 0; i < 200 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env, 5);
+    for (let i = 0; i < 200 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
     const names = (await call("GET", "/v1/counterparties/?page_size=100", { headers: client.headers })).json.results.map((row: { name: string }) => row.name);
     expect(names).toHaveLength(3);

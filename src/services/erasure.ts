@@ -23,11 +23,17 @@ import {
   webhookSubscriptions,
 } from "../db/schema";
 import { conflict, notFound } from "../errors";
+import { isBudgetSpent } from "../lib/run-budget";
 
 /** Rows one cron run removes at most from each table of an erased account. */
 export const ERASE_CHUNK = 500;
 /** Archive objects one cron run removes at most. */
 const ARCHIVE_CHUNK = 100;
+/**
+ * The cron's floor for erasures (lib/run-budget.ts): its smallest unit is the list of erasures, one
+ * account's step (a batch of at most 16 statements) and the directory's delete; no bookkeeping.
+ */
+export const ERASURE_STEP = { floor: 1 + 16 + 1, reserve: 0 };
 
 /**
  * Starts erasing an account (docs/operations.md, "Erasing an account"): in the directory, from now
@@ -89,6 +95,7 @@ export async function continueErasures(directory: Db, env: Env, limit = 2): Prom
       // Nothing of it is left (a write that raced the erasure would have been refused: its users are gone).
       if (rows === 0 && objects === 0) await directory.delete(accounts).where(and(eq(accounts.id, id), isNotNull(accounts.erasedAt)));
     } catch (error) {
+      if (isBudgetSpent(error)) throw error;
       console.error(JSON.stringify({ type: "erasure_error", account_id: id, shard, error: String(error) }));
     }
   }

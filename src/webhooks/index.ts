@@ -30,7 +30,7 @@ export { publicKeys } from "./subscriptions/public-keys";
 export { ATTEMPTS_SHOWN, getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { archivedDay } from "./subscriptions/archive";
-export { applyRetention, retentionDays, type RetentionReport } from "./upkeep/retention";
+export { applyRetention, RETENTION_STEP, retentionDays, type RetentionReport } from "./upkeep/retention";
 export { sendTestDelivery } from "./subscriptions/test-delivery";
 export { MAX_RECOVERED, recoverDeliveries } from "./subscriptions/recover";
 export { discardHeld, DISCARDED_AT_ONCE, RELEASED_AT_ONCE } from "./subscriptions/holds";

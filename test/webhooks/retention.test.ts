@@ -112,9 +112,9 @@ describe("retention", () => {
     const inLog = async () => (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
     expect(await inLog()).toBe(copies + 1);
 
-    const first = await applyRetention(db(), env.ARCHIVE, 30, Date.now(), 100);
+    const first = await applyRetention(db(), env.ARCHIVE, 30, Date.now(), { max: 100 });
     expect(first.removed).toBe(100);
-    for (let run = 0; run < 5 && (await inLog()) > 1; run++) await applyRetention(db(), env.ARCHIVE, 30, Date.now(), 100);
+    for (let run = 0; run < 5 && (await inLog()) > 1; run++) await applyRetention(db(), env.ARCHIVE, 30, Date.now(), { max: 100 });
     expect(await inLog()).toBe(1);
     const left = await shard.prepare("select id, status from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ id: string; status: string }>();
     expect(left).toEqual({ id: `${made!.id}-1`, status: "pending" });

@@ -4,6 +4,7 @@ import { listCounts, PAYMENT_STATUSES, statusColumn, timeCounts } from "../../db
 import { BUCKET_SIZES_MS } from "./buckets";
 import { keyParts, storedAt, type CountKey } from "./stored";
 import { addedOn, COUNT_COLUMNS } from "./time";
+import { isBudgetSpent } from "../../lib/run-budget";
 
 /**
  * An account's payment counts (list_counts' `payments` row and counterparty rows, time_counts'
@@ -150,6 +151,7 @@ export async function foldBehindAccounts(db: Db, limit = 50): Promise<number> {
       await foldPaymentCounts(db, id);
       folded++;
     } catch (error) {
+      if (isBudgetSpent(error)) throw error;
       console.error(JSON.stringify({ type: "fold_error", account_id: id, error: String(error) }));
     }
   }

@@ -37,6 +37,7 @@ import { chooseShard, listShards } from "../shards";
 import { stepCancel } from "./cancel";
 import { copyChunk, fingerprint, replayLog, type CopyCursor } from "./copy";
 import { MOVED_TABLES } from "./tables";
+import { isBudgetSpent } from "../../lib/run-budget";
 
 /** Where a copy stands: the bulk copy's table and place in it, each table's highest rowid when it began, and the log replayed so far. */
 interface Progress {
@@ -49,8 +50,12 @@ interface Progress {
 
 /** Log entries left when the drain starts: the freeze then replays at most about this many. */
 const NEARLY_CAUGHT_UP = 200;
-/** How long a step waits for the account's attempts in flight to end before it tries again next run. */
+/** How long a step waits for the account's attempts in flight to end before it tries again next run, and how often it looks. */
 const DRAIN_WAIT_MS = 10_000;
+const DRAIN_POLL_MS = 500;
+/** Log entries one replay at the freeze reads, and how many replays a freeze makes at most. */
+const FREEZE_REPLAY_ENTRIES = 100;
+const FREEZE_REPLAYS = 2;
 
 export const MOVING = "Account is moving; retry shortly.";
 export const MOVING_RETRY_AFTER_S = 2;
@@ -78,83 +83,153 @@ export async function startMove(directory: Db, env: Env, id: string, to: string,
 const LEASE_MARGIN_MS = 60_000;
 
 /**
+ * What the cut-over may spend in D1 queries (the cron's run budget, lib/run-budget.ts): the drain's
+ * checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS), the state changes, the freeze's replays
+ * (FREEZE_REPLAYS of FREEZE_REPLAY_ENTRIES log entries, each a read of the log and, per table
+ * touched, a read of sizes, of rows and a write), both fingerprints and the switch. A step starts
+ * the cut-over only with this much room; one cut short anyway (a replay of very large rows) goes
+ * back to copying (bookkeeping) and tries again in a later run, never leaving the account frozen.
+ */
+export const CUTOVER_QUERIES = 2 + 21 + 2 + 2 * (1 + 13 * 3 + 20) + 2 * 13 + 1 + 1 + 3;
+/**
+ * The cron's floor and reserve for moves: the cut-over, the largest unit a step does whole; and
+ * the bookkeeping after a step's last piece of work (a progress save, a lease's release, and the
+ * return to copying of a cut-over cut short: three statements).
+ */
+export const MOVE_STEP = { floor: CUTOVER_QUERIES, reserve: 5 };
+
+/** What a step of one move did: the log's view of its progress, run by run. */
+export interface MoveReport {
+  account_id: string;
+  state: string;
+  copied_rows: number;
+  /** Where the copy stands: `bulk <table>`, `log <seq>`, or the step's end (`switched`, `left`, …). */
+  at: string;
+  stopped?: "budget" | "no room for the cut-over" | "drain";
+}
+
+interface MoveOptions {
+  /** How long a step copies before it saves and ends. */
+  budgetMs?: number;
+  /** The same bindings for the bookkeeping that must run whatever the budget (the cron's, lib/run-budget.ts). */
+  bookkeeping?: Env;
+  /** D1 queries the step's work may still spend. */
+  room?: () => number;
+}
+
+/**
  * One bounded step of every move under way (at most two accounts a run); a failing one is a log
  * line. Each step first takes the move's lease in the directory, reading the account as it is
  * then: two cron runs (or isolates) never step one move at once, so no step acts on a stale view.
+ * The lease's release is bookkeeping: a step stopped by its budget frees the move for the next run.
  */
-export async function continueMoves(directory: Db, env: Env, budgetMs = 20_000): Promise<void> {
+export async function continueMoves(directory: Db, env: Env, { budgetMs = 20_000, bookkeeping = env, room = () => Infinity }: MoveOptions = {}): Promise<MoveReport[]> {
   const free = (now: number) => or(isNull(accounts.moveLeaseUntil), lt(accounts.moveLeaseUntil, now));
-  const moving = await directory
-    .select({ id: accounts.id })
-    .from(accounts)
-    .where(and(isNotNull(accounts.moveState), free(Date.now())))
-    .limit(fixedLimit(2));
-  for (const { id } of moving) {
-    const now = Date.now();
-    const [account] = await directory
-      .update(accounts)
-      .set({ moveLeaseUntil: now + budgetMs + LEASE_MARGIN_MS })
-      .where(and(eq(accounts.id, id), isNotNull(accounts.moveState), free(now)))
-      .returning();
-    if (!account) continue; // another step holds it
-    try {
-      await stepMove(directory, env, account, now + budgetMs);
-    } catch (error) {
-      console.error(JSON.stringify({ type: "move_error", account_id: account.id, from: account.shard, to: account.moveTo, error: String(error) }));
-    } finally {
-      await directory.update(accounts).set({ moveLeaseUntil: null }).where(eq(accounts.id, id));
+  const kept = createDb(bookkeeping.DB);
+  const reports: MoveReport[] = [];
+  try {
+    const moving = await directory
+      .select({ id: accounts.id })
+      .from(accounts)
+      .where(and(isNotNull(accounts.moveState), free(Date.now())))
+      .limit(fixedLimit(2));
+    for (const { id } of moving) {
+      const now = Date.now();
+      const [account] = await directory
+        .update(accounts)
+        .set({ moveLeaseUntil: now + budgetMs + LEASE_MARGIN_MS })
+        .where(and(eq(accounts.id, id), isNotNull(accounts.moveState), free(now)))
+        .returning();
+      if (!account) continue; // another step holds it
+      try {
+        const report = await stepMove(directory, env, account, { deadline: now + budgetMs, bookkeeping, room });
+        if (report) reports.push(report);
+        if (report?.stopped === "budget") break;
+      } catch (error) {
+        console.error(JSON.stringify({ type: "move_error", account_id: account.id, from: account.shard, to: account.moveTo, error: String(error) }));
+      } finally {
+        await kept.update(accounts).set({ moveLeaseUntil: null }).where(eq(accounts.id, id));
+      }
     }
+  } catch (error) {
+    if (!isBudgetSpent(error)) throw error;
   }
+  return reports;
 }
 
-async function stepMove(directory: Db, env: Env, account: Account, deadline: number): Promise<void> {
-  if (account.moveState === "canceling") return stepCancel(directory, env, account);
-  if (account.moveState === "cleaning") {
-    // The directory points at the new shard already; the progress names the one left.
-    const left: string = JSON.parse(account.moveProgress!).left;
-    const binding = shardBinding(env, left);
-    const arrived = shardBinding(env, account.shard);
-    if (!binding || !arrived) shardNotConfigured(binding ? account.shard : left, { moving: account.id });
-    else await leave(directory, binding, arrived, account.id);
-    return;
+async function stepMove(directory: Db, env: Env, account: Account, { deadline, bookkeeping, room }: Required<Omit<MoveOptions, "budgetMs">> & { deadline: number }): Promise<MoveReport | null> {
+  const report = (at: string, copied = account.moveCopiedRows ?? 0, stopped?: MoveReport["stopped"]): MoveReport => ({
+    account_id: account.id,
+    state: account.moveState!,
+    copied_rows: copied,
+    at,
+    ...(stopped ? { stopped } : {}),
+  });
+  try {
+    if (account.moveState === "canceling") {
+      await stepCancel(directory, env, account);
+      return report("canceling");
+    }
+    if (account.moveState === "cleaning") {
+      // The directory points at the new shard already; the progress names the one left.
+      const left: string = JSON.parse(account.moveProgress!).left;
+      const binding = shardBinding(env, left);
+      const arrived = shardBinding(env, account.shard);
+      if (!binding || !arrived) shardNotConfigured(binding ? account.shard : left, { moving: account.id });
+      else await leave(directory, binding, arrived, account.id);
+      return report("leaving");
+    }
+  } catch (error) {
+    if (!isBudgetSpent(error)) throw error;
+    return report(account.moveState!, undefined, "budget");
   }
   if (account.moveTo === account.shard) {
     // Never copy a shard onto itself (a state no step writes: the switch sets `cleaning` with the shard).
     console.error(JSON.stringify({ type: "move_error", account_id: account.id, error: `a move to its own shard "${account.shard}" in state ${account.moveState}` }));
-    return;
+    return null;
   }
   const from = shardBinding(env, account.shard);
   const to = shardBinding(env, account.moveTo!);
   if (!from || !to) {
     shardNotConfigured(from ? account.moveTo : account.shard, { moving: account.id });
-    return;
+    return null;
   }
-  let progress: Progress = account.moveProgress ? JSON.parse(account.moveProgress) : await arm(from, to, account.id, account.moveStartedAt!);
-  let copied = 0;
-  const save = () =>
-    directory
-      .update(accounts)
-      .set({ moveProgress: JSON.stringify(progress), moveCopiedRows: (account.moveCopiedRows ?? 0) + copied })
-      .where(eq(accounts.id, account.id));
-  // At least one piece of work a step, however short its budget.
-  do {
-    if (progress.phase === "bulk") {
-      const table = MOVED_TABLES[progress.table]!;
-      const chunk = await copyChunk(from, to, table, account.id, progress.after, progress.upTo[progress.table]!);
-      copied += chunk.copied;
-      progress = chunk.last === null ? { ...progress, table: progress.table + 1, after: 0 } : { ...progress, after: chunk.last };
-      if (progress.table === MOVED_TABLES.length) progress = { ...progress, phase: "log" };
-      continue;
+  const kept = createDb(bookkeeping.DB);
+  let copied = account.moveCopiedRows ?? 0;
+  let progress: Progress | null = account.moveProgress ? JSON.parse(account.moveProgress) : null;
+  const at = () => (progress === null ? "arming" : progress.phase === "bulk" ? `bulk ${MOVED_TABLES[progress.table]?.name ?? "done"}` : `log ${progress.seq}`);
+  // Progress is kept where it is made: saved after each chunk, as bookkeeping (never refused).
+  const save = () => kept.update(accounts).set({ moveProgress: JSON.stringify(progress), moveCopiedRows: copied }).where(eq(accounts.id, account.id));
+  try {
+    if (progress === null) {
+      progress = await arm(from, to, account.id, account.moveStartedAt!);
+      await save();
     }
-    const replayed = await replayLog(from, to, account.id, progress.seq);
-    copied += replayed.applied;
-    progress = { ...progress, seq: replayed.lastSeq };
-    if (replayed.applied >= NEARLY_CAUGHT_UP) continue;
-    await save();
-    await cutOver(directory, from, to, account, progress, deadline);
-    return;
-  } while (Date.now() < deadline);
-  await save();
+    // At least one piece of work a step, however short its time.
+    do {
+      if (progress.phase === "bulk") {
+        const table = MOVED_TABLES[progress.table]!;
+        const chunk = await copyChunk(from, to, table, account.id, progress.after, progress.upTo[progress.table]!);
+        copied += chunk.copied;
+        progress = chunk.last === null ? { ...progress, table: progress.table + 1, after: 0 } : { ...progress, after: chunk.last };
+        if (progress.table === MOVED_TABLES.length) progress = { ...progress, phase: "log" };
+        await save();
+        continue;
+      }
+      const replayed = await replayLog(from, to, account.id, progress.seq);
+      copied += replayed.applied;
+      progress = { ...progress, seq: replayed.lastSeq };
+      await save();
+      if (replayed.applied >= NEARLY_CAUGHT_UP) continue;
+      if (room() < CUTOVER_QUERIES) return report(at(), copied, "no room for the cut-over");
+      const over = await cutOver(directory, from, to, account, progress, deadline, { kept, from: shardBinding(bookkeeping, account.shard)! });
+      return report(over, copied, over === "drain" ? "drain" : undefined);
+    } while (Date.now() < deadline);
+    return report(at(), copied);
+  } catch (error) {
+    if (!isBudgetSpent(error)) throw error;
+    return report(at(), copied, "budget");
+  }
 }
 
 /**
@@ -174,42 +249,64 @@ async function arm(from: D1Database, to: D1Database, accountId: string, startedA
 const setSourceState = (from: D1Database, accountId: string, state: string) => from.prepare("update moves set state = ?2 where account_id = ?1").bind(accountId, state).run();
 const setMoveState = (directory: Db, id: string, state: "copying" | "draining" | "frozen") => directory.update(accounts).set({ moveState: state }).where(eq(accounts.id, id));
 
-/** Drains, freezes, checks and switches; false when the drain outlasted the step (the next run goes on). */
-async function cutOver(directory: Db, from: D1Database, to: D1Database, account: Account, progress: Progress, deadline: number): Promise<boolean> {
-  await setSourceState(from, account.id, "draining");
-  await setMoveState(directory, account.id, "draining");
-  const waitUntil = Math.min(deadline, Date.now() + DRAIN_WAIT_MS);
-  while ((await inFlight(from, account.id)) > 0) {
-    if (Date.now() > waitUntil) return false;
-    await new Promise((done) => setTimeout(done, 200));
-  }
-  await setSourceState(from, account.id, "frozen");
-  await setMoveState(directory, account.id, "frozen");
+/**
+ * Drains, freezes, checks and switches: "switched", or where it stopped ("drain": attempts still
+ * in flight; "copying": the check or the budget sent it back). Before the switch, anything that
+ * stops it puts the account back to copying, as bookkeeping (`kept`), so its writes never stay
+ * refused; after it, the next step's clean-up goes on.
+ */
+async function cutOver(
+  directory: Db,
+  from: D1Database,
+  to: D1Database,
+  account: Account,
+  progress: Progress,
+  deadline: number,
+  kept: { kept: Db; from: D1Database },
+): Promise<"switched" | "drain" | "copying"> {
+  let seq = progress.seq;
+  const back = async (restart: boolean) => {
+    // Writes work again. Its deliveries handed over at their creation and never since, which the
+    // sweeper left alone while the move held them (and its mark passed), become due: the
+    // sweeper's due walk has them again. After a failed check, every row is copied again.
+    await kept.from.batch([
+      kept.from.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
+      kept.from.prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at").bind(account.id),
+    ]);
+    const resumed = restart ? { ...progress, phase: "bulk" as const, table: 0, after: 0 } : { ...progress, seq };
+    await kept.kept.update(accounts).set({ moveState: "copying", moveProgress: JSON.stringify(resumed) }).where(eq(accounts.id, account.id));
+  };
   try {
-    for (let seq = progress.seq; ; ) {
-      const replayed = await replayLog(from, to, account.id, seq);
-      if (replayed.applied === 0) break;
+    await setSourceState(from, account.id, "draining");
+    await setMoveState(directory, account.id, "draining");
+    const waitUntil = Math.min(deadline, Date.now() + DRAIN_WAIT_MS);
+    while ((await inFlight(from, account.id)) > 0) {
+      if (Date.now() > waitUntil) return "drain";
+      await new Promise((done) => setTimeout(done, DRAIN_POLL_MS));
+    }
+    await setSourceState(from, account.id, "frozen");
+    await setMoveState(directory, account.id, "frozen");
+    for (let replays = 0; ; replays++) {
+      const replayed = await replayLog(from, to, account.id, seq, FREEZE_REPLAY_ENTRIES);
       seq = replayed.lastSeq;
+      if (replayed.applied < FREEZE_REPLAY_ENTRIES) break;
+      // More came in while it drained than a freeze replays: back to copying, to catch up first.
+      if (replays + 1 === FREEZE_REPLAYS) throw new Error(`more than ${FREEZE_REPLAYS * FREEZE_REPLAY_ENTRIES} changes to replay at the freeze`);
     }
     const [source, copy] = await Promise.all([fingerprint(from, account.id), fingerprint(to, account.id)]);
     const differs = MOVED_TABLES.filter((table) => JSON.stringify(source[table.name]) !== JSON.stringify(copy[table.name])).map((table) => table.name);
-    if (differs.length > 0) throw new Error(`the copy differs from the source in ${differs.join(", ")}`);
+    if (differs.length > 0) {
+      console.error(JSON.stringify({ type: "move_cutover_failed", account_id: account.id, error: `the copy differs from the source in ${differs.join(", ")}` }));
+      await back(true);
+      return "copying";
+    }
     // The copy's pending deliveries are handed over by the new shard's next sweep (none is in flight).
     await to.prepare("update webhook_deliveries set enqueued_at = null, claimed_until = null, claim_token = null where account_id = ?1 and status = 'pending'").bind(account.id).run();
   } catch (error) {
     console.error(JSON.stringify({ type: "move_cutover_failed", account_id: account.id, error: String(error) }));
-    // Back to copying from the start: writes work again, and every row is copied again. Its
-    // deliveries handed over at their creation and never since, which the sweeper left alone while
-    // the move held them (and its mark passed), become due: the sweeper's due walk has them again.
-    await from.batch([
-      from.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
-      from.prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at").bind(account.id),
-    ]);
-    await directory
-      .update(accounts)
-      .set({ moveState: "copying", moveProgress: JSON.stringify({ ...progress, phase: "bulk", table: 0, after: 0 }) })
-      .where(eq(accounts.id, account.id));
-    return false;
+    await back(false);
+    if (isBudgetSpent(error)) throw error;
+    return "copying";
   }
   // The switch: from here on requests reach the new shard. (Cut short before it, the next step
   // drains and freezes again; after it, the clean-up goes on.)
@@ -220,7 +317,7 @@ async function cutOver(directory: Db, from: D1Database, to: D1Database, account:
     .returning({ id: accounts.id });
   if (!switched) throw new Error("the directory's account changed under the cut-over");
   await handOff(from, to, account.id);
-  return true;
+  return "switched";
 }
 
 /** The copy becomes the account's own (its pending deliveries go out with its shard's next sweep); the source refuses all but deletes. */

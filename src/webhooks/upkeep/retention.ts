@@ -1,7 +1,7 @@
 import { and, inArray, lt, sql } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
 import { withinBytes } from "../../lib/within-bytes";
-import type { Db } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
 import { payments, webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions } from "../../db/schema";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
@@ -23,6 +23,15 @@ export const RETENTION_PER_RUN = 10_000;
 /** Deliveries one step reads, archives and removes at most, and the bytes it may read for them. */
 export const RETENTION_CHUNK = 1000;
 export const RETENTION_CHUNK_BYTES = 8_000_000;
+/** D1 queries of one step: its candidates, their rows, their attempts and bodies' sources (work), and the removal (bookkeeping, three statements). */
+const STEP_QUERIES = 1 + 1 + 2 + 3;
+/**
+ * The cron's floor and reserve for retention (lib/run-budget.ts): the steps that remove
+ * RETENTION_PER_RUN deliveries of full steps, and the health buckets' clean-up; the reserve is
+ * a step's removal, which follows its archive whatever the budget (an archive written and its
+ * deliveries kept would be written again by the next run).
+ */
+export const RETENTION_STEP = { floor: Math.ceil(RETENTION_PER_RUN / RETENTION_CHUNK) * STEP_QUERIES + 1, reserve: 3 };
 /** An attempt's most bytes as the archive keeps it (its excerpt escaped as JSON, its headers, its error). */
 const ATTEMPT_BYTES = 8_000;
 const DAY_MS = 86_400_000;
@@ -49,12 +58,18 @@ export interface RetentionReport {
  * reading or rewriting one; archiving before removing, under a name the same deliveries give
  * again, means a run cut short between the two archives nothing twice and loses nothing.
  */
-export async function applyRetention(db: Db, archive: R2Bucket | undefined, days: number, now: number, max = RETENTION_PER_RUN): Promise<RetentionReport> {
+export async function applyRetention(
+  db: Db,
+  archive: R2Bucket | undefined,
+  days: number,
+  now: number,
+  { max = RETENTION_PER_RUN, bookkeeping = db }: { max?: number; bookkeeping?: Db } = {},
+): Promise<RetentionReport> {
   const cutoff = now - days * DAY_MS;
   let archived = 0;
   let removed = 0;
   while (removed < max) {
-    const step = await removeStep(db, archive, cutoff, Math.min(RETENTION_CHUNK, max - removed));
+    const step = await removeStep(db, archive, cutoff, Math.min(RETENTION_CHUNK, max - removed), bookkeeping);
     archived += step.archived;
     removed += step.removed;
     if (step.removed === 0) break;
@@ -68,7 +83,7 @@ export async function applyRetention(db: Db, archive: R2Bucket | undefined, days
  * One step: the next `limit` removable deliveries at most, as many as RETENTION_CHUNK_BYTES hold
  * with their attempts (one alone however large), archived, then removed.
  */
-async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number, limit: number): Promise<{ archived: number; removed: number }> {
+async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number, limit: number, kept: Db): Promise<{ archived: number; removed: number }> {
   // Each subscription's log starts with its oldest deliveries (the table's key, by created). A
   // delivery last changed before the cutoff was also made before it, so a step reads only the
   // front of each log, up to the cutoff, and takes the ended ones not changed since.
@@ -102,19 +117,20 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
   const stillOld = and(inList(d.id, ids), inArray(d.status, [...ENDED]), lt(d.updatedAt, cutoff));
   const removedMax = (column: "sequence" | "created_at") =>
     sql`coalesce((select max(${sql.raw(column)}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0)`;
-  const [, , gone] = await db.batch([
+  const { gone } = await runNamedBatch(kept, {
+    // Once archived, the removal is bookkeeping (`kept`): it runs whatever the budget left.
     // The subscriptions' sequences go on past what is removed (outbox/sequence.ts), even when
     // nothing of them is kept; a feed cursor before it has expired.
-    db
+    sequences: kept
       .update(webhookSubscriptions)
       .set({
         lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, ${removedMax("sequence")})`,
         ...droppedPast(removedMax),
       })
       .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
-    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
-    db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
-  ]);
+    attempts: kept.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
+    gone: kept.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
+  });
   return { archived, removed: gone.length };
 }
 
