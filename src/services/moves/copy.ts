@@ -117,7 +117,7 @@ export async function replayLog(from: D1Database, to: D1Database, accountId: str
         await applyOrSkip(to, statements, () => rows.map((row) => upsertOne(to, table, row)));
       });
       const gone = some.filter((key) => !found.has(key));
-      if (gone.length > 0) deletes.unshift(gone.map((key) => remove(to, table, [key])));
+      if (gone.length > 0) deletes.unshift([remove(to, table, gone)]);
     }
   }
   const removals = deletes.flat();

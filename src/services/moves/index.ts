@@ -54,8 +54,8 @@ const NEARLY_CAUGHT_UP = 200;
 const DRAIN_WAIT_MS = 10_000;
 const DRAIN_POLL_MS = 500;
 /** Log entries one replay at the freeze reads, and how many replays a freeze makes at most. */
-const FREEZE_REPLAY_ENTRIES = 100;
-const FREEZE_REPLAYS = 2;
+const FREEZE_REPLAY_ENTRIES = 500;
+const FREEZE_REPLAYS = 4;
 
 export const MOVING = "Account is moving; retry shortly.";
 export const MOVING_RETRY_AFTER_S = 2;
@@ -83,20 +83,29 @@ export async function startMove(directory: Db, env: Env, id: string, to: string,
 const LEASE_MARGIN_MS = 60_000;
 
 /**
- * What the cut-over may spend in D1 queries (the cron's run budget, lib/run-budget.ts): the drain's
- * checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS), the state changes, the freeze's replays
- * (FREEZE_REPLAYS of FREEZE_REPLAY_ENTRIES log entries, each a read of the log and, per table
- * touched, a read of sizes, of rows and a write), both fingerprints and the switch. A step starts
- * the cut-over only with this much room; one cut short anyway (a replay of very large rows) goes
- * back to copying (bookkeeping) and tries again in a later run, never leaving the account frozen.
+ * D1 queries of one replay of the log (copy.ts, `replayLog`, FREEZE_REPLAY_ENTRIES entries): a read
+ * of the log and, per table touched, a read of sizes, of rows, a write and a delete, for rows
+ * within one read's bytes. Larger rows take more: every replay at the freeze first checks its room.
  */
-export const CUTOVER_QUERIES = 2 + 21 + 2 + 2 * (1 + 13 * 3 + 20) + 2 * 13 + 1 + 1 + 3;
+const REPLAY_QUERIES = 1 + MOVED_TABLES.length * 4;
+/** D1 queries of the cut-over after its replays: both fingerprints, the hand-over of its deliveries, the switch and the hand-off. */
+const AFTER_REPLAYS = 2 * MOVED_TABLES.length + 1 + 1 + 3;
 /**
- * The cron's floor and reserve for moves: the cut-over, the largest unit a step does whole; and
- * the bookkeeping after a step's last piece of work (a progress save, a lease's release, and the
- * return to copying of a cut-over cut short: three statements).
+ * What the cut-over may spend in D1 queries (the cron's run budget, lib/run-budget.ts): the drain's
+ * checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS) and state changes, up to FREEZE_REPLAYS
+ * replays at the freeze, and what follows them. A step starts the cut-over only with this much
+ * room; one cut short anyway (a replay of very large rows) goes back to copying (bookkeeping) and
+ * tries again later, never leaving the account frozen.
  */
-export const MOVE_STEP = { floor: CUTOVER_QUERIES, reserve: 5 };
+export const CUTOVER_QUERIES = 2 + (DRAIN_WAIT_MS / DRAIN_POLL_MS + 1) + 2 + FREEZE_REPLAYS * REPLAY_QUERIES + AFTER_REPLAYS;
+/**
+ * The cron's floor and reserve for moves. The floor is a step's smallest whole unit for a busy
+ * account: the lease, a minute's catch-up of its log (two replays) and the cut-over, which must
+ * follow the catch-up in the same step or the account's writes outrun it. The reserve is the
+ * bookkeeping after a step's last piece of work: a progress save, the lease's release, and the
+ * return to copying of a cut-over cut short (three statements).
+ */
+export const MOVE_STEP = { floor: 2 + 2 * REPLAY_QUERIES + CUTOVER_QUERIES, reserve: 5 };
 
 /** What a step of one move did: the log's view of its progress, run by run. */
 export interface MoveReport {
@@ -222,7 +231,7 @@ async function stepMove(directory: Db, env: Env, account: Account, { deadline, b
       await save();
       if (replayed.applied >= NEARLY_CAUGHT_UP) continue;
       if (room() < CUTOVER_QUERIES) return report(at(), copied, "no room for the cut-over");
-      const over = await cutOver(directory, from, to, account, progress, deadline, { kept, from: shardBinding(bookkeeping, account.shard)! });
+      const over = await cutOver(directory, from, to, account, progress, deadline, { kept, from: shardBinding(bookkeeping, account.shard)! }, room);
       return report(over, copied, over === "drain" ? "drain" : undefined);
     } while (Date.now() < deadline);
     return report(at(), copied);
@@ -263,6 +272,7 @@ async function cutOver(
   progress: Progress,
   deadline: number,
   kept: { kept: Db; from: D1Database },
+  room: () => number,
 ): Promise<"switched" | "drain" | "copying"> {
   let seq = progress.seq;
   const back = async (restart: boolean) => {
@@ -287,6 +297,8 @@ async function cutOver(
     await setSourceState(from, account.id, "frozen");
     await setMoveState(directory, account.id, "frozen");
     for (let replays = 0; ; replays++) {
+      // Room for this replay and what follows it, or back to copying while writes work.
+      if (room() < REPLAY_QUERIES + AFTER_REPLAYS) throw new Error("no room left in the run for the freeze's replay");
       const replayed = await replayLog(from, to, account.id, seq, FREEZE_REPLAY_ENTRIES);
       seq = replayed.lastSeq;
       if (replayed.applied < FREEZE_REPLAY_ENTRIES) break;

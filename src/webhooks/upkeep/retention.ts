@@ -26,12 +26,20 @@ export const RETENTION_CHUNK_BYTES = 8_000_000;
 /** D1 queries of one step: its candidates, their rows, their attempts and bodies' sources (work), and the removal (bookkeeping, three statements). */
 const STEP_QUERIES = 1 + 1 + 2 + 3;
 /**
- * The cron's floor and reserve for retention (lib/run-budget.ts): the steps that remove
- * RETENTION_PER_RUN deliveries of full steps, and the health buckets' clean-up; the reserve is
- * a step's removal, which follows its archive whatever the budget (an archive written and its
- * deliveries kept would be written again by the next run).
+ * The size of a delivery (as a step counts it, below) up to which a run keeps RETENTION_PER_RUN:
+ * a body of 10 KB rebuilt from its payment's detail, its first attempt's headers and answer.
  */
-export const RETENTION_STEP = { floor: Math.ceil(RETENTION_PER_RUN / RETENTION_CHUNK) * STEP_QUERIES + 1, reserve: 3 };
+export const RETENTION_SIZED_FOR_BYTES = 24_000;
+/**
+ * The cron's floor and reserve for retention (lib/run-budget.ts): the steps that remove
+ * RETENTION_PER_RUN deliveries of RETENTION_SIZED_FOR_BYTES, and the health buckets' clean-up; the
+ * reserve is a step's removal, which follows its archive whatever the budget (an archive written
+ * and its deliveries kept would be written again by the next run).
+ */
+export const RETENTION_STEP = {
+  floor: Math.ceil((RETENTION_PER_RUN * RETENTION_SIZED_FOR_BYTES) / RETENTION_CHUNK_BYTES) * STEP_QUERIES + 1,
+  reserve: 3,
+};
 /** An attempt's most bytes as the archive keeps it (its excerpt escaped as JSON, its headers, its error). */
 const ATTEMPT_BYTES = 8_000;
 const DAY_MS = 86_400_000;
@@ -92,10 +100,11 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
     .select({
       id: d.id,
       // Its body as stored, or twice its payment's detail when its body is rebuilt from it (the
-      // detail read, the body made); its first attempt as stored; each later attempt at its most.
+      // detail read, the body made); its first attempt's answer as the archive escapes it, and its
+      // headers; each later attempt at its most.
       bytes: sql<number>`coalesce(length(cast(${d.body} as blob)), 0)
         + case when ${d.flags} is null then 0 else 2 * coalesce((select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}), 0) end
-        + coalesce(length(cast(${d.firstResponseExcerpt} as blob)) * 6, 0) + coalesce(length(cast(${d.firstHeaders} as blob)) * 2, 0)
+        + coalesce(length(cast(json_quote(${d.firstResponseExcerpt}) as blob)), 0) + coalesce(length(cast(${d.firstHeaders} as blob)) * 2, 0)
         + max(${d.attempts} - 1, 0) * ${ATTEMPT_BYTES} + 1000`,
     })
     .from(d)
