@@ -11,6 +11,7 @@ import { SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { deliveryView } from "../subscriptions/delivery-record";
 import { archiveKey, archivePrefix, dayOf } from "../subscriptions/archive";
 import { droppedPast } from "../outbox/sequence";
+import { isBudgetSpent } from "../../lib/run-budget";
 
 export const DEFAULT_RETENTION_DAYS = 30;
 /** Health buckets outlive the log: 90 days of a subscription's history stay in its stats. */
@@ -76,15 +77,25 @@ export async function applyRetention(
   const cutoff = now - days * DAY_MS;
   let archived = 0;
   let removed = 0;
-  while (removed < max) {
-    const step = await removeStep(db, archive, cutoff, Math.min(RETENTION_CHUNK, max - removed), bookkeeping);
-    archived += step.archived;
-    removed += step.removed;
-    if (step.removed === 0) break;
+  try {
+    while (removed < max) {
+      const step = await removeStep(db, archive, cutoff, Math.min(RETENTION_CHUNK, max - removed), bookkeeping);
+      archived += step.archived;
+      removed += step.removed;
+      if (step.removed === 0) break;
+    }
+    const oldStats = db
+      .select({ rowid: sql`rowid` })
+      .from(webhookStats)
+      .where(and(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS), notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`)))
+      .limit(fixedLimit(RETENTION_CHUNK * 5));
+    const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
+    return { archived, removed, statsRemoved: statsGone.length };
+  } catch (error) {
+    // Stopped by the cron's budget: what it removed is kept, and said.
+    if (!isBudgetSpent(error)) throw error;
+    return { archived, removed, statsRemoved: 0 };
   }
-  const oldStats = db.select({ rowid: sql`rowid` }).from(webhookStats).where(and(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS), notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`))).limit(fixedLimit(RETENTION_CHUNK * 5));
-  const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
-  return { archived, removed, statsRemoved: statsGone.length };
 }
 
 /**
