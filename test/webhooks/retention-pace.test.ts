@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RETENTION_PER_RUN, RETENTION_SIZED_FOR_BYTES } from "../../src/webhooks/upkeep/retention";
-import { tendedShards } from "../../src/cron";
+import { cronJobs, runJob, tendedShards } from "../../src/cron";
+import { JobBudget } from "../../src/lib/run-budget";
 import { call, makePayment, makeTenant, type User } from "../helpers/api";
 import { cronRun, jobLine } from "../helpers/cron";
 import { subscribeToReceiver, waitFor } from "../helpers/webhooks";
@@ -79,5 +80,20 @@ describe("retention's pace", () => {
       const left = await env[`SHARD_${shard}`]!.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?1 and created_at < ?2").bind(subscription.id, Date.now() - 30 * DAY).first<{ n: number }>();
       expect(archived).toBe(AGED - left!.n);
     }
+  });
+
+  it(`removes at least ${RETENTION_PER_RUN} in a run given only its floor, the least a run of many shards gives it`, async () => {
+    const { client, processor } = await makeTenant({ shard: "A" });
+    await agedLog(client, processor, env.SHARD_A!);
+    const job = cronJobs(env, Date.now()).find((each) => each.job === "retention" && each.shard === "A")!;
+    const budget = new JobBudget({ d1Queries: job.weight.floor + job.weight.reserve, queueMessages: 0 }, job.weight.reserve);
+    const aged = () => env.SHARD_A!.prepare("select count(*) as n from webhook_deliveries where created_at < ?1").bind(Date.now() - 30 * DAY).first<{ n: number }>();
+    const before = (await aged())!.n;
+    const line = await runJob(job, env, budget);
+    const { removed } = line.result as { removed: number };
+    expect(line.type).toBe("cron_job");
+    expect(removed).toBeGreaterThanOrEqual(RETENTION_PER_RUN);
+    expect(budget.spent.d1Queries).toBeLessThanOrEqual(budget.allowed.d1Queries);
+    expect((await aged())!.n).toBe(before - removed);
   });
 });
