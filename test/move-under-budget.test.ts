@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { eachAtMost } from "../src/lib/at-most";
 import { MAX_EVENTS } from "../src/services/payments";
-import { ADMIN, call, makeTenant, type User } from "./helpers/api";
+import { ADMIN, call, makeCounterparty, makeInvoice, makeTenant, type User } from "./helpers/api";
 import { cronRun, jobLine, type LogLine } from "./helpers/cron";
 import { largestCounterparty, largestInvoice, widest } from "./helpers/largest-rows";
 import { HOOK_USER } from "./helpers/webhooks";
@@ -89,5 +89,66 @@ describe("a move under the cron's budget", () => {
     expect(await details()).toEqual(before.details);
     expect(await deliveryRows(env.SHARD_B!, account.id)).toEqual(before.deliveries);
     expect(await deliveryRows(env.SHARD_A!, account.id)).toEqual([]);
+  });
+
+  it("moves a small account while a writer keeps changing it, under the cron's budget, and loses no write nor key", async () => {
+    const { client, processor, account } = await makeTenant({ shard: "A" });
+    const buyer = await makeCounterparty(client, "buyer");
+    const supplier = await makeCounterparty(client, "supplier");
+    const invoices: string[] = [];
+    for (let i = 0; i < 20; i++) invoices.push((await makeInvoice(client, buyer.id, supplier.id)).id);
+    const payment = await paymentWithEvents(client, { buyer: buyer.id, supplier: supplier.id }, invoices.slice(0, 1));
+    // A day's keyed writes already on the shard (their keys move with the account).
+    await env.SHARD_A!.prepare(
+      `insert into idempotency_keys (account_id, username, key, request_hash, token, locked_until, status, body, created_at)
+       with recursive n(i) as (select 1 union all select i + 1 from n where i < 2000) select ?1, ?2, 'old-' || i, 'h', 't', 0, 201, '{}', ?3 from n`,
+    ).bind(account.id, client.username, Date.now()).run();
+
+    // The writer: events on the payment up to its cap, then invoices, each with a key, retrying a 503.
+    let writing = true;
+    const answered: { key: string; status: number }[] = [];
+    const write = async (n: number) => {
+      const key = `w-${n}`;
+      const [path, body, user] =
+        n < MAX_EVENTS - 1
+          ? [`/v2/payments/${payment}/events/`, { event_code: "PU15", description: `note ${n}` }, processor]
+          : ["/v1/invoices/", { invoice_number: `INV-w-${n}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 }, client];
+      for (;;) {
+        const res = await call("POST", path, { body, headers: { ...user.headers, "Idempotency-Key": key } });
+        if (res.status === 503) {
+          expect(res.headers.get("Retry-After")).toBe("2");
+          continue;
+        }
+        answered.push({ key, status: res.status });
+        return;
+      }
+    };
+    const writer = (async () => {
+      for (let n = 0; writing; n++) await write(n);
+    })();
+
+    expect((await call("POST", `/admin/accounts/${account.id}/move/`, { body: { shard: "B" }, headers: ADMIN })).status).toBe(202);
+    const steps: LogLine[] = [];
+    for (let run = 0; run < 20 && (await accountOf(account.id)).move !== null; run++) {
+      const lines = await cronRun();
+      steps.push(...((jobLine(lines, "moves")!.result ?? []) as LogLine[]).filter((step) => step.account_id === account.id));
+      expect(lines.filter((line) => line.type === "cron_error")).toEqual([]);
+    }
+    writing = false;
+    await writer;
+    expect(await accountOf(account.id)).toMatchObject({ shard: "B", move: null });
+    expect(steps.some((step) => step.at === "switched")).toBe(true);
+    expect(answered.length).toBeGreaterThan(MAX_EVENTS);
+    expect(answered.filter((one) => one.status !== 201)).toEqual([]);
+    // Every write is there, each key on the new shard with its answer, nothing on the old one.
+    const detail = (await call("GET", `/v2/payments/${payment}/`, { headers: client.headers })).json;
+    expect(detail.events).toHaveLength(MAX_EVENTS);
+    const keys = await env.SHARD_B!.prepare("select count(*) as n from idempotency_keys where account_id = ?1 and status = 201").bind(account.id).first<{ n: number }>();
+    expect(keys!.n).toBe(2000 + answered.length);
+    const invoicesOnB = await env.SHARD_B!.prepare("select count(*) as n from invoices where account_id = ?1").bind(account.id).first<{ n: number }>();
+    expect(invoicesOnB!.n).toBe(20 + answered.length - (MAX_EVENTS - 1));
+    for (const table of ["idempotency_keys", "invoices", "payments"]) {
+      expect((await env.SHARD_A!.prepare(`select count(*) as n from ${table} where account_id = ?1`).bind(account.id).first<{ n: number }>())!.n).toBe(0);
+    }
   });
 });
