@@ -22,8 +22,8 @@ import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWe
  * shard holds back none of the others' work, and each job says in one log line what it did, what
  * it spent, and whether it left the rest to the next run.
  */
-export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}): Promise<void> {
-  const jobs = inTurn(cronJobs(env, now, sweep), Math.floor(now / RUN_EVERY_MS));
+export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}, cron?: string): Promise<void> {
+  const jobs = inTurn(cronJobs(env, now, sweep, cron), Math.floor(now / RUN_EVERY_MS));
   const weights = jobs.reduce((sum, { weight }) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), { d1Queries: 0, queueMessages: 0 });
   const run = new RunBudget(CRON_BUDGET, weights);
   await eachAtMost(jobs, JOBS_AT_ONCE, async (job) => {
@@ -71,10 +71,11 @@ export interface CronJob {
   work: (ctx: JobContext) => Promise<unknown>;
 }
 
-/** The run's jobs, in their standing order. */
-export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } = {}): CronJob[] {
+/** The jobs of a run of trigger `cron` (every job when none is given), in their standing order. */
+export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } = {}, cron?: string): CronJob[] {
   const days = retentionDays(env.RETENTION_DAYS);
-  const jobs: CronJob[] = [
+  const tends = tendedBy(env, cron);
+  const directoryJobs: CronJob[] = [
     { job: "auth_failures", shard: "directory", weight: ONE_QUERY, work: ({ env }) => forgetAuthFailures(createDb(env.DB), now) },
     { job: "erasure", shard: "directory", weight: { d1Queries: 1, queueMessages: 0, ...ERASURE_STEP }, work: ({ env }) => continueErasures(createDb(env.DB), env) },
     {
@@ -84,7 +85,8 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
       work: ({ env, bookkeeping, budget }) => continueMoves(createDb(env.DB), env, { bookkeeping, room: () => budget.left("d1Queries") }),
     },
   ];
-  for (const shard of tendedShards(env)) {
+  const jobs = tends.directory ? directoryJobs : [];
+  for (const shard of tends.shards) {
     const db = (env: Env) => createDb(env[`SHARD_${shard}`]!);
     const queue = (env: Env) => ({ queue: env.DELIVERIES, shard });
     jobs.push(
@@ -108,11 +110,36 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
   return jobs;
 }
 
-/** The shards whose jobs this Worker's cron runs: those CRON_SHARDS names, or every bound one. */
-export function tendedShards(env: Env): string[] {
+/**
+ * What a run of trigger `cron` tends (CRON_SHARDS): a trigger CRON_SHARDS names, the shards it
+ * lists; any other, the directory and every bound shard no trigger is named for; "@restart" (the
+ * local service's restart) and a run with no trigger, everything. A CRON_SHARDS that does not
+ * parse is a config_error line, and every trigger tends everything.
+ */
+export function tendedBy(env: Env, cron?: string): { directory: boolean; shards: string[] } {
   const bound = [...boundShards(env).keys()];
-  const named = env.CRON_SHARDS?.split(",").map((name) => name.trim()).filter(Boolean);
-  return named && named.length > 0 ? bound.filter((shard) => named.includes(shard)) : bound;
+  const groups = cronGroups(env.CRON_SHARDS);
+  if (cron === undefined || cron === "@restart" || groups.size === 0) return { directory: true, shards: bound };
+  const mine = groups.get(cron);
+  if (mine) return { directory: false, shards: bound.filter((shard) => mine.includes(shard)) };
+  const elsewhere = new Set([...groups.values()].flat());
+  return { directory: true, shards: bound.filter((shard) => !elsewhere.has(shard)) };
+}
+
+/** Every shard some trigger tends: the shards of a run with no trigger. */
+export const tendedShards = (env: Env) => tendedBy(env).shards;
+
+/** CRON_SHARDS as trigger → shard names; empty when unset or malformed (said once in the log). */
+function cronGroups(text: string | undefined): Map<string, string[]> {
+  if (!text?.trim()) return new Map();
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !Object.values(parsed).every((value) => typeof value === "string")) throw new Error("not an object of strings");
+    return new Map(Object.entries(parsed as Record<string, string>).map(([cron, names]) => [cron, names.split(",").map((name) => name.trim()).filter(Boolean)]));
+  } catch (error) {
+    console.error(JSON.stringify({ type: "config_error", setting: "CRON_SHARDS", error: `expected {"<cron>": "A,B", …}: ${String(error)}` }));
+    return new Map();
+  }
 }
 
 /**

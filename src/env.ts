@@ -37,9 +37,10 @@ export interface Env {
   /** Days an ended delivery stays in the log (default 30); webhooks/upkeep/retention.ts. */
   RETENTION_DAYS?: string;
   /**
-   * The shards this Worker's cron tends, by name, comma-separated (default: every bound shard). A
-   * second deployment of the Worker with the rest keeps the cron's pace past what one run holds
-   * (docs/operations.md, "The cron").
+   * Which cron trigger tends which shards, as JSON: `{"<cron expression>": "C,D", …}`. A trigger it
+   * names tends those shards alone; any other tends the directory and every shard no trigger is
+   * named for (default: one trigger tends all). More triggers keep the cron's pace past what one
+   * run holds (docs/operations.md, "The cron").
    */
   CRON_SHARDS?: string;
   /** Where retention archives removed deliveries; optional. */

@@ -37,7 +37,7 @@ const STATUS: Record<Kind, ContentfulStatusCode> = {
 };
 
 /**
- * The one error type. Domain code throws it with a kind; `toResponseBody` and `status` turn it
+ * The one error type. Domain code throws it with a kind; `body()` and `status` turn it
  * into HTTP in one place.
  */
 export class AppError extends Error {

@@ -26,6 +26,6 @@ export default underPlatformLimits<Env, DeliveryMessage>({
     // What was handed over or claimed before this isolate started is lost with it; since, its own.
     // Awaited, not left to waitUntil: a scheduled event may run for minutes, waitUntil 30 s.
     const restartedAt = started();
-    await runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {});
+    await runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {}, controller.cron);
   },
 });

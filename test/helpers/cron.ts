@@ -7,16 +7,16 @@ import type { DeliveryMessage } from "../../src/webhooks";
 export type LogLine = Record<string, any>;
 
 /**
- * One cron run through the Worker, under the development layer's limits, with `bindings` over the
- * test's (a recording queue, a failing shard): the JSON lines it logged.
+ * One run of cron trigger `cron` through the Worker, under the development layer's limits, with
+ * `bindings` over the test's (a recording queue, a failing shard): the JSON lines it logged.
  */
-export async function cronRun(bindings: Partial<typeof env> = {}, scheduledTime = Date.now()): Promise<LogLine[]> {
+export async function cronRun(bindings: Partial<typeof env> = {}, { scheduledTime = Date.now(), cron = "* * * * *" } = {}): Promise<LogLine[]> {
   const log = vi.spyOn(console, "log");
   const warn = vi.spyOn(console, "warn");
   const error = vi.spyOn(console, "error");
   try {
     const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ scheduledTime, cron: "* * * * *" }), { ...env, ...bindings }, ctx);
+    await worker.scheduled(createScheduledController({ scheduledTime, cron }), { ...env, ...bindings }, ctx);
     await waitOnExecutionContext(ctx);
     return [...log.mock.calls, ...warn.mock.calls, ...error.mock.calls]
       .map(([line]) => String(line))

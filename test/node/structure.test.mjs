@@ -1,7 +1,7 @@
 // The house's rules (tools/dev/structure.mjs) hold in src/, and each check finds what it is for.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { filesUnder, missingFileNames, missingSections, repeatedRuns, upwardImports } from "../../tools/dev/structure.mjs";
+import { filesUnder, missingFileNames, missingSections, numberedSections, repeatedRuns, unknownNames, upwardImports } from "../../tools/dev/structure.mjs";
 
 const src = filesUnder("src");
 const planted = (texts) => (path) => texts[path];
@@ -12,7 +12,29 @@ describe("the house's rules", () => {
     assert.deepEqual(upwardImports(src), []);
     assert.deepEqual(missingFileNames(src), []);
     assert.deepEqual(missingSections(src), []);
+    assert.deepEqual(numberedSections(src), []);
+    assert.deepEqual(unknownNames(src), []);
     assert.deepEqual(repeatedRuns(src), []);
+  });
+
+  it("finds a comment that cites a section by a number docs/interface.md has no heading for", () => {
+    const texts = {
+      "src/db/scope.ts": "/** The detail of section 5.1, as sections 7 and 9.2 say. */\n// § 10.3, and the 5.1 release\nconst section = 5;\n",
+    };
+    assert.deepEqual(numberedSections(Object.keys(texts), planted(texts)), [
+      "src/db/scope.ts: section 5.1",
+      "src/db/scope.ts: section 7",
+      "src/db/scope.ts: section 9.2",
+      "src/db/scope.ts: section 10.3",
+    ]);
+  });
+
+  it("finds a comment that names, in backticks, code that no file under src/ has", () => {
+    const texts = {
+      "src/db/scope.ts":
+        "/**\n * As `applyEvent()` and `detailAfter` do, or `KeyWandered`; `runNamedBatch`, `RETENTION_PER_RUN` and\n * `scopeHere` are there; `pending`, `p.updated_at` and `hook-sequence` are no names of code.\n */\nexport const scopeHere = 1;\n",
+    };
+    assert.deepEqual(unknownNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: `applyEvent`", "src/db/scope.ts: `detailAfter`", "src/db/scope.ts: `KeyWandered`"]);
   });
 
   it("finds an import that points up, between rooms and between the webhooks' rooms, a type import included", () => {

@@ -4,8 +4,10 @@
 //   src/webhooks/ none from a room listed before its own (WEBHOOK_ROOMS), except the type imports
 //   named in ALLOWED_UPWARD;
 // - comments: every file a comment names (a path ending in .ts, .mjs, .sql, .md, .toml) is there,
-//   and every section it cites by name (`docs/interface.md, "The feed"`) is a heading or a bold
-//   lead of that document;
+//   every section it cites by name (`docs/interface.md, "The feed"`) is a heading or a bold lead
+//   of that document, every section it cites by number ("section 5.1", "§ 7") is a numbered heading
+//   of docs/interface.md, and every name of code it puts in backticks (`applyEvent`, `KeyDecided`,
+//   `RETENTION_PER_RUN`) is in some file's code under src/;
 // - repeats: no run of REPEAT_LINES or more lines appears twice in src/ (blank lines, comments,
 //   imports and lines of brackets alone aside).
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -157,6 +159,52 @@ export function missingSections(files, read = (path) => readFileSync(join(ROOT, 
   return found;
 }
 
+/** The comments of a file as one line of text, their markers gone. */
+function commentText(text) {
+  return commentsOf(text)
+    .split("\n")
+    .map((line) => line.replace(/^\s*(\/\*\*?|\*\/?|\/\/)\s?/, ""))
+    .join(" ");
+}
+
+/**
+ * Every section a comment in `files` cites by number ("section 5.1", "sections 7 and 9", "§ 10.3")
+ * that docs/interface.md has no numbered heading for (`## 5.1 …`). A clone has no other document
+ * with numbered sections: cite docs/interface.md by name instead.
+ */
+export function numberedSections(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const numbered = new Set([...readFileSync(join(ROOT, "docs/interface.md"), "utf8").matchAll(/^#+ (\d+(?:\.\d+)*)\b/gm)].map((match) => match[1]));
+  const found = [];
+  for (const file of files) {
+    for (const match of commentText(read(file)).matchAll(/(?:\b[Ss]ections?|§)\s*(\d+(?:\.\d+)*(?:(?:,\s*| and | to |-)\d+(?:\.\d+)*)*)/g)) {
+      for (const [number] of match[1].matchAll(/\d+(?:\.\d+)*/g)) if (!numbered.has(number)) found.push(`${file}: section ${number}`);
+    }
+  }
+  return found;
+}
+
+/** Whether a backticked word reads as a name of code: camelCase, PascalCase of two words or more, or a CONSTANT_NAME. */
+const isCodeName = (word) => /^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$/.test(word) || /^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$/.test(word) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(word);
+
+/**
+ * Every name of code a comment in `files` puts in backticks (`applyEvent`, `applyEvent()`,
+ * `KeyDecided`, `RETENTION_PER_RUN`) that appears in no file's code under src/ (comments aside):
+ * a comment that explains something gone.
+ */
+export function unknownNames(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const everything = filesUnder("src", [".ts"]);
+  const code = new Set();
+  for (const file of new Set([...everything, ...files])) {
+    const text = read(file) ?? readFileSync(join(ROOT, file), "utf8");
+    for (const [word] of text.replace(/\/\*[\s\S]*?\*\/|(?<![:"'`\w])\/\/[^\n]*/g, " ").matchAll(/[A-Za-z_$][\w$]*/g)) code.add(word);
+  }
+  const found = [];
+  for (const file of files) {
+    for (const [, word] of commentText(read(file)).matchAll(/`([A-Za-z_$][\w$]*)(?:\(\))?`/g)) if (isCodeName(word) && !code.has(word)) found.push(`${file}: \`${word}\``);
+  }
+  return found;
+}
+
 /** A line as the repeat check compares it; null for one it passes over. */
 function comparable(line) {
   const text = line.trim();
@@ -195,6 +243,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     ...upwardImports(src).map((line) => `import up: ${line}`),
     ...missingFileNames(src).map((line) => `comment names a missing file: ${line}`),
     ...missingSections(src).map((line) => `comment cites a missing section: ${line}`),
+    ...numberedSections(src).map((line) => `comment cites a numbered section docs/interface.md lacks: ${line}`),
+    ...unknownNames(src).map((line) => `comment names code that is not there: ${line}`),
     ...repeatedRuns(src).map((line) => `repeated lines: ${line}`),
   ];
   for (const line of problems) console.log(line);

@@ -27,7 +27,7 @@ export const payments = sqliteTable(
     createdAt: integer("created_at").notNull(),
     // Strictly increasing per account, so `updated__gt=<last seen>&ordering=updated` misses nothing.
     updatedAt: integer("updated_at").notNull(),
-    // The payment's detail (section 5.1) as JSON, written by every payment write in its batch, so a
+    // The payment's detail (GET /v2/payments/{id}/) as JSON, written by every payment write in its batch, so a
     // list reads one row per payment. Never null once written (the column allows it; no code relies on that).
     detail: text("detail"),
   },

@@ -3,9 +3,8 @@
  *
  * The batch's first statement moves the payment row, only where the lifecycle allows the event on
  * the row as it is then (`allowedSql`: the status table and the cap on events, as SQL). Its SET
- * computes the new row from the old one as `applyEvent` (lifecycle.ts) does, and the new stored
- * detail from the old detail as `detailAfter` (view.ts) does: the fields an event changes set in
- * place, the event appended, with the stamp taken in the statement (one ms above every stamp of
+ * computes the new row from the old one, and the new stored detail from the old detail: the
+ * fields an event changes set in place, the event appended, with the stamp taken in the statement (one ms above every stamp of
  * the account, or now if later: write-fence.ts says why stamps rise in commit order). The row
  * then carries the write's fresh token, and every later statement runs only if it does
  * (`applied`): the event row, the invoices a cancel or failure lets go of, the outbox rows

@@ -1,6 +1,6 @@
 import type { PaymentStatus } from "../../db/schema";
 
-/** The lifecycle of section 5.3: every move not listed here is refused. */
+/** The lifecycle (docs/interface.md, "Payment lifecycle"): every move not listed here is refused. */
 export const NEXT_STATUSES: Record<PaymentStatus, readonly PaymentStatus[]> = {
   pending: ["in-progress", "canceled", "failed"],
   "in-progress": ["settled", "canceled", "failed"],

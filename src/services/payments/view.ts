@@ -21,7 +21,7 @@ export function eventView(event: EventRow) {
   };
 }
 
-/** The payment detail of section 5.1; also the frozen `object` of a webhook body. */
+/** The payment detail (GET /v2/payments/{id}/); also the frozen `object` of a webhook body. */
 export function paymentView(payment: PaymentRow, invoiceRows: PaymentInvoiceRow[], events: EventRow[]) {
   return {
     id: payment.id,

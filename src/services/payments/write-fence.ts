@@ -113,7 +113,7 @@ export async function commitNewPayment(
     and not exists (select 1 from json_each(${JSON.stringify(ids)}) j cross join ${paymentInvoices} l where l.invoice_id = j.value and l.claim = '')`;
   const amount = sql`(select sum(i.amount_cents) from ${named})`;
   const currency = sql`(select i.currency from ${named} limit 1)`;
-  // The detail of section 5.1 (view.ts `paymentView`), its invoices oldest first.
+  // The payment detail (view.ts `paymentView`), its invoices oldest first.
   const invoiceList = sql`(select json_group_array(json_object('id', i.id, 'invoice_number', i.invoice_number, 'amount_cents', i.amount_cents) order by i.created_at, i.id) from ${named})`;
   const firstEvent = sql`json_object('id', ${eventId}, 'event_code', 'PU00', 'status', 'pending', 'description', 'Payment created', 'created', ${at})`;
   const detail = sql`json_object('id', ${paymentId}, 'originating_counterparty_id', ${jsonOf(buyerId)}, 'receiving_counterparty_id', ${jsonOf(supplierId)},

@@ -10,7 +10,7 @@ export interface ExpansionFlags {
   allPaymentDetails: boolean;
 }
 
-/** The payment detail (section 5.1) as a delivery body carries it; the payments service's view. */
+/** The payment detail (GET /v2/payments/{id}/) as a delivery body carries it; the payments service's view. */
 export interface PaymentSnapshot {
   id: string;
   invoices: { id: string }[];
@@ -48,7 +48,7 @@ export function flagsOf(bits: number): ExpansionFlags {
   return Object.fromEntries(FLAG_BITS.map(([name, bit]) => [name, (bits & bit) !== 0])) as unknown as ExpansionFlags;
 }
 
-/** A payment's stored detail (section 5.1), as much of it as a rebuild reads; the rest is kept as it is. */
+/** A payment's stored detail (GET /v2/payments/{id}/), as much of it as a rebuild reads; the rest is kept as it is. */
 export interface StoredDetail extends PaymentSnapshot {
   events: { status: string; created: string }[];
   updated: string;
@@ -72,7 +72,7 @@ export function snapshotAt(detail: StoredDetail, event: EventState): StoredDetai
   return { ...detail, status: last.status, instrument_number: event.instrumentNumber, events, refund_reason: event.refundReason, version: event.seq, updated: last.created };
 }
 
-/** The delivery body of section 7 for one subscription's flags. */
+/** The delivery body (docs/interface.md, "Webhooks") for one subscription's flags. */
 export function payloadFor(payment: PaymentSnapshot, flags: ExpansionFlags): Record<string, unknown> {
   const body: Record<string, unknown> = { object_type: "payment", object_id: payment.id, event: "payment.changed" };
   if (flags.allPaymentDetails) {
