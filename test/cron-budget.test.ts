@@ -1,31 +1,13 @@
-import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { CRON_BUDGET } from "../src/cron";
-import worker from "../src/index";
-import type { DeliveryMessage } from "../src/webhooks";
 import { makeTenant } from "./helpers/api";
+import { cronRun, jobLine, recordingQueue } from "./helpers/cron";
 import { subscribeToReceiver } from "./helpers/webhooks";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-/** One cron run through the Worker (under the development layer), its queue recorded; its log lines. */
-async function cronRun(sent: string[]) {
-  const queue = {
-    send: async (body: DeliveryMessage) => void sent.push(body.delivery_id),
-    sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
-  } as unknown as Queue<DeliveryMessage>;
-  const log = vi.spyOn(console, "log");
-  const warn = vi.spyOn(console, "warn");
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), { ...env, DELIVERIES: queue }, ctx);
-  await waitOnExecutionContext(ctx);
-  const lines = [...log.mock.calls, ...warn.mock.calls].map(([line]) => String(line)).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
-  log.mockRestore();
-  warn.mockRestore();
-  return lines;
-}
 
 describe("a cron run's budget", () => {
   it(`hands a backlog a queue outage left to the queue ${CRON_BUDGET.queueMessages} messages a run at most, says what it left, and the next runs send the rest, each once`, async () => {
@@ -42,16 +24,17 @@ describe("a cron run's budget", () => {
       .bind(backlog, subscription.id, client.accountId, now - 60_000 - backlog)
       .run();
     const sent: string[] = [];
-    const first = await cronRun(sent);
-    const sweep = first.find((line) => line.type === "cron_job" && line.job === "sweep" && line.shard === "B");
+    const queue = { DELIVERIES: recordingQueue(sent) };
+    const first = await cronRun(queue);
+    const sweep = jobLine(first, "sweep", "B")!;
     expect(sweep.queue_messages).toBeLessThanOrEqual(CRON_BUDGET.queueMessages);
     expect(sent.length).toBe(sweep.queue_messages);
     expect(sent.length).toBeLessThan(backlog);
     // The whole run within an invocation's D1 queries, and no connection of it waited.
-    const run = first.find((line) => line.type === "invocation_limits" && line.handler === "scheduled");
+    const run = first.find((line) => line.type === "invocation_limits" && line.handler === "scheduled")!;
     expect(run.d1Queries).toBeLessThanOrEqual(CRON_BUDGET.d1Queries);
     expect(run.waitedConnections).toBe(0);
-    for (let i = 0; i < 5 && new Set(sent).size < backlog; i++) await cronRun(sent);
+    for (let i = 0; i < 5 && new Set(sent).size < backlog; i++) await cronRun(queue);
     expect(sent.length).toBe(backlog);
     expect(new Set(sent).size).toBe(backlog);
   });
