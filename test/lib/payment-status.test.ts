@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES } from "../../src/db/schema";
-import { canMove, releasesInvoices } from "../../src/services/payments/status";
+import { canMove, releasesInvoices } from "../../src/services/payments/lifecycle";
 
 const ALLOWED = new Set([
   "pending>in-progress",

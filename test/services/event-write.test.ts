@@ -1,15 +1,14 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
-import type { PaymentEventFields } from "../../src/services/payments/lifecycle";
-import type { PaymentRow, PaymentView } from "../../src/services/payments/view";
+import { detailAfter, type PaymentView } from "../../src/db/payment-detail";
+import { applyEvent, MAX_EVENTS, type PaymentEventFields, type PaymentRow } from "../../src/services/payments/lifecycle";
 import { call, makeCounterparty, makePayment, makeTenant, shardD1, type User } from "../helpers/api";
-import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/lifecycle-oracle";
 
 /**
  * An event is decided and written by SQL in one batch (src/services/payments/event-write.ts). For
  * every status and every kind of event, the payment row, its stored detail (byte for byte) and the
- * event row it leaves are what the lifecycle's rules in plain TypeScript (test/helpers/lifecycle-oracle.ts)
- * say, and a refused event is the oracle's 409 and changes nothing.
+ * event row it leaves are what the lifecycle's rules in plain TypeScript say (lifecycle.ts
+ * `applyEvent`, db/payment-detail.ts `detailAfter`), and a refused event is their 409 and changes nothing.
  */
 let client: User;
 let processor: User;
@@ -19,7 +18,7 @@ beforeAll(async () => {
   parties = { buyer: await makeCounterparty(client, "buyer"), supplier: await makeCounterparty(client, "supplier") };
 });
 
-type Row = Omit<PaymentRow, "writeToken"> & { writeToken: string; detail: string };
+type Row = PaymentRow & { writeToken: string; detail: string };
 
 /** A payment of the account put in `status` at `version`, with an instrument (and a refund reason when refunded). */
 async function paymentIn(status: PaymentStatus, version = 3): Promise<{ db: D1Database; row: Row }> {
@@ -58,7 +57,7 @@ async function checked(status: PaymentStatus, input: PaymentEventFields, version
   const { db, row: before } = await paymentIn(status, version);
   const res = await call("POST", `/v2/payments/${before.id}/events/`, { headers: processor.headers, body: input });
   const after = await readRow(db, before.id);
-  const { detail: shown, ...payment } = before;
+  const { detail: shown, writeToken: _before, ...payment } = before;
   let expected: ReturnType<typeof applyEvent> | null = null;
   let refusal: unknown = null;
   try {
@@ -74,7 +73,7 @@ async function checked(status: PaymentStatus, input: PaymentEventFields, version
   expect(res.status).toBe(201);
   const { writeToken: _after, detail, ...rowAfter } = after;
   expect(rowAfter).toEqual(expected.next);
-  expect(detail).toBe(JSON.stringify(detailAfter(JSON.parse(shown) as PaymentView, expected.next, expected.event)));
+  expect(detail).toBe(JSON.stringify(detailAfter(JSON.parse(shown) as PaymentView, input, expected.event, expected.next.version)));
   const event = await db.prepare("select * from payment_events where id = ?").bind(res.json.id).first<Record<string, unknown>>();
   expect(event).toEqual({
     id: expected.event.id,

@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { PAYMENT_STATUSES, type PaymentStatus } from "../../src/db/schema";
 import { AppError } from "../../src/errors";
-import type { PaymentEventFields } from "../../src/services/payments/lifecycle";
-import { canMove } from "../../src/services/payments/status";
-import { paymentView, type EventRow, type PaymentRow } from "../../src/services/payments/view";
-import { applyEvent, detailAfter, MAX_EVENTS } from "../helpers/lifecycle-oracle";
+import { detailAfter, paymentView } from "../../src/db/payment-detail";
+import { applyEvent, canMove, MAX_EVENTS, type EventRow, type PaymentEventFields, type PaymentRow } from "../../src/services/payments/lifecycle";
 
-// The oracle the event's SQL is checked against (test/services/event-write.test.ts), checked here on its own.
+// The lifecycle's statement in TypeScript, which the event's SQL is checked against
+// (test/services/event-write.test.ts), checked here on its own.
 const stamp = { eventId: "pev_next", at: 2_000 };
 
 function paymentIn(status: PaymentStatus): PaymentRow {
@@ -22,7 +21,6 @@ function paymentIn(status: PaymentStatus): PaymentRow {
     instrumentNumber: "TRACE-1",
     refundReason: status === "refunded" ? "Paid twice" : null,
     version: 3,
-    writeToken: "token-now",
     createdAt: 1_000,
     updatedAt: 1_500,
   };
@@ -40,8 +38,7 @@ describe("applyEvent without a status", () => {
   it.each(cases)("on a %s payment, an event that %s keeps every other field", (status, _label, input, changed) => {
     const payment = paymentIn(status);
     const { next, event } = applyEvent(payment, { event_code: "PU15", description: "note", ...input }, stamp);
-    const { writeToken: _token, ...kept } = payment;
-    expect(next).toEqual({ ...kept, ...changed, version: 4, updatedAt: 2_000 });
+    expect(next).toEqual({ ...payment, ...changed, version: 4, updatedAt: 2_000 });
     // The event keeps what it left: the status, instrument number and refund reason after it.
     expect(event).toEqual({ id: "pev_next", paymentId: "pmt_1", seq: 4, eventCode: "PU15", status, description: "note", instrumentNumber: next.instrumentNumber, refundReason: next.refundReason, createdAt: 2_000 });
   });
@@ -57,8 +54,7 @@ describe("applyEvent with a status", () => {
       return;
     }
     const { next, event } = applyEvent(payment, input, stamp);
-    const { writeToken: _token, ...kept } = payment;
-    expect(next).toEqual({ ...kept, status: to, refundReason: to === "refunded" ? "Returned goods" : payment.refundReason, version: 4, updatedAt: 2_000 });
+    expect(next).toEqual({ ...payment, status: to, refundReason: to === "refunded" ? "Returned goods" : payment.refundReason, version: 4, updatedAt: 2_000 });
     expect(event.status).toBe(to);
   });
 });
@@ -110,6 +106,6 @@ describe("detailAfter", () => {
     const payment = { ...paymentIn("settled"), refundReason: null };
     const { next, event } = applyEvent(payment, input, stamp);
     const shown = paymentView(payment, invoices, earlier);
-    expect(JSON.stringify(detailAfter(shown, next, event))).toBe(JSON.stringify(paymentView({ ...next, writeToken: "" }, invoices, [...earlier, event])));
+    expect(JSON.stringify(detailAfter(shown, input, event, next.version))).toBe(JSON.stringify(paymentView(next, invoices, [...earlier, event])));
   });
 });

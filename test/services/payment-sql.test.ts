@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PaymentMethod } from "../../src/db/schema";
-import { paymentView, type PaymentView } from "../../src/services/payments/view";
+import { paymentView, type PaymentView } from "../../src/db/payment-detail";
 import { call, insertInvoiceAt, makeCounterparty, makeTenant, shardD1, type User } from "../helpers/api";
 import { newPayment } from "../helpers/lifecycle-oracle";
 
 /**
- * A new payment is checked and written by SQL in one batch (src/services/payments/write-fence.ts).
- * The row, its first event, its invoice claims and its stored detail (byte for byte) are what the
- * lifecycle's rules in plain TypeScript (test/helpers/lifecycle-oracle.ts) and view.ts's
+ * A new payment is checked and written by SQL in one batch (src/services/payments/new-payment.ts).
+ * The row, its first event, its invoice claims and its stored detail (byte for byte) are what a new
+ * payment's rules in plain TypeScript (test/helpers/lifecycle-oracle.ts) and db/payment-detail.ts's
  * `paymentView` make of the rows it was made from, for invoices of any text and created in any order.
  */
 let client: User;
@@ -44,7 +44,7 @@ describe("a new payment's one batch, against the rules in plain TypeScript", () 
       res.json.id,
       { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: ids, payment_method: method },
       named,
-      { eventId: event.id as string, writeToken: row.write_token as string, at: row.updated_at as number },
+      { eventId: event.id as string, at: row.updated_at as number },
     );
     const oldestFirst = [...named].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const view: PaymentView = paymentView(expected.payment, oldestFirst, [expected.event]);
@@ -62,7 +62,7 @@ describe("a new payment's one batch, against the rules in plain TypeScript", () 
       instrument_number: null,
       refund_reason: null,
       version: 1,
-      write_token: expected.payment.writeToken,
+      write_token: row.write_token,
       created_at: expected.payment.createdAt,
       updated_at: expected.payment.updatedAt,
       detail: undefined,

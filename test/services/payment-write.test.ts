@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/wire/payload";
 import { call, makePayment, makeTenant, onShard, shardD1 } from "../helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
-import { canMove } from "../../src/services/payments/status";
+import { canMove } from "../../src/services/payments/lifecycle";
 import type { PaymentStatus } from "../../src/db/schema";
 
 const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false };

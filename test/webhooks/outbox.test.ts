@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { PaymentEventFields } from "../../src/services/payments/lifecycle";
-import { paymentView, type EventRow, type PaymentRow, type PaymentView } from "../../src/services/payments/view";
-import { applyEvent, detailAfter, newPayment } from "../helpers/lifecycle-oracle";
-import { encodeBody, flagBits, flagBitsSql, flagsOf, payloadFor, snapshotAt, type ExpansionFlags, type StoredDetail } from "../../src/webhooks/wire/payload";
+import { detailAfter, paymentView, snapshotAt, type PaymentView } from "../../src/db/payment-detail";
+import { applyEvent, type EventRow, type PaymentEventFields, type PaymentRow } from "../../src/services/payments/lifecycle";
+import { newPayment } from "../helpers/lifecycle-oracle";
+import { encodeBody, flagBits, flagBitsSql, flagsOf, payloadFor, type ExpansionFlags } from "../../src/webhooks/wire/payload";
 import { env } from "cloudflare:test";
 import { sql } from "drizzle-orm";
 import { createDb } from "../../src/db/client";
@@ -36,7 +36,7 @@ function history(): PaymentView[] {
     "pmt_1",
     { originating_counterparty_id: "cpty_b", receiving_counterparty_id: "cpty_s", invoice_ids: ["inv_a"], payment_method: "ach" },
     invoices,
-    { at: 1_000, writeToken: "w1", eventId: "pev_1" },
+    { at: 1_000, eventId: "pev_1" },
   );
   let payment: PaymentRow = made.payment;
   const events: EventRow[] = [made.event];
@@ -51,16 +51,16 @@ function history(): PaymentView[] {
   ];
   for (const [i, input] of inputs.entries()) {
     const { next, event } = applyEvent(payment, input, { at: 2_000 + i * 111, eventId: `pev_${i + 2}` });
-    details.push(detailAfter(details.at(-1)!, next, event));
+    details.push(detailAfter(details.at(-1)!, input, event, next.version));
     events.push(event);
-    payment = { ...next, writeToken: `w${i + 2}` };
+    payment = next;
   }
   return details.map((detail, i) => ({ ...detail, _events: events.slice(0, i + 1) }) as PaymentView);
 }
 
 describe("a body rebuilt from the payment's detail now", () => {
   const details = history();
-  const now = JSON.parse(JSON.stringify(details.at(-1)!, (key, value) => (key === "_events" ? undefined : value))) as StoredDetail;
+  const now = JSON.parse(JSON.stringify(details.at(-1)!, (key, value) => (key === "_events" ? undefined : value))) as PaymentView;
   const events = (details.at(-1) as unknown as { _events: EventRow[] })._events;
 
   it.each(details.map((detail, i) => [i + 1, detail] as const))("after change %i is the detail that change wrote, byte for byte, in each content type and flag set", (seq, detail) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PaymentView } from "../../src/services/payments/view";
+import type { PaymentView } from "../../src/db/payment-detail";
 import { encodeBody, payloadFor, type ExpansionFlags } from "../../src/webhooks/wire/payload";
 
 const payment: PaymentView = {

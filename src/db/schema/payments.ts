@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { alias, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { tenants } from "./tenants";
 import { counterparties } from "./counterparties";
 
@@ -39,3 +39,12 @@ export const payments = sqliteTable(
     index("payments_receiving_idx").on(t.accountId, t.receivingCounterpartyId, t.createdAt, t.id),
   ],
 );
+
+/**
+ * An alias of payments: how a statement names the payment row a write made (write-fence.ts),
+ * passed to each statement that reads it as a value, never as a letter the statements agree on.
+ */
+export function paymentAlias(name = "p") {
+  return alias(payments, name);
+}
+export type PaymentAlias = ReturnType<typeof paymentAlias>;

@@ -22,23 +22,15 @@ import { invoiceClaimed, paymentEvents, paymentInvoices, payments, PAYMENT_STATU
 import { notFound } from "../../errors";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../counts";
-import { eventRefusal, MAX_EVENTS, type PaymentEventFields } from "./lifecycle";
-import { canMove, releasesInvoices } from "./status";
-import { jsonOf, paymentWrite } from "./write-fence";
-import type { EventRow } from "./view";
+import { allowedSql, eventRefusal, eventSetSql, releasesInvoices, type EventRow, type PaymentEventFields } from "./lifecycle";
+import { paymentWrite } from "./write-fence";
+import { detailChangesSql, eventSql, jsonOf } from "../../db/payment-detail";
 
 export interface WrittenEvent {
   event: EventRow;
   /** The deliveries to hand to the queue (their subscriptions were active). */
   deliveryIds: string[];
   countedTo: number;
-}
-
-/** Whether the lifecycle allows `input` on the payment row as the statement sees it, as SQL. */
-function allowedSql(input: PaymentEventFields): SQL {
-  const from = input.status ? PAYMENT_STATUSES.filter((status) => canMove(status, input.status!)) : null;
-  const move = from === null ? sql`1` : from.length === 0 ? sql`0` : sql`${payments.status} in ${from}`;
-  return sql`${payments.version} < ${MAX_EVENTS} and ${move}`;
 }
 
 /**
@@ -55,43 +47,44 @@ export async function commitEvent(
 ): Promise<WrittenEvent> {
   const { now, eventId, token, stamp, at, written, applied, p } = paymentWrite(accountId, paymentId);
   const to: PaymentStatus | null = input.status ?? null;
-  const status = to === null ? sql`${payments.status}` : sql`${to}`;
-  const instrument = input.instrument_number !== undefined ? sql`${input.instrument_number}` : sql`${payments.instrumentNumber}`;
-  const refund = to === "refunded" ? sql`${input.refund_reason ?? null}` : sql`${payments.refundReason}`;
   // The event's texts go into the detail as JSON that JavaScript wrote (as every answer does),
   // so that any text a JSON body may carry (a lone surrogate) reads the same in both (jsonOf).
-  const eventJson = (statusOf: SQL, createdAt: SQL) =>
-    sql`json_object('id', ${eventId}, 'event_code', ${jsonOf(input.event_code)}, 'status', ${statusOf}, 'description', ${jsonOf(input.description)}, 'created', ${createdAt})`;
-  // The detail changes only where the event does: what it does not name stays as stored.
-  const changes = [
-    ...(to === null ? [] : [sql`'$.status', ${to}`]),
-    ...(input.instrument_number !== undefined ? [sql`'$.instrument_number', ${jsonOf(input.instrument_number)}`] : []),
-    ...(to === "refunded" ? [sql`'$.refund_reason', ${jsonOf(input.refund_reason ?? null)}`] : []),
-    sql`'$.version', ${payments.version} + 1`,
-    sql`'$.updated', ${at}`,
-  ];
-  const detail = sql`json_insert(json_set(${payments.detail}, ${sql.join(changes, sql`, `)}), '$.events[#]', ${eventJson(status, at)})`;
-
+  const eventJson = (status: SQL, created: SQL) =>
+    eventSql({ id: sql`${eventId}`, event_code: jsonOf(input.event_code), status, description: jsonOf(input.description), created });
+  // The row and its detail change only where the event does (lifecycle.ts, db/payment-detail.ts).
+  const set = eventSetSql(input, stamp);
+  const detail = detailChangesSql(sql`${payments.detail}`, input, { version: sql`${payments.version} + 1`, updated: at, event: eventJson(sql`${to ?? payments.status}`, at) });
   const move = db
     .update(payments)
-    .set({ status: status as SQL<PaymentStatus>, instrumentNumber: instrument, refundReason: refund, version: sql`${payments.version} + 1`, writeToken: token, updatedAt: stamp, detail })
+    .set({ ...set, writeToken: token, detail })
     .where(and(inAccount(payments, accountId), eq(payments.id, paymentId), allowedSql(input)))
     .returning({ status: payments.status, version: payments.version, instrumentNumber: payments.instrumentNumber, refundReason: payments.refundReason, updatedAt: payments.updatedAt });
+  // The event's row records the payment as the move left it (lifecycle.ts `applyEvent`).
   const event = guardedInsert(
     db,
     paymentEvents,
-    { id: eventId, paymentId, seq: p("version"), eventCode: input.event_code, status: p("status"), description: input.description, instrumentNumber: p("instrument_number"), refundReason: p("refund_reason"), createdAt: p("updated_at") },
+    {
+      id: eventId,
+      paymentId,
+      seq: sql`${p.version}`,
+      eventCode: input.event_code,
+      status: sql`${p.status}`,
+      description: input.description,
+      instrumentNumber: sql`${p.instrumentNumber}`,
+      refundReason: sql`${p.refundReason}`,
+      createdAt: sql`${p.updatedAt}`,
+    },
     written,
-    sql`${payments} p`,
+    sql`${p}`,
   );
   // The answer, as the payment row the move left reads (on its key: the events have none on their id).
-  const storedEvent = sql`(select ${eventJson(p("status"), isoSql(p("updated_at")))} from ${payments} p where ${written})`;
+  const storedEvent = sql`(select ${eventJson(sql`${p.status}`, isoSql(sql`${p.updatedAt}`))} from ${p} where ${written})`;
   const releases = to !== null && releasesInvoices(to) ? releaseStatements(db, paymentId, applied) : [];
   const batch = await runNamedBatch(db, {
     move,
     event,
     releases,
-    outbox: outboxOfChange(db, { accountId, paymentId, applied: sql`${written}` }, now),
+    outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
     answer: await answer(storedEvent, applied),
     mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
     after: db.select({ status: payments.status, version: payments.version }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
@@ -128,7 +121,7 @@ export async function commitEvent(
  */
 function releaseStatements(db: Db, paymentId: string, applied: SQL): BatchStatement[] {
   const links = paymentInvoices;
-  const listed = sql`(select json_extract(value, '$.id') from json_each((select p.detail from ${payments} p where p.id = ${paymentId}), '$.invoices'))`;
+  const listed = sql`(select json_extract(value, '$.id') from json_each((select ${payments.detail} from ${payments} where ${payments.id} = ${paymentId}), '$.invoices'))`;
   const held = and(sql`${links.invoiceId} in ${listed}`, invoiceClaimed, eq(links.paymentId, paymentId), applied);
   return [
     db.insert(links).select(

@@ -1,11 +1,10 @@
 import type { SQL } from "drizzle-orm";
 import { handOver } from "../../webhooks";
 import type { ServiceContext } from "../../context";
-import { checkEventInput } from "./input";
-import type { PaymentFields, PaymentEventFields } from "./lifecycle";
+import { checkEventInput, type PaymentFields, type PaymentEventFields } from "./lifecycle";
 import { commitEvent } from "./event-write";
-import { eventView, type PaymentView } from "./view";
-import { commitNewPayment } from "./write-fence";
+import { eventView, type PaymentView } from "../../db/payment-detail";
+import { commitNewPayment } from "./new-payment";
 import { noAnswer, type Answer } from "../../idempotency";
 import { FOLD_AFTER_MS, foldPaymentCounts } from "../counts";
 
@@ -14,7 +13,7 @@ export { MAX_EVENTS, type PaymentFields, type PaymentEventFields } from "./lifec
 
 /**
  * Creates a payment for the caller's account: one batch checks and writes it, with its deliveries
- * (write-fence.ts), then the deliveries go to the queue.
+ * (new-payment.ts), then the deliveries go to the queue.
  */
 export async function createPayment(ctx: ServiceContext, input: PaymentFields, answer: Answer<SQL> = noAnswer): Promise<PaymentView> {
   const written = await commitNewPayment(ctx.db, ctx.accountId, input, answer);

@@ -11,7 +11,7 @@ import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { addedAfterMark, changesAfterMark, countInRange, countKey, givenFilters, rangeOf, seekBy, storedCountKey, storedCountQuery, timeCountField, type Buckets } from "../counts";
 import { timeConditions } from "../../db/time-filters";
-import type { PaymentView } from "./view";
+import type { PaymentView } from "../../db/payment-detail";
 
 /** The detail as the payment's last write stored it (write-fence.ts): one row read. */
 export async function getPayment({ db, accountId }: ServiceContext, paymentId: string): Promise<PaymentView> {

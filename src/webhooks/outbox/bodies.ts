@@ -2,9 +2,10 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { paymentEvents, payments, webhookDeliveries } from "../../db/schema";
 import type { webhookDeliveries as Deliveries } from "../../db/schema";
+import { snapshotAt, type EventState, type PaymentView } from "../../db/payment-detail";
+import { encodeBody, flagsOf, payloadFor } from "../wire/payload";
 
 type DeliveryRow = typeof Deliveries.$inferSelect;
-import { encodeBody, flagsOf, payloadFor, snapshotAt, type EventState, type StoredDetail } from "../wire/payload";
 
 type Source = { id: string; paymentId: string; seq: number; instrumentNumber: string | null; refundReason: string | null; detail: string | null };
 
@@ -61,7 +62,7 @@ export const eventsToRebuild = (rows: DeliveryRow[]): EventRef[] => {
  * bytes on every attempt, since an event only appends to the detail.
  */
 export function applyBodies<Row extends DeliveryRow>(rows: Row[], sources: Source[]): Row[] {
-  const states: (EventState & Source & { stored: StoredDetail })[] = sources.map((source) => ({ ...source, stored: JSON.parse(source.detail!) as StoredDetail }));
+  const states: (EventState & Source & { stored: PaymentView })[] = sources.map((source) => ({ ...source, stored: JSON.parse(source.detail!) as PaymentView }));
   const byVersion = new Map(states.map((state) => [`${state.paymentId} ${state.seq}`, state]));
   const byId = new Map(states.map((state) => [state.id, state]));
   return rows.map((row) => {

@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { uuidSql } from "../../db/uuid-sql";
-import { payments, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
+import { webhookDeliveries, webhookSubscriptions, type PaymentAlias, type WebhookContentType } from "../../db/schema";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBitsSql } from "../wire/payload";
 import { matchesSql } from "./filters";
@@ -13,16 +13,16 @@ import { nextSequence } from "./sequence";
  * The outbox statement of a payment change decided whole in its own batch: one delivery row for
  * each of the account's `payment.changed` subscriptions whose filters (as they are then) pass the
  * payment as the change left it, inserted from the subscriptions themselves, only when `applied`
- * holds of the payment row `p` the change wrote. Each row takes its subscription's content type
- * and flags as they are now, its next sequence number, the change's stamp (`p.updated_at`) as its
+ * holds of the payment row the change wrote (`payment`, an alias of payments). Each row takes its subscription's content type
+ * and flags as they are now, its next sequence number, the change's stamp (`updated` of the row `payment` names) as its
  * `created` and the payment's version; it is pending (and handed over at the commit) when its
  * subscription is active, else held. Returns each row's id and status, to hand the pending ones to
  * the queue.
  */
-export function outboxOfChange(db: Db, change: { accountId: string; paymentId: string; applied: SQL }, now = Date.now()) {
+export function outboxOfChange(db: Db, change: { accountId: string; paymentId: string; payment: PaymentAlias; applied: SQL }, now = Date.now()) {
   const s = webhookSubscriptions;
   const column = (name: keyof typeof s.$inferSelect) => sql`${s[name]}`;
-  const p = (name: string) => sql.raw(`p.${name}`);
+  const p = change.payment;
   const template = newDelivery({
     id: uuidSql(),
     subscriptionId: column("id"),
@@ -33,26 +33,26 @@ export function outboxOfChange(db: Db, change: { accountId: string; paymentId: s
     flags: flagBitsSql((name) => column(name)),
     contentType: column("contentType"),
     now,
-    createdAt: p("updated_at"),
+    createdAt: sql`${p.updatedAt}`,
     sequence: nextSequence(column("id")),
   });
   const active = sql`${s.isActive} = 1`;
   const row = {
     ...template,
-    paymentVersion: p("version"),
+    paymentVersion: sql`${p.version}`,
     status: sql`case when ${active} then 'pending' else 'held' end`,
     nextAttemptAt: sql`case when ${active} then ${now} end`,
-    enqueuedAt: sql`case when ${active} then ${p("updated_at")} end`,
+    enqueuedAt: sql`case when ${active} then ${p.updatedAt} end`,
   };
   const payment = {
-    status: p("status"),
-    originating_counterparty_id: p("originating_counterparty_id"),
-    receiving_counterparty_id: p("receiving_counterparty_id"),
-    payment_method: p("payment_method"),
-    amount_cents: p("amount_cents"),
+    status: sql`${p.status}`,
+    originating_counterparty_id: sql`${p.originatingCounterpartyId}`,
+    receiving_counterparty_id: sql`${p.receivingCounterpartyId}`,
+    payment_method: sql`${p.paymentMethod}`,
+    amount_cents: sql`${p.amountCents}`,
   };
   const where = sql`${change.applied} and ${s.accountId} = ${change.accountId} and ${s.event} = 'payment.changed' and ${matchesSql(sql`${s.filters}`, payment)}`;
-  return guardedInsert(db, webhookDeliveries, row, where, sql`${webhookSubscriptions} join ${payments} p on p.id = ${change.paymentId}`).returning({
+  return guardedInsert(db, webhookDeliveries, row, where, sql`${webhookSubscriptions} join ${p} on ${p.id} = ${change.paymentId}`).returning({
     id: webhookDeliveries.id,
     status: webhookDeliveries.status,
   });

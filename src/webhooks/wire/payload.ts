@@ -48,30 +48,6 @@ export function flagsOf(bits: number): ExpansionFlags {
   return Object.fromEntries(FLAG_BITS.map(([name, bit]) => [name, (bits & bit) !== 0])) as unknown as ExpansionFlags;
 }
 
-/** A payment's stored detail (GET /v2/payments/{id}/), as much of it as a rebuild reads; the rest is kept as it is. */
-export interface StoredDetail extends PaymentSnapshot {
-  events: { status: string; created: string }[];
-  updated: string;
-}
-
-/** What an event left of the payment that its detail's events do not list. */
-export interface EventState {
-  seq: number;
-  instrumentNumber: string | null;
-  refundReason: string | null;
-}
-
-/**
- * The detail as it was right after event `seq`, from the detail now: the events up to it, and the
- * status, instrument number, refund reason and `updated` that event left. Pure; equal, key order
- * included, to the detail that change wrote (an event only ever appends to the detail).
- */
-export function snapshotAt(detail: StoredDetail, event: EventState): StoredDetail {
-  const events = detail.events.slice(0, event.seq);
-  const last = events.at(-1)!;
-  return { ...detail, status: last.status, instrument_number: event.instrumentNumber, events, refund_reason: event.refundReason, version: event.seq, updated: last.created };
-}
-
 /** The delivery body (docs/interface.md, "Webhooks") for one subscription's flags. */
 export function payloadFor(payment: PaymentSnapshot, flags: ExpansionFlags): Record<string, unknown> {
   const body: Record<string, unknown> = { object_type: "payment", object_id: payment.id, event: "payment.changed" };

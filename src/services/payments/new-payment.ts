@@ -1,0 +1,155 @@
+/**
+ * A new payment, written in one D1 batch that also decides it (write-fence.ts states the
+ * protocol): its row where every creation check holds (creation.ts), with its detail as SQL's
+ * JSON (db/payment-detail.ts); then, under the write's token, its first event, its invoice
+ * claims, its outbox rows and the key's answer. A payment not made reads back each check's
+ * verdict and answers the failing ones' refusals: a 400 or a 409, never a 500.
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
+import { fixedLimit } from "../../db/fixed-limit";
+import { guardedInsert } from "../../db/guarded-insert";
+import { inList } from "../../db/in-list";
+import { detailSql, eventSql, invoiceSql, jsonOf, type PaymentView } from "../../db/payment-detail";
+import { inAccount } from "../../db/scope";
+import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
+import { newId } from "../../lib/ids";
+import { outboxOfChange } from "../../webhooks";
+import { countedTo } from "../counts";
+import { allowedSql, creationSql, refusalOf, verdictSql } from "./creation";
+import type { PaymentFields } from "./lifecycle";
+import { paymentWrite } from "./write-fence";
+
+export interface NewPayment {
+  detail: PaymentView;
+  stamp: number;
+  countedTo: number;
+  /** The deliveries to hand to the queue (their subscriptions were active). */
+  deliveryIds: string[];
+}
+
+/**
+ * Writes a new payment of `accountId` for `input`, with its first event, its invoice claims and
+ * its outbox rows, and the statements `answer` makes of its stored detail (a keyed request's
+ * answer). Throws the failing checks' 400 or 409 when it cannot be made; then nothing is written.
+ */
+export async function commitNewPayment(
+  db: Db,
+  accountId: string,
+  input: PaymentFields,
+  answer: (detail: SQL, applied: SQL) => Promise<BatchStatement[]>,
+): Promise<NewPayment> {
+  const paymentId = newId("pmt");
+  const { now, eventId, token, stamp, at, p, written, applied } = paymentWrite(accountId, paymentId);
+  const checks = creationSql(accountId, input);
+  const { i, named } = checks;
+  const amount = sql`(select sum(${i.amountCents}) from ${named})`;
+  const currency = sql`(select ${i.currency} from ${named} limit 1)`;
+  // Its invoices oldest first, as the detail lists them.
+  const invoiceList = sql`(select json_group_array(${invoiceSql({ id: sql`${i.id}`, invoice_number: sql`${i.invoiceNumber}`, amount_cents: sql`${i.amountCents}` })} order by ${i.createdAt}, ${i.id}) from ${named})`;
+  const firstEvent = { event_code: "PU00", status: "pending", description: "Payment created" } as const;
+  const detail = detailSql({
+    id: sql`${paymentId}`,
+    originating_counterparty_id: jsonOf(input.originating_counterparty_id),
+    receiving_counterparty_id: jsonOf(input.receiving_counterparty_id),
+    invoices: sql`json(${invoiceList})`,
+    amount_cents: amount,
+    currency,
+    payment_method: sql`${input.payment_method}`,
+    status: sql`${firstEvent.status}`,
+    instrument_number: sql`null`,
+    events: sql`json_array(${eventSql({ id: sql`${eventId}`, event_code: sql`${firstEvent.event_code}`, status: sql`${firstEvent.status}`, description: sql`${firstEvent.description}`, created: at })})`,
+    refund_reason: sql`null`,
+    version: sql`1`,
+    created: at,
+    updated: at,
+  });
+
+  const insert = guardedInsert(
+    db,
+    payments,
+    {
+      id: paymentId,
+      accountId,
+      originatingCounterpartyId: input.originating_counterparty_id,
+      receivingCounterpartyId: input.receiving_counterparty_id,
+      amountCents: amount,
+      currency,
+      paymentMethod: input.payment_method,
+      status: firstEvent.status,
+      instrumentNumber: null,
+      refundReason: null,
+      version: 1,
+      writeToken: token,
+      createdAt: stamp,
+      updatedAt: stamp,
+      detail,
+    },
+    allowedSql(checks),
+  ).returning({ updatedAt: payments.updatedAt, detail: payments.detail });
+  const event = guardedInsert(
+    db,
+    paymentEvents,
+    {
+      id: eventId,
+      paymentId,
+      seq: 1,
+      eventCode: firstEvent.event_code,
+      status: firstEvent.status,
+      description: firstEvent.description,
+      instrumentNumber: null,
+      refundReason: null,
+      createdAt: sql`${p.updatedAt}`,
+    },
+    written,
+    sql`${p}`,
+  );
+  const claims = alias(invoices, "claimed");
+  const links = guardedInsert(
+    db,
+    paymentInvoices,
+    {
+      invoiceId: sql`${claims.id}`,
+      claim: "",
+      paymentId,
+      invoiceNumber: sql`${claims.invoiceNumber}`,
+      amountCents: sql`${claims.amountCents}`,
+      invoiceCreatedAt: sql`${claims.createdAt}`,
+    },
+    sql`${claims.id} in (select value from json_each(${JSON.stringify(input.invoice_ids)})) and +${claims.accountId} = ${accountId} and ${applied}`,
+    sql`${claims}`,
+  );
+  const batch = await runNamedBatch(db, {
+    insert,
+    event,
+    links,
+    outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
+    answer: await answer(sql`(select ${p.detail} from ${p} where ${written})`, applied),
+    mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
+    // Each check's verdict, and what its refusal names, for a payment that was not made.
+    verdict: db.select(verdictSql(checks)).from(tenants).where(eq(tenants.id, accountId)),
+    buyer: db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.originating_counterparty_id))),
+    supplier: db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.receiving_counterparty_id))),
+    found: db.select().from(invoices).where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids))),
+    claimed: db
+      .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
+      .from(paymentInvoices)
+      .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), invoiceClaimed))
+      .limit(fixedLimit(1)),
+  });
+  const [made] = batch.insert;
+  if (!made) {
+    const read = { input, buyer: batch.buyer[0], supplier: batch.supplier[0], found: batch.found, claimed: batch.claimed };
+    throw refusalOf(batch.verdict[0] ?? verdictOfNone, read);
+  }
+  return {
+    detail: JSON.parse(made.detail!) as PaymentView,
+    stamp: made.updatedAt,
+    countedTo: batch.mark[0]?.mark ?? 0,
+    deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+  };
+}
+
+/** The verdict when the account's tenant row is missing (no account on this shard): every check failed. */
+const verdictOfNone = { buyer: 0, supplier: 0, distinct_invoices: 0, invoices_between: 0, one_currency: 0, no_live_claim: 0 };
