@@ -1,4 +1,4 @@
-import { alias, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { tenants } from "./tenants";
 import { counterparties } from "./counterparties";
 
@@ -40,11 +40,3 @@ export const payments = sqliteTable(
   ],
 );
 
-/**
- * An alias of payments: how a statement names the payment row a write made (write-fence.ts),
- * passed to each statement that reads it as a value, never as a letter the statements agree on.
- */
-export function paymentAlias(name = "p") {
-  return alias(payments, name);
-}
-export type PaymentAlias = ReturnType<typeof paymentAlias>;

@@ -10,7 +10,7 @@
  * SQL against its TypeScript on the test pool's D1.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
+import { aliased } from "../../db/aliased";
 import { counterparties, invoices, paymentInvoices } from "../../db/schema";
 import { conflict, invalid, type AppError, type FieldErrors } from "../../errors";
 import type { Counterparty } from "../counterparties";
@@ -48,7 +48,7 @@ interface CreationCheck {
   refusal(read: CreationRead): Refusal;
 }
 
-const namedInvoices = alias(invoices, "i");
+const namedInvoices = aliased(invoices, "i");
 const idsJson = (input: PaymentFields) => JSON.stringify(input.invoice_ids);
 
 /** A counterparty of the account, of `type`, named by `field`. */
@@ -57,8 +57,8 @@ function counterpartyCheck(field: "originating_counterparty_id" | "receiving_cou
   return {
     holds: (read) => of(read)?.type === type,
     sql: ({ accountId, input }) => {
-      const c = alias(counterparties, "c");
-      return sql`exists (select 1 from ${c} where ${c.accountId} = ${accountId} and ${c.id} = ${input[field]} and ${c.type} = ${type})`;
+      const c = aliased(counterparties, "c");
+      return sql`exists (select 1 from ${c.from} where ${c.accountId} = ${accountId} and ${c.id} = ${input[field]} and ${c.type} = ${type})`;
     },
     refusal: (read) => ({
       field,
@@ -105,8 +105,8 @@ export const CREATION_CHECKS = {
   no_live_claim: {
     holds: ({ claimed }) => claimed.length === 0,
     sql: ({ input }) => {
-      const l = alias(paymentInvoices, "l");
-      return sql`not exists (select 1 from json_each(${idsJson(input)}) j cross join ${l} where ${l.invoiceId} = j.value and ${l.claim} = '')`;
+      const l = aliased(paymentInvoices, "l");
+      return sql`not exists (select 1 from json_each(${idsJson(input)}) j cross join ${l.from} where ${l.invoiceId} = j.value and ${l.claim} = '')`;
     },
     refusal: ({ claimed }) => ({ conflict: claimed[0] ? `Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.` : "An invoice already belongs to another payment." }),
   },
@@ -119,7 +119,7 @@ const NAMES = Object.keys(CREATION_CHECKS) as CreationCheckName[];
 export function creationSql(accountId: string, input: PaymentFields): CreationSql {
   const i = namedInvoices;
   // Found by their ids (the unary + keeps SQLite from walking the account's invoices in created order instead).
-  const named = sql`${i} where ${i.id} in (select value from json_each(${idsJson(input)})) and +${i.accountId} = ${accountId}`;
+  const named = sql`${i.from} where ${i.id} in (select value from json_each(${idsJson(input)})) and +${i.accountId} = ${accountId}`;
   return { accountId, input, i, named };
 }
 
@@ -131,9 +131,12 @@ export function allowedSql(q: CreationSql): SQL {
   );
 }
 
-/** Each check's verdict, as the columns of a select (1 or 0 each, by the check's name). */
-export function verdictSql(q: CreationSql): Record<CreationCheckName, SQL<number>> {
-  return Object.fromEntries(NAMES.map((name) => [name, sql<number>`(${CREATION_CHECKS[name].sql(q)})`.mapWith(Number)])) as Record<CreationCheckName, SQL<number>>;
+/**
+ * Each check's verdict, as the columns of a select (1 or 0 each, named for its check: D1 answers a
+ * row by column names, and two checks' SQL may read alike).
+ */
+export function verdictSql(q: CreationSql): Record<CreationCheckName, SQL.Aliased<number>> {
+  return Object.fromEntries(NAMES.map((name) => [name, sql<number>`(${CREATION_CHECKS[name].sql(q)})`.mapWith(Number).as(name)])) as Record<CreationCheckName, SQL.Aliased<number>>;
 }
 
 /** Each check's verdict in TypeScript. Pure. */

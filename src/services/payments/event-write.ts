@@ -75,10 +75,10 @@ export async function commitEvent(
       createdAt: sql`${p.updatedAt}`,
     },
     written,
-    sql`${p}`,
+    p.from,
   );
   // The answer, as the payment row the move left reads (on its key: the events have none on their id).
-  const storedEvent = sql`(select ${eventJson(sql`${p.status}`, isoSql(sql`${p.updatedAt}`))} from ${p} where ${written})`;
+  const storedEvent = sql`(select ${eventJson(sql`${p.status}`, isoSql(sql`${p.updatedAt}`))} from ${p.from} where ${written})`;
   const releases = to !== null && releasesInvoices(to) ? releaseStatements(db, paymentId, applied) : [];
   const batch = await runNamedBatch(db, {
     move,

@@ -6,7 +6,7 @@
  * verdict and answers the failing ones' refusals: a 400 or a 409, never a 500.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
+import { aliased } from "../../db/aliased";
 import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { guardedInsert } from "../../db/guarded-insert";
@@ -103,9 +103,9 @@ export async function commitNewPayment(
       createdAt: sql`${p.updatedAt}`,
     },
     written,
-    sql`${p}`,
+    p.from,
   );
-  const claims = alias(invoices, "claimed");
+  const claims = aliased(invoices, "claimed");
   const links = guardedInsert(
     db,
     paymentInvoices,
@@ -118,14 +118,14 @@ export async function commitNewPayment(
       invoiceCreatedAt: sql`${claims.createdAt}`,
     },
     sql`${claims.id} in (select value from json_each(${JSON.stringify(input.invoice_ids)})) and +${claims.accountId} = ${accountId} and ${applied}`,
-    sql`${claims}`,
+    claims.from,
   );
   const batch = await runNamedBatch(db, {
     insert,
     event,
     links,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
-    answer: await answer(sql`(select ${p.detail} from ${p} where ${written})`, applied),
+    answer: await answer(sql`(select ${p.detail} from ${p.from} where ${written})`, applied),
     mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
     // Each check's verdict, and what its refusal names, for a payment that was not made.
     verdict: db.select(verdictSql(checks)).from(tenants).where(eq(tenants.id, accountId)),

@@ -27,7 +27,8 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { isoSql } from "../../db/stamped-text";
-import { paymentAlias } from "../../db/schema";
+import { aliased } from "../../db/aliased";
+import { payments } from "../../db/schema";
 import { newId, newToken } from "../../lib/ids";
 
 /**
@@ -35,8 +36,8 @@ import { newId, newToken } from "../../lib/ids";
  * account, or `now` if later.
  */
 export function newStamp(accountId: string, now: number): SQL {
-  const latest = paymentAlias("latest");
-  return sql`max(${now}, coalesce((select max(${latest.updatedAt}) from ${latest} where ${latest.accountId} = ${accountId}), 0) + 1)`;
+  const latest = aliased(payments, "latest");
+  return sql`max(${now}, coalesce((select max(${latest.updatedAt}) from ${latest.from} where ${latest.accountId} = ${accountId}), 0) + 1)`;
 }
 
 /**
@@ -49,7 +50,7 @@ export function paymentWrite(accountId: string, paymentId: string) {
   const now = Date.now();
   const token = newToken();
   const stamp = newStamp(accountId, now);
-  const p = paymentAlias();
+  const p = aliased(payments, "p");
   const written = sql`${p.id} = ${paymentId} and ${p.writeToken} = ${token}`;
   return {
     now,
@@ -59,6 +60,9 @@ export function paymentWrite(accountId: string, paymentId: string) {
     at: isoSql(stamp),
     p,
     written,
-    applied: sql`exists (select 1 from ${p} where ${written})`,
+    applied: sql`exists (select 1 from ${p.from} where ${written})`,
   };
 }
+
+/** The payment row a write's later statements read (`p` of `paymentWrite`). */
+export type WrittenPayment = ReturnType<typeof paymentWrite>["p"];

@@ -3,7 +3,8 @@ import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { uuidSql } from "../../db/uuid-sql";
-import { webhookDeliveries, webhookSubscriptions, type PaymentAlias, type WebhookContentType } from "../../db/schema";
+import { payments, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
+import type { Aliased } from "../../db/aliased";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBitsSql } from "../wire/payload";
 import { matchesSql } from "./filters";
@@ -19,7 +20,7 @@ import { nextSequence } from "./sequence";
  * subscription is active, else held. Returns each row's id and status, to hand the pending ones to
  * the queue.
  */
-export function outboxOfChange(db: Db, change: { accountId: string; paymentId: string; payment: PaymentAlias; applied: SQL }, now = Date.now()) {
+export function outboxOfChange(db: Db, change: { accountId: string; paymentId: string; payment: Aliased<typeof payments>; applied: SQL }, now = Date.now()) {
   const s = webhookSubscriptions;
   const column = (name: keyof typeof s.$inferSelect) => sql`${s[name]}`;
   const p = change.payment;
@@ -52,7 +53,7 @@ export function outboxOfChange(db: Db, change: { accountId: string; paymentId: s
     amount_cents: sql`${p.amountCents}`,
   };
   const where = sql`${change.applied} and ${s.accountId} = ${change.accountId} and ${s.event} = 'payment.changed' and ${matchesSql(sql`${s.filters}`, payment)}`;
-  return guardedInsert(db, webhookDeliveries, row, where, sql`${webhookSubscriptions} join ${p} on ${p.id} = ${change.paymentId}`).returning({
+  return guardedInsert(db, webhookDeliveries, row, where, sql`${webhookSubscriptions} join ${p.from} on ${p.id} = ${change.paymentId}`).returning({
     id: webhookDeliveries.id,
     status: webhookDeliveries.status,
   });
