@@ -2,9 +2,9 @@
  * Subscription filters (docs/interface.md, "Filters"): which changes make a delivery for a
  * subscription, decided on the payment as the change leaves it. Each list is OR within (the
  * payment's value is one of them), the keys AND across; `amount_cents__gte` and `__lte` bound the
- * amount. No filters: every change. The rule is written twice, once here for the API
- * (filters/test), once as SQL that decides in the write's own batch; a table test runs both on the
- * same cases.
+ * amount. No filters: every change. Each rule is stated once (FILTER_RULES), in TypeScript for the
+ * API (filters/test) beside the SQL that decides in the write's own batch; a table test runs both
+ * on the same cases.
  */
 import { sql, type SQL } from "drizzle-orm";
 
@@ -22,16 +22,50 @@ export interface FilteredPayment {
   amount_cents: number;
 }
 
-/** Whether the payment passes the filters (null: no filters). Pure. */
+/** A payment's filtered fields as SQL expressions (bound values, or columns of the statement's rows). */
+export type FilteredPaymentSql = Record<keyof FilteredPayment, SQL>;
+
+/** One filter: whether a payment passes it (`holds`), and the same over the stored filters' JSON as SQL (`sql`). */
+interface FilterRule {
+  key: FilterList | "amount_cents__gte" | "amount_cents__lte";
+  holds(filters: Filters, payment: FilteredPayment): boolean;
+  sql(column: SQL, payment: FilteredPaymentSql): SQL;
+}
+
+/** The JSON path of a filter's key: this module's own constants, written into the statement. */
+const path = (key: string) => sql.raw(`'$.${key}'`);
+
+/** A bound on the amount: absent, or the amount on its side of it. */
+const bound = (key: "amount_cents__gte" | "amount_cents__lte", op: ">=" | "<="): FilterRule => ({
+  key,
+  holds: (filters, payment) => filters[key] === undefined || (op === ">=" ? payment.amount_cents >= filters[key]! : payment.amount_cents <= filters[key]!),
+  sql: (column, payment) => sql`(json_extract(${column}, ${path(key)}) is null or ${payment.amount_cents} ${sql.raw(op)} json_extract(${column}, ${path(key)}))`,
+});
+
+export const FILTER_RULES: readonly FilterRule[] = [
+  // A list: absent, or the payment's value is one of it.
+  ...FILTER_LISTS.map(
+    (key): FilterRule => ({
+      key,
+      holds: (filters, payment) => filters[key] === undefined || filters[key]!.includes(payment[key]),
+      sql: (column, payment) => sql`(json_type(${column}, ${path(key)}) is null or exists (select 1 from json_each(${column}, ${path(key)}) where value = ${payment[key]}))`,
+    }),
+  ),
+  bound("amount_cents__gte", ">="),
+  bound("amount_cents__lte", "<="),
+];
+
+/** Whether the payment passes the filters (null: no filters): every rule holds. Pure. */
 export function matches(filters: Filters | null, payment: FilteredPayment): boolean {
-  if (filters === null) return true;
-  for (const key of FILTER_LISTS) {
-    const allowed = filters[key];
-    if (allowed !== undefined && !allowed.includes(payment[key])) return false;
-  }
-  if (filters.amount_cents__gte !== undefined && payment.amount_cents < filters.amount_cents__gte) return false;
-  if (filters.amount_cents__lte !== undefined && payment.amount_cents > filters.amount_cents__lte) return false;
-  return true;
+  return filters === null || FILTER_RULES.every((rule) => rule.holds(filters, payment));
+}
+
+/** `matches` as SQL: whether the filters in `column` (JSON text or null) pass the payment. */
+export function matchesSql(column: SQL, payment: FilteredPaymentSql): SQL {
+  return sql`(${column} is null or (${sql.join(
+    FILTER_RULES.map((rule) => rule.sql(column, payment)),
+    sql` and `,
+  )}))`;
 }
 
 /** The filters as stored: JSON text, or null for none. */
@@ -41,21 +75,4 @@ export function storedFilters(filters: Filters | null | undefined): string | nul
 
 export function parseFilters(text: string | null): Filters | null {
   return text === null ? null : (JSON.parse(text) as Filters);
-}
-
-/** A payment's filtered fields as SQL expressions (bound values, or columns of the statement's rows). */
-export type FilteredPaymentSql = Record<keyof FilteredPayment, SQL>;
-
-/**
- * `matches` as SQL: whether the filters in `column` (JSON text or null) pass the payment. The
- * JSON paths are this module's own constants, written into the statement.
- */
-export function matchesSql(column: SQL, payment: FilteredPaymentSql): SQL {
-  const path = (key: string) => sql.raw(`'$.${key}'`);
-  const lists = FILTER_LISTS.map(
-    (key) => sql`(json_type(${column}, ${path(key)}) is null or exists (select 1 from json_each(${column}, ${path(key)}) where value = ${payment[key]}))`,
-  );
-  const bound = (key: "amount_cents__gte" | "amount_cents__lte", op: string) =>
-    sql`(json_extract(${column}, ${path(key)}) is null or ${payment.amount_cents} ${sql.raw(op)} json_extract(${column}, ${path(key)}))`;
-  return sql`(${column} is null or (${sql.join([...lists, bound("amount_cents__gte", ">="), bound("amount_cents__lte", "<=")], sql` and `)}))`;
 }

@@ -21,13 +21,17 @@ export interface PaymentSnapshot {
   version: number;
 }
 
-const FLAG_BITS: [keyof ExpansionFlags, number][] = [
-  ["invoiceIds", 1],
-  ["paymentStatus", 2],
-  ["paymentEvents", 4],
-  ["refundReason", 8],
-  ["instrumentNumber", 16],
-  ["allPaymentDetails", 32],
+/**
+ * The flags, stated once: each its bit in a delivery row's number, and what it adds to a body
+ * (`allPaymentDetails` adds the whole detail as `object`, and nothing else).
+ */
+const FLAG_BITS: [keyof ExpansionFlags, number, (payment: PaymentSnapshot) => [string, unknown]][] = [
+  ["invoiceIds", 1, (payment) => ["invoice_ids", payment.invoices.map((invoice) => invoice.id)]],
+  ["paymentStatus", 2, (payment) => ["payment_status", payment.status]],
+  ["paymentEvents", 4, (payment) => ["payment_events", payment.events]],
+  ["refundReason", 8, (payment) => ["refund_reason", payment.refund_reason]],
+  ["instrumentNumber", 16, (payment) => ["instrument_number", payment.instrument_number]],
+  ["allPaymentDetails", 32, (payment) => ["object", payment]],
 ];
 
 /** A subscription's flags as the small number a delivery row keeps of them. Pure. */
@@ -51,16 +55,8 @@ export function flagsOf(bits: number): ExpansionFlags {
 /** The delivery body (docs/interface.md, "Webhooks") for one subscription's flags. */
 export function payloadFor(payment: PaymentSnapshot, flags: ExpansionFlags): Record<string, unknown> {
   const body: Record<string, unknown> = { object_type: "payment", object_id: payment.id, event: "payment.changed" };
-  if (flags.allPaymentDetails) {
-    body.object = payment;
-    return body;
-  }
-  if (flags.invoiceIds) body.invoice_ids = payment.invoices.map((invoice) => invoice.id);
-  if (flags.paymentStatus) body.payment_status = payment.status;
-  if (flags.paymentEvents) body.payment_events = payment.events;
-  if (flags.refundReason) body.refund_reason = payment.refund_reason;
-  if (flags.instrumentNumber) body.instrument_number = payment.instrument_number;
-  return body;
+  const shown = flags.allPaymentDetails ? FLAG_BITS.filter(([name]) => name === "allPaymentDetails") : FLAG_BITS.filter(([name]) => flags[name]);
+  return Object.assign(body, Object.fromEntries(shown.map(([, , field]) => field(payment))));
 }
 
 /**
