@@ -2,7 +2,7 @@ import type { Db } from "./db/client";
 import type { RequestSession } from "./db/session";
 import type { D1Tally } from "./db/counting-d1";
 import type { Env } from "./env";
-import type { Claim } from "./idempotency";
+import type { RequestKey } from "./idempotency";
 import type { Caller } from "./context";
 
 /** Hono's environment of the app: the Worker's bindings, and what each request sets as it goes. */
@@ -14,11 +14,11 @@ export interface AppEnv {
     directory: Db;
     /** After authentication: the caller's shard, in this request's session. Tenant verbs reach no other. */
     db: Db;
-    /** That session itself: its bookmark, and a claim riding on its first round trip (middleware/idempotency.ts). */
+    /** That session itself: its bookmark. */
     shardSession: RequestSession;
     caller: Caller;
-    /** Set for a POST with an Idempotency-Key that runs: the request's hold on the key. */
-    idempotency?: Claim;
+    /** Set for a POST with an Idempotency-Key: the key and the request it came with (middleware/idempotency.ts). */
+    key?: RequestKey;
     /** Set when SERVER_TIMING is on: what this request's statements cost D1. */
     d1Tally?: D1Tally;
   };

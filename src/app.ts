@@ -4,11 +4,10 @@ import { newTally, serverTiming } from "./db/counting-d1";
 import { requestSession } from "./db/session";
 import type { AppEnv } from "./app-env";
 import { AppError } from "./errors";
-import { isKeyLost, MESSAGES } from "./idempotency";
 import { isMoving, MOVING, MOVING_RETRY_AFTER_S } from "./services/moves";
 import { drfMessage } from "./lib/messages";
 import { adminAuth, basicAuth } from "./middleware/auth";
-import { idempotency, keyDecidedAnswer, keyDecidedIn } from "./middleware/idempotency";
+import { idempotency } from "./middleware/idempotency";
 import { checkJsonBody, limitBody } from "./middleware/json-body";
 import { requestId } from "./middleware/request-id";
 import { admin } from "./routes/admin";
@@ -58,11 +57,6 @@ export function createApp() {
   });
 
   app.onError(async (error, c) => {
-    // A request whose Idempotency-Key was decided otherwise by its claim (replay, 422, 409).
-    const decided = keyDecidedIn(error);
-    if (decided) return keyDecidedAnswer(c, decided);
-    // A write whose key another request took over (its lock lapsed) was rolled back whole.
-    if (isKeyLost(error)) return c.json({ detail: MESSAGES.inProgress }, 409);
     // A write refused by the source shard during its account's move cut-over (services/moves/).
     if (isMoving(error)) {
       c.header("Retry-After", String(MOVING_RETRY_AFTER_S));

@@ -1,7 +1,8 @@
 import { env } from "cloudflare:test";
+import type { SQL } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
-import { answerStatement, claimStatements, forgetExpiredKeys, isKeyLost, KEY_TTL_MS, type Claim } from "../src/idempotency";
+import { answerStatement, claimStatements, forgetExpiredKeys, keyedWrite, KEY_TTL_MS, type RequestKey } from "../src/idempotency";
 import { sha256Hex } from "../src/lib/crypto";
 import { createPayment } from "../src/services/payments";
 import { deliveriesQueue } from "../src/dev/local-faults";
@@ -198,10 +199,12 @@ describe("Idempotency-Key on every POST", () => {
 describe("a key and its write", () => {
   async function heldKey(accountId: string, username: string, key: string, body: unknown) {
     const db = createDb(await shardD1(accountId));
-    const claim: Claim = { accountId, username, key, token: crypto.randomUUID(), answeredInBatch: false };
-    const hash = await sha256Hex(`POST /v2/payments\n${JSON.stringify(body)}`);
-    await db.batch(claimStatements(db, claim, hash, Date.now()));
-    return { db, claim };
+    const requestHash = await sha256Hex(`POST /v2/payments\n${JSON.stringify(body)}`);
+    const claim: RequestKey = { accountId, username, key, token: crypto.randomUUID(), requestHash };
+    await db.batch(claimStatements(db, claim, Date.now()));
+    // The key's parts of the payment's batch, for a key this request claimed already.
+    const keyed = keyedWrite(db, claim, async (detail: SQL, guard?: SQL) => [answerStatement(db, claim, 201, detail, false, guard)], { claimed: true });
+    return { db, claim, parts: keyed };
   }
   const context = async (db: ReturnType<typeof createDb>, accountId: string, client: User) => ({
     db,
@@ -214,8 +217,10 @@ describe("a key and its write", () => {
   it("commit together: a write that ran but never answered (a crash after its batch) is replayed, not run again", async () => {
     const { account, client } = await makeTenant();
     const body = await paymentBody(client);
-    const { db, claim } = await heldKey(account.id, client.username, "crash", body);
-    const written = await createPayment(await context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]);
+    const { db, parts } = await heldKey(account.id, client.username, "crash", body);
+    const outcome = await createPayment(await context(db, account.id, client), body as never, parts);
+    if (!("ran" in outcome)) throw new Error("the request's own key decided otherwise");
+    const written = outcome.ran;
     // The request died here, before it answered. The client retries after the lock lapses... or at once:
     const retry = await call("POST", "/v2/payments/", { body, headers: keyed(client, "crash") });
     expect(retry.status).toBe(201);
@@ -224,15 +229,15 @@ describe("a key and its write", () => {
     expect(await paymentsOf(account.id)).toEqual([written.id]);
   });
 
-  it("fail together: a write whose key another request took over writes nothing", async () => {
+  it("fail together: a write whose key another request took over writes nothing, and says so as a value", async () => {
     const { account, client } = await makeTenant();
     await subscribeToReceiver(client);
     const body = await paymentBody(client);
-    const { db, claim } = await heldKey(account.id, client.username, "lapsed", body);
+    const { db, parts } = await heldKey(account.id, client.username, "lapsed", body);
     // Its lock lapsed and the same request took the key over.
     await (await shardD1(account.id)).prepare("update idempotency_keys set token = 'the-other-request' where key = 'lapsed' and account_id = ?").bind(account.id).run();
-    const error = await createPayment(await context(db, account.id, client), body as never, async (detail, guard) => [answerStatement(db, claim, 201, detail, false, guard)]).catch((e) => e);
-    expect(isKeyLost(error)).toBe(true);
+    const outcome = await createPayment(await context(db, account.id, client), body as never, parts);
+    expect(outcome).toMatchObject({ decided: { decision: "in_progress" } });
     expect(await paymentsOf(account.id)).toEqual([]);
     const outbox = await (await shardD1(account.id)).prepare("select count(*) as n from webhook_deliveries where account_id = ?").bind(account.id).first<{ n: number }>();
     expect(outbox!.n).toBe(0);

@@ -1,5 +1,4 @@
 import { createDb, type Db } from "./client";
-import { leadingD1, type Lead } from "./leading-d1";
 import { countingD1, type D1Tally } from "./counting-d1";
 
 /**
@@ -16,8 +15,6 @@ export interface RequestSession {
   db: Db;
   /** D1's bookmark of the latest query the session ran; null before its first. */
   bookmark(): string | null;
-  /** The same session with `lead`'s statements in front of its first round trip (db/leading-d1.ts). */
-  leading(lead: Lead): { db: Db; sent(): boolean; send(): Promise<void> };
 }
 
 /** A session of `d1` from `constraint` for one request; with a tally (SERVER_TIMING), every statement's cost is added to it. */
@@ -27,9 +24,5 @@ export function requestSession(d1: D1Database, constraint = "first-primary", tal
   return {
     db: createDb(counted),
     bookmark: () => (session as unknown as D1DatabaseSession).getBookmark(),
-    leading(lead) {
-      const led = leadingD1(counted, lead);
-      return { db: createDb(led.d1), sent: led.sent, send: led.send };
-    },
   };
 }

@@ -1,90 +1,43 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
-import { claimStatements, decide, HEADER, isKeyLost, ownStatement, keyProblem, MESSAGES, REPLAYED_HEADER, settle, storable, storedKey, type Claim, type Decision, type StoredKey } from "../idempotency";
-import type { Lead } from "../db/leading-d1";
+import { decisionOf, HEADER, keyProblem, MESSAGES, REPLAYED_HEADER, settle, type KeyDecision, type RequestKey } from "../idempotency";
 import { sha256Hex } from "../lib/crypto";
 import { decrypt } from "../lib/encryption";
 import { newToken } from "../lib/ids";
 
 /**
- * `Idempotency-Key` on a POST of the API (docs/interface.md): the first request with a key runs,
- * and its answer is stored with the key (by the write's own batch when it writes: see
- * idempotency/); the same request again gets that answer, with `Idempotent-Replayed: true`, and
- * runs nothing. Runs after authentication (keys are the API user's) and after the body is read
- * and checked.
- *
- * The claim costs no round trip of its own: its statements go in front of the request's first
- * round trip to the shard (db/leading-d1.ts), and the request stops there (`KeyDecided`) when the
- * key is not its own; a first round trip that writes fails whole then, and the key's row is read
- * to say why. A request that answers before reading anything (a 400 on its body) claims after,
- * and then answers as the key says.
+ * `Idempotency-Key` on a POST of the API (docs/interface.md, "Safe retries"), at the edge: reads
+ * the key and the request it came with (method, path and body, hashed) into `key`, a value the
+ * routes hand to their verbs (routes/common.ts `keyed`). A verb's own batch claims the key and
+ * stores a 2xx answer with its write (idempotency/keyed.ts). What no batch stored, this settles
+ * after the route answered: a 4xx is stored with the key (claiming it first, for a request that
+ * answered before reaching a verb, as a 400 on its body does), anything else lets the key go; a
+ * key that another request holds answers as it says instead.
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const key = c.req.header(HEADER);
-  if (c.req.method !== "POST" || key === undefined) return next();
-  const problem = keyProblem(key);
+  const header = c.req.header(HEADER);
+  if (c.req.method !== "POST" || header === undefined) return next();
+  const problem = keyProblem(header);
   if (problem) throw new AppError("validation", problem);
   const { accountId, username } = c.get("caller");
-  const db = c.get("db");
   const requestHash = await sha256Hex(`POST ${normalPath(c)}\n${await c.req.text()}`);
-  const claim: Claim = { accountId, username, key, token: newToken(), answeredInBatch: false };
-  const prepared = (d1: D1Database, queries: readonly { toSQL(): { sql: string; params: unknown[] } }[]) =>
-    queries.map((query) => {
-      const { sql, params } = query.toSQL();
-      return d1.prepare(sql).bind(...params);
-    });
-  const lead: Lead = {
-    statements: (d1) => prepared(d1, claimStatements(db, claim, requestHash, Date.now())),
-    guarded: (d1) => prepared(d1, [...claimStatements(db, claim, requestHash, Date.now()).slice(0, -1), ownStatement(db, claim)]),
-    refused: isKeyLost,
-    settle: (results) => {
-      const row = storedKey(results.at(-1)!);
-      const decision = decide(row, { token: claim.token, requestHash });
-      if (decision !== "run") throw new KeyDecided(decision, row);
-    },
-  };
-  const led = c.get("shardSession").leading(lead);
-  c.set("db", led.db);
-  c.set("idempotency", claim);
+  const key: RequestKey = { accountId, username, key: header, token: newToken(), requestHash };
+  c.set("key", key);
   await next();
-  if (keyDecidedIn(c.error)) return; // answered by keyDecidedAnswer (app.ts)
-  if (!led.sent()) {
-    if (!storable(c.res.status)) return; // nothing claimed, nothing to let go
-    try {
-      await led.send();
-    } catch (error) {
-      if (!(error instanceof KeyDecided)) throw error;
-      c.res = await keyDecidedAnswer(c, error);
-      return;
-    }
-  }
+  // A 2xx was stored by its route's batch, and a replay is the stored answer itself.
+  if (c.res.status < 300 || c.res.headers.has(REPLAYED_HEADER)) return;
   try {
-    await settle(led.db, claim, c.res.status, await c.res.clone().text());
+    const decided = decisionOf(key, await settle(c.get("db"), key, c.res.status, await c.res.clone().text()));
+    if (decided) c.res = await keyDecidedAnswer(c, decided);
   } catch (error) {
     // The answer stands; the key stays held until its lock lapses, then the same request may run again.
     console.error(JSON.stringify({ type: "idempotency_settle_failed", request_id: c.get("requestId"), error: String(error) }));
   }
 };
 
-/** The key was not this request's to run: what its row says the request gets instead. */
-export class KeyDecided extends Error {
-  constructor(
-    readonly decision: Exclude<Decision, "run">,
-    readonly row: StoredKey,
-  ) {
-    super(`Idempotency-Key: ${decision}`);
-  }
-}
-
-/** The KeyDecided that stopped a request, though a query builder wrapped it (drizzle's "Failed query" keeps it as `cause`). */
-export function keyDecidedIn(error: unknown): KeyDecided | null {
-  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) if (at instanceof KeyDecided) return at;
-  return null;
-}
-
 /** The answer to a request whose key was decided otherwise: the stored answer replayed, a 422 or a 409. */
-export async function keyDecidedAnswer(c: Context<AppEnv>, decided: KeyDecided): Promise<Response> {
+export async function keyDecidedAnswer(c: Context<AppEnv>, decided: KeyDecision): Promise<Response> {
   switch (decided.decision) {
     case "mismatch":
       return c.json({ detail: MESSAGES.mismatch }, 422);

@@ -10,7 +10,8 @@ import type { ServiceContext } from "../context";
 import { deliveriesQueue } from "../dev";
 import type { Page } from "../db/list-page";
 import { SQL } from "drizzle-orm";
-import { answerStatement, noAnswer, type Answer } from "../idempotency";
+import { answerStatement, claimKey, keyedWrite, settle, UNKEYED, type KeyDecision, type Keyed, type KeyedWrite } from "../idempotency";
+import { keyDecidedAnswer } from "../middleware/idempotency";
 import { encrypt } from "../lib/encryption";
 
 /** The context a service verb works in, for this request's caller. */
@@ -38,19 +39,60 @@ function laterOf(c: Context<AppEnv>): ServiceContext["later"] {
 }
 
 /**
- * The answer a write verb stores with the request's Idempotency-Key, in its own batch: `status`,
- * and the body `render` makes from what the verb wrote (JSON of a view, or SQL that makes the JSON
- * from the batch's rows). `sealed` encrypts a body that carries secrets. Adds nothing without a key.
+ * The request's Idempotency-Key as parts of its verb's batch (idempotency/keyed.ts): the verb
+ * claims the key, requires it in its first write, and stores its answer with it: `status`, and
+ * the body `render` makes of what it wrote (JSON of a view, or SQL that makes the JSON from the
+ * batch's rows); `sealed` encrypts a body that carries secrets. `claimed`: the route claimed the
+ * key first (`claimFirst`). Without a key, UNKEYED: the parts add nothing.
  */
-export function keyedAnswer<T>(c: Context<AppEnv>, status: number, render: (value: T) => unknown, { sealed = false } = {}): Answer<T> {
-  const claim = c.get("idempotency");
-  if (!claim) return noAnswer;
-  return async (value, guard) => {
-    const rendered = render(value);
-    const text = rendered instanceof SQL ? rendered : JSON.stringify(rendered);
-    const body = sealed && typeof text === "string" ? await encrypt(c.env.ENCRYPTION_KEY, text) : text;
-    return [answerStatement(c.get("db"), claim, status, body, sealed, guard)];
-  };
+export function keyed<T>(c: Context<AppEnv>, status: number, render: (value: T) => unknown, { sealed = false, claimed = false } = {}): KeyedWrite<T> {
+  const key = c.get("key");
+  if (!key) return UNKEYED;
+  const db = c.get("db");
+  return keyedWrite<T>(
+    db,
+    key,
+    async (value, guard) => {
+      const rendered = render(value);
+      const text = rendered instanceof SQL ? rendered : JSON.stringify(rendered);
+      const body = sealed && typeof text === "string" ? await encrypt(c.env.ENCRYPTION_KEY, text) : text;
+      return [answerStatement(db, key, status, body, sealed, guard)];
+    },
+    { claimed },
+  );
+}
+
+/**
+ * For a route that reads before it writes: claims the request's key in a round trip of its own
+ * (one more than a write that claims in its batch). What the key decided instead (for `answerOf`),
+ * or null to go on.
+ */
+export async function claimFirst(c: Context<AppEnv>): Promise<{ decided: KeyDecision } | null> {
+  const key = c.get("key");
+  const decided = key ? await claimKey(c.get("db"), key) : null;
+  return decided ? { decided } : null;
+}
+
+/**
+ * A route that writes nothing it could not repeat, under its key: claims the key first, then
+ * answers what `run` answers, stored with the key after (no batch of its own stores it).
+ */
+export async function keyedAfter<R extends Response>(c: Context<AppEnv>, run: () => Promise<R>): Promise<R> {
+  const first = await claimFirst(c);
+  if (first) return answerOf(c, first, () => undefined as never);
+  const answer = await run();
+  const key = c.get("key");
+  if (key) await settle(c.get("db"), key, answer.status, await answer.clone().text());
+  return answer;
+}
+
+/**
+ * A keyed verb's outcome as the route's answer: what the key decided instead (the stored answer,
+ * a 422 or a 409: an answer the route's typed responses do not list, hence the cast), or `answer`
+ * of what the verb made.
+ */
+export async function answerOf<T, R>(c: Context<AppEnv>, outcome: Keyed<T>, answer: (value: T) => R): Promise<R> {
+  return "decided" in outcome ? ((await keyDecidedAnswer(c, outcome.decided)) as R) : answer(outcome.ran);
 }
 
 /** Every sub-app shares the validation hook, so every 400 has DRF's shape. */

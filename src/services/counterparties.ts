@@ -1,8 +1,10 @@
-import { noAnswer, type Answer } from "../idempotency";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../idempotency";
 import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { ServiceContext } from "../context";
+import { runNamedBatch } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
+import { guardedInsert } from "../db/guarded-insert";
 import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
@@ -34,8 +36,8 @@ const CLASH = "A counterparty with this internal_id and type already exists.";
 export async function createCounterparty(
   { db, accountId }: ServiceContext,
   input: { internal_id: string; type: CounterpartyType; name: string },
-  answer: Answer<Counterparty> = noAnswer,
-): Promise<Counterparty> {
+  keyed: KeyedWrite<Counterparty> = UNKEYED,
+): Promise<Keyed<Counterparty>> {
   const now = Date.now();
   const row: Counterparty = {
     id: newId("cpty"),
@@ -46,18 +48,21 @@ export async function createCounterparty(
     createdAt: now,
     updatedAt: now,
   };
+  const made = sql`exists (select 1 from ${counterparties} where ${counterparties.id} = ${row.id})`;
   try {
-    await db.batch([
-      db.insert(counterparties).values(row),
-      countOne(db, accountId, countKey("counterparties")),
-      countOne(db, accountId, countKey("counterparties", "type", row.type)),
-      ...(await answer(row)),
-    ]);
+    const batch = await runNamedBatch(db, {
+      key: keyed.claim,
+      insert: guardedInsert(db, counterparties, row, keyed.owns),
+      count: countOne(db, accountId, countKey("counterparties"), made),
+      countOfType: countOne(db, accountId, countKey("counterparties", "type", row.type), made),
+      answer: await keyed.answer(row, made),
+    });
+    const decided = keyed.decided(batch.key);
+    return decided ? { decided } : { ran: row };
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict(CLASH);
     throw error;
   }
-  return row;
 }
 
 /** Whether `id` is the account's counterparty of `type`, as SQL: for a write's own batch to apply only when it holds. */

@@ -1,4 +1,4 @@
-import { noAnswer, type Answer } from "../idempotency";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../idempotency";
 import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
@@ -45,7 +45,7 @@ export type InvoiceFilters = { invoice_number?: string[] } & Record<string, Inst
  * buyer and supplier, with its counts; the batch reads them back, so one that was not made says
  * why (400).
  */
-export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, answer: Answer<Invoice> = noAnswer): Promise<Invoice> {
+export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, keyed: KeyedWrite<Invoice> = UNKEYED): Promise<Keyed<Invoice>> {
   const { db, accountId } = ctx;
   const now = Date.now();
   const row: Invoice = {
@@ -63,14 +63,17 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, a
   // What the check looks at, for an invoice that could not be made.
   const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
   const batch = await runNamedBatch(db, {
-    insert: guardedInsert(db, invoices, row, sql`${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
+    key: keyed.claim,
+    insert: guardedInsert(db, invoices, row, sql`${keyed.owns} and ${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
     count: countOne(db, accountId, countKey("invoices"), made),
     buckets: countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
-    answer: await answer(row, made),
+    answer: await keyed.answer(row, made),
     buyer: party(input.buyer_id),
     supplier: party(input.supplier_id),
   });
-  if (batch.insert.length > 0) return row;
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
+  if (batch.insert.length > 0) return { ran: row };
   const errors: FieldErrors = {};
   checkParty(batch.buyer[0], input.buyer_id, "buyer", "buyer_id", errors);
   checkParty(batch.supplier[0], input.supplier_id, "supplier", "supplier_id", errors);

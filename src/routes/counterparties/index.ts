@@ -21,7 +21,8 @@ import {
   listEnvelope,
   pageRequest,
   serviceContext,
-  keyedAnswer,
+  answerOf,
+  keyed,
 } from "../common";
 import { CounterpartyInput, CounterpartyPatch, CounterpartyQuery, CounterpartySchema } from "./schemas";
 
@@ -66,8 +67,8 @@ counterpartiesRouter.openapi(
     responses: { 201: jsonResponse(CounterpartySchema, "Created"), ...errorsOf([...BODY_ERRORS, 409], clash) },
   }),
   async (c) => {
-    const row = await createCounterparty(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, counterpartyView.of));
-    return c.json(counterpartyView.of(row), 201);
+    const made = await createCounterparty(serviceContext(c), c.req.valid("json"), keyed(c, 201, counterpartyView.of));
+    return answerOf(c, made, (row) => c.json(counterpartyView.of(row), 201));
   },
 );
 

@@ -1,7 +1,7 @@
 import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
 import { createInvoice, getInvoice, invoiceView, listInvoices } from "../../services/invoices";
-import { BODY_ERRORS, createRouter, DETAIL_ERRORS, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
+import { BODY_ERRORS, createRouter, DETAIL_ERRORS, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, answerOf, keyed, listAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
 import { InvoiceDetailSchema, InvoiceInput, InvoiceQuery, InvoiceSchema } from "./schemas";
 
 const tags = ["invoices"];
@@ -40,7 +40,7 @@ invoicesRouter.openapi(
     request: { body: jsonBody(InvoiceInput) },
     responses: { 201: jsonResponse(InvoiceSchema, "Created"), ...errorsOf([...BODY_ERRORS]) },
   }),
-  async (c) => c.json(invoiceView.of(await createInvoice(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, invoiceView.of))), 201),
+  async (c) => answerOf(c, await createInvoice(serviceContext(c), c.req.valid("json"), keyed(c, 201, invoiceView.of)), (row) => c.json(invoiceView.of(row), 201)),
 );
 
 invoicesRouter.openapi(

@@ -16,7 +16,8 @@ import {
   listEnvelope,
   pageRequest,
   serviceContext,
-  keyedAnswer,
+  answerOf,
+  keyed,
 } from "../common";
 import type { SQL } from "drizzle-orm";
 import { PaymentEventInput, PaymentEventSchema, PaymentInput, PaymentQuery, PaymentSchema } from "./schemas";
@@ -70,7 +71,7 @@ paymentsRouter.openapi(
       ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...moving }),
     },
   }),
-  async (c) => c.json(await createPayment(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, (detail: SQL) => detail)), 201),
+  async (c) => answerOf(c, await createPayment(serviceContext(c), c.req.valid("json"), keyed(c, 201, (detail: SQL) => detail)), (detail) => c.json(detail, 201)),
 );
 
 paymentsRouter.openapi(
@@ -108,7 +109,7 @@ paymentsRouter.openapi(
     },
   }),
   async (c) => {
-    const event = await recordPaymentEvent(serviceContext(c), c.req.valid("param").id, c.req.valid("json"), keyedAnswer(c, 201, (body: SQL) => body));
-    return c.json(event, 201);
+    const made = await recordPaymentEvent(serviceContext(c), c.req.valid("param").id, c.req.valid("json"), keyed(c, 201, (body: SQL) => body));
+    return answerOf(c, made, (event) => c.json(event, 201));
   },
 );

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../app-env";
 import { ackFeed, readFeed, signedHeaders } from "../../webhooks";
 import { toIso } from "../../lib/time";
 import { pageBounds } from "../../lib/list-bounds";
-import { BODY_ERRORS, jsonBody, jsonResponse, serviceContext } from "../common";
+import { BODY_ERRORS, jsonBody, jsonResponse, keyedAfter, serviceContext } from "../common";
 import { Params, security, tags, webhookErrors } from "./shared";
 
 /** A whole number in [min, max] from a query parameter, as DRF's IntegerField reads one. */
@@ -100,6 +100,8 @@ export function registerFeedRoutes(router: OpenAPIHono<AppEnv>): void {
       request: { params: Params, body: jsonBody(FeedAck) },
       responses: { 200: jsonResponse(FeedAck, "The position kept"), ...webhookErrors([...BODY_ERRORS, 404, 410], GONE) },
     }),
-    async (c) => c.json(await ackFeed(serviceContext(c), c.req.valid("param").id, c.req.valid("json").cursor), 200),
+    // It moves a position only forward, so repeating it changes nothing: its key is claimed first,
+    // and its answer stored with it after.
+    (c) => keyedAfter(c, async () => c.json(await ackFeed(serviceContext(c), c.req.valid("param").id, c.req.valid("json").cursor), 200)),
   );
 }

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../app-env";
 import { AppError, invalid } from "../../errors";
 import { getPayment } from "../../services/payments";
 import { getSubscription, matches, parseFilters } from "../../webhooks";
-import { BODY_ERRORS, jsonBody, jsonResponse, serviceContext } from "../common";
+import { BODY_ERRORS, jsonBody, jsonResponse, keyedAfter, serviceContext } from "../common";
 import { Params, security, tags, webhookErrors } from "./shared";
 
 const FilterTest = z.object({ payment_id: z.string().min(1).max(64).openapi({ description: "A payment of your account.", example: "pmt_demoPaymentSettled0001" }) });
@@ -22,7 +22,9 @@ export function registerFilterRoutes(router: OpenAPIHono<AppEnv>): void {
       request: { params: Params, body: jsonBody(FilterTest) },
       responses: { 200: jsonResponse(z.object({ matches: z.boolean().openapi({ example: true }) }).openapi("FilterTestResult"), "Whether it matches"), ...webhookErrors([...BODY_ERRORS, 404]) },
     }),
-    async (c) => {
+    // It writes nothing: its key is claimed first, and its answer stored with it after.
+    (c) =>
+      keyedAfter(c, async () => {
       const ctx = serviceContext(c);
       const subscription = await getSubscription(ctx, c.req.valid("param").id);
       const payment = await getPayment(ctx, c.req.valid("json").payment_id).catch((error: unknown) => {
@@ -30,6 +32,6 @@ export function registerFilterRoutes(router: OpenAPIHono<AppEnv>): void {
         throw error;
       });
       return c.json({ matches: matches(parseFilters(subscription.filters), payment) }, 200);
-    },
+    }),
   );
 }

@@ -14,7 +14,7 @@ import {
   type Subscription,
 } from "../../webhooks";
 import { toIso } from "../../lib/time";
-import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, keyedAnswer, listEnvelope, pageRequest, serviceContext } from "../common";
+import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, answerOf, claimFirst, keyed, listEnvelope, pageRequest, serviceContext } from "../common";
 import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
 import { registerArchiveRoutes } from "./archive";
 import { registerFilterRoutes } from "./filters";
@@ -43,8 +43,8 @@ webhooksRouter.openapi(
     responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS, 409], { 409: TOO_MANY_SUBSCRIPTIONS }) },
   }),
   async (c) => {
-    const subscription = await createSubscription(serviceContext(c), c.req.valid("json"), keyedAnswer(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));
-    return c.json(subscriptionView(subscription, origin(c)), 201);
+    const made = await createSubscription(serviceContext(c), c.req.valid("json"), keyed(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));
+    return answerOf(c, made, (subscription) => c.json(subscriptionView(subscription, origin(c)), 201));
   },
 );
 
@@ -137,8 +137,8 @@ webhooksRouter.openapi(
     responses: { 200: jsonResponse(SubscriptionSchema, "The subscription with its new secret"), ...webhookErrors([401, 404, 409], UNREADABLE_409) },
   }),
   async (c) => {
-    const subscription = await rotateSubscriptionSecret(serviceContext(c), c.req.valid("param").id, keyedAnswer(c, 200, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));
-    return c.json(subscriptionView(subscription, origin(c)), 200);
+    const rotated = (await claimFirst(c)) ?? (await rotateSubscriptionSecret(serviceContext(c), c.req.valid("param").id, keyed(c, 200, (s: Subscription) => subscriptionView(s, origin(c)), { ...SEALED, claimed: true })));
+    return answerOf(c, rotated, (subscription) => c.json(subscriptionView(subscription, origin(c)), 200));
   },
 );
 
@@ -192,7 +192,8 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const { id, delivery_id } = c.req.valid("param");
-    return c.json(deliveryView(await redeliver(serviceContext(c), id, delivery_id, keyedAnswer(c, 202, deliveryView))), 202);
+    const sent = (await claimFirst(c)) ?? (await redeliver(serviceContext(c), id, delivery_id, keyed(c, 202, deliveryView, { claimed: true })));
+    return answerOf(c, sent, (delivery) => c.json(deliveryView(delivery), 202));
   },
 );
 

@@ -4,7 +4,7 @@ import type { AppEnv } from "../../app-env";
 import { parseInstant } from "../../lib/time";
 import { latestPayment } from "../../services/payments";
 import { discardHeld, DISCARDED_AT_ONCE, MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
-import { BODY_ERRORS, jsonBody, jsonResponse, keyedAnswer, serviceContext } from "../common";
+import { BODY_ERRORS, jsonBody, jsonResponse, answerOf, claimFirst, keyed, serviceContext } from "../common";
 import { DeliverySchema, deliveryView } from "./schemas";
 import { Params, security, tags, webhookErrors } from "./shared";
 
@@ -79,8 +79,8 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const ctx = serviceContext(c);
-      const delivery = await sendTestDelivery(ctx, c.req.valid("param").id, await latestPayment(ctx), keyedAnswer(c, 202, deliveryView));
-      return c.json(deliveryView(delivery), 202);
+      const sent = (await claimFirst(c)) ?? (await sendTestDelivery(ctx, c.req.valid("param").id, await latestPayment(ctx), keyed(c, 202, deliveryView, { claimed: true })));
+      return answerOf(c, sent, (delivery) => c.json(deliveryView(delivery), 202));
     },
   );
 
@@ -100,8 +100,8 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
       const { since, until } = c.req.valid("json");
       const start = parseInstant(since)!;
       const window = { since: start.ms + (start.subMs ? 1 : 0), until: until ? parseInstant(until)!.ms : Date.now() };
-      const result = await recoverDeliveries(serviceContext(c), c.req.valid("param").id, window, keyedAnswer(c, 202, (body: SQL) => body));
-      return c.json(result, 202);
+      const recovered = (await claimFirst(c)) ?? (await recoverDeliveries(serviceContext(c), c.req.valid("param").id, window, keyed(c, 202, (body: SQL) => body, { claimed: true })));
+      return answerOf(c, recovered, (result) => c.json(result, 202));
     },
   );
 
@@ -122,8 +122,8 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
       },
     }),
     async (c) => {
-      const result = await discardHeld(serviceContext(c), c.req.valid("param").id, keyedAnswer(c, 202, (body: SQL) => body));
-      return c.json(result, 202);
+      const discarded = (await claimFirst(c)) ?? (await discardHeld(serviceContext(c), c.req.valid("param").id, keyed(c, 202, (body: SQL) => body, { claimed: true })));
+      return answerOf(c, discarded, (result) => c.json(result, 202));
     },
   );
 

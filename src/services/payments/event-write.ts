@@ -15,6 +15,7 @@
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
+import type { Keyed, KeyedWrite } from "../../idempotency";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
@@ -34,17 +35,18 @@ export interface WrittenEvent {
 }
 
 /**
- * Writes one event on `paymentId` of `accountId` with its outbox rows, and the statements `answer`
- * makes of the event's JSON (a keyed request's answer). Throws 404 when the account has no such
- * payment, 409 when the lifecycle refuses the event.
+ * Writes one event on `paymentId` of `accountId` with its outbox rows, and the key's parts
+ * (`keyed`: its claim, and its answer, the event's JSON); what the key decided instead, as a value,
+ * when it is another request's. Throws 404 when the account has no such payment, 409 when the
+ * lifecycle refuses the event.
  */
 export async function commitEvent(
   db: Db,
   accountId: string,
   paymentId: string,
   input: PaymentEventFields,
-  answer: (eventJson: SQL, applied: SQL) => Promise<BatchStatement[]>,
-): Promise<WrittenEvent> {
+  keyed: KeyedWrite<SQL>,
+): Promise<Keyed<WrittenEvent>> {
   const { now, eventId, token, stamp, at, written, applied, p } = paymentWrite(accountId, paymentId);
   const to: PaymentStatus | null = input.status ?? null;
   // The event's texts go into the detail as JSON that JavaScript wrote (as every answer does),
@@ -57,7 +59,7 @@ export async function commitEvent(
   const move = db
     .update(payments)
     .set({ ...set, writeToken: token, detail })
-    .where(and(inAccount(payments, accountId), eq(payments.id, paymentId), allowedSql(input)))
+    .where(and(keyed.owns, inAccount(payments, accountId), eq(payments.id, paymentId), allowedSql(input)))
     .returning({ status: payments.status, version: payments.version, instrumentNumber: payments.instrumentNumber, refundReason: payments.refundReason, updatedAt: payments.updatedAt });
   // The event's row records the payment as the move left it (lifecycle.ts `applyEvent`).
   const event = guardedInsert(
@@ -81,14 +83,17 @@ export async function commitEvent(
   const storedEvent = sql`(select ${eventJson(sql`${p.status}`, isoSql(sql`${p.updatedAt}`))} from ${p.from} where ${written})`;
   const releases = to !== null && releasesInvoices(to) ? releaseStatements(db, paymentId, applied) : [];
   const batch = await runNamedBatch(db, {
+    key: keyed.claim,
     move,
     event,
     releases,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
-    answer: await answer(storedEvent, applied),
+    answer: await keyed.answer(storedEvent, applied),
     mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
     after: db.select({ status: payments.status, version: payments.version }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
   });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
   const [moved] = batch.move;
   if (!moved) {
     const [after] = batch.after;
@@ -96,6 +101,7 @@ export async function commitEvent(
     throw eventRefusal(after, input) ?? new Error(`an event on ${paymentId} that the lifecycle allows did not apply`);
   }
   return {
+    ran: {
     event: {
       id: eventId,
       paymentId,
@@ -109,6 +115,7 @@ export async function commitEvent(
     },
     deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
     countedTo: batch.mark[0]?.mark ?? 0,
+    },
   };
 }
 

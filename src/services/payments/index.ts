@@ -3,9 +3,9 @@ import { handOver } from "../../webhooks";
 import type { ServiceContext } from "../../context";
 import { checkEventInput, type PaymentFields, type PaymentEventFields } from "./lifecycle";
 import { commitEvent } from "./event-write";
-import { eventView, type PaymentView } from "../../db/payment-detail";
+import { eventView, type EventView, type PaymentView } from "../../db/payment-detail";
 import { commitNewPayment } from "./new-payment";
-import { noAnswer, type Answer } from "../../idempotency";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import { FOLD_AFTER_MS, foldPaymentCounts } from "../counts";
 
 export { getPayment, latestPayment, listPayments, type PaymentFilters } from "./reads";
@@ -15,23 +15,26 @@ export { MAX_EVENTS, type PaymentFields, type PaymentEventFields } from "./lifec
  * Creates a payment for the caller's account: one batch checks and writes it, with its deliveries
  * (new-payment.ts), then the deliveries go to the queue.
  */
-export async function createPayment(ctx: ServiceContext, input: PaymentFields, answer: Answer<SQL> = noAnswer): Promise<PaymentView> {
-  const written = await commitNewPayment(ctx.db, ctx.accountId, input, answer);
-  await handOver(ctx.db, ctx.queue, written.deliveryIds);
-  await foldIfBehind(ctx, written);
-  return written.detail;
+export async function createPayment(ctx: ServiceContext, input: PaymentFields, keyed: KeyedWrite<SQL> = UNKEYED): Promise<Keyed<PaymentView>> {
+  const written = await commitNewPayment(ctx.db, ctx.accountId, input, keyed);
+  if ("decided" in written) return written;
+  await handOver(ctx.db, ctx.queue, written.ran.deliveryIds);
+  await foldIfBehind(ctx, written.ran);
+  return { ran: written.ran.detail };
 }
 
 /**
  * Records an event on a payment of the caller's account: one batch decides and writes it, with its
  * deliveries (event-write.ts), then the deliveries go to the queue.
  */
-export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventFields, answer: Answer<SQL> = noAnswer) {
+export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventFields, keyed: KeyedWrite<SQL> = UNKEYED): Promise<Keyed<EventView>> {
   checkEventInput(input);
-  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, answer);
-  await handOver(ctx.db, ctx.queue, written.deliveryIds);
-  await foldIfBehind(ctx, { stamp: written.event.createdAt, countedTo: written.countedTo });
-  return eventView(written.event);
+  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, keyed);
+  if ("decided" in written) return written;
+  const { event, deliveryIds, countedTo } = written.ran;
+  await handOver(ctx.db, ctx.queue, deliveryIds);
+  await foldIfBehind(ctx, { stamp: event.createdAt, countedTo });
+  return { ran: eventView(event) };
 }
 
 /**

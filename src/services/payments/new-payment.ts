@@ -2,12 +2,14 @@
  * A new payment, written in one D1 batch that also decides it (write-fence.ts states the
  * protocol): its row where every creation check holds (creation.ts), with its detail as SQL's
  * JSON (db/payment-detail.ts); then, under the write's token, its first event, its invoice
- * claims, its outbox rows and the key's answer. A payment not made reads back each check's
+ * claims, its outbox rows and the key's answer (the key's claim leads the batch, and the row
+ * requires it: idempotency/keyed.ts). A payment not made reads back each check's
  * verdict and answers the failing ones' refusals: a 400 or a 409, never a 500.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { aliased } from "../../db/aliased";
-import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
+import type { Keyed, KeyedWrite } from "../../idempotency";
 import { fixedLimit } from "../../db/fixed-limit";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
@@ -31,15 +33,16 @@ export interface NewPayment {
 
 /**
  * Writes a new payment of `accountId` for `input`, with its first event, its invoice claims and
- * its outbox rows, and the statements `answer` makes of its stored detail (a keyed request's
- * answer). Throws the failing checks' 400 or 409 when it cannot be made; then nothing is written.
+ * its outbox rows, and the key's parts (`keyed`: its claim, and its answer, the stored detail). What
+ * the key decided instead, as a value, when it is another request's. Throws the failing checks'
+ * 400 or 409 when it cannot be made; then nothing is written.
  */
 export async function commitNewPayment(
   db: Db,
   accountId: string,
   input: PaymentFields,
-  answer: (detail: SQL, applied: SQL) => Promise<BatchStatement[]>,
-): Promise<NewPayment> {
+  keyed: KeyedWrite<SQL>,
+): Promise<Keyed<NewPayment>> {
   const paymentId = newId("pmt");
   const { now, eventId, token, stamp, at, p, written, applied } = paymentWrite(accountId, paymentId);
   const checks = creationSql(accountId, input);
@@ -86,7 +89,7 @@ export async function commitNewPayment(
       updatedAt: stamp,
       detail,
     },
-    allowedSql(checks),
+    sql`${keyed.owns} and ${allowedSql(checks)}`,
   ).returning({ updatedAt: payments.updatedAt, detail: payments.detail });
   const event = guardedInsert(
     db,
@@ -121,11 +124,12 @@ export async function commitNewPayment(
     claims.from,
   );
   const batch = await runNamedBatch(db, {
+    key: keyed.claim,
     insert,
     event,
     links,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
-    answer: await answer(sql`(select ${p.detail} from ${p.from} where ${written})`, applied),
+    answer: await keyed.answer(sql`(select ${p.detail} from ${p.from} where ${written})`, applied),
     mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
     // Each check's verdict, and what its refusal names, for a payment that was not made.
     verdict: db.select(verdictSql(checks)).from(tenants).where(eq(tenants.id, accountId)),
@@ -138,16 +142,20 @@ export async function commitNewPayment(
       .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), invoiceClaimed))
       .limit(fixedLimit(1)),
   });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
   const [made] = batch.insert;
   if (!made) {
     const read = { input, buyer: batch.buyer[0], supplier: batch.supplier[0], found: batch.found, claimed: batch.claimed };
     throw refusalOf(batch.verdict[0] ?? verdictOfNone, read);
   }
   return {
-    detail: JSON.parse(made.detail!) as PaymentView,
-    stamp: made.updatedAt,
-    countedTo: batch.mark[0]?.mark ?? 0,
-    deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+    ran: {
+      detail: JSON.parse(made.detail!) as PaymentView,
+      stamp: made.updatedAt,
+      countedTo: batch.mark[0]?.mark ?? 0,
+      deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 import { and, asc, eq, exists, isNull, sql, type SQL } from "drizzle-orm";
-import { runBatch, type Db } from "../../db/client";
-import { noAnswer, type Answer } from "../../idempotency";
+import { runBatch, runNamedBatch, type Db } from "../../db/client";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import { inList } from "../../db/in-list";
 import { groupBy } from "../../lib/group-by";
 import { paymentEvents, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type DeliveryStatus } from "../../db/schema";
@@ -128,7 +128,7 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
  * A new attempt now, with the same delivery id and body, and a fresh retry schedule. An attempt
  * in flight meanwhile is still logged, but its outcome no longer decides the delivery's state.
  */
-export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string, answer: Answer<Delivery> = noAnswer): Promise<Delivery> {
+export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string, keyed: KeyedWrite<Delivery> = UNKEYED): Promise<Keyed<Delivery>> {
   const { db, accountId, queue } = ctx;
   const { delivery, attempts } = await getDelivery(ctx, subscriptionId, deliveryId);
   const now = Date.now();
@@ -137,13 +137,16 @@ export async function redeliver(ctx: ServiceContext, subscriptionId: string, del
   const ofRow = ofDelivery(accountId, subscriptionId, deliveryId);
   // The answer is stored only if the delivery was still there to be sent again.
   const applied = exists(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.claimToken))));
-  const [updated] = (await runBatch(db, [
-    db.update(webhookDeliveries).set(changes).where(ofRow).returning({ id: webhookDeliveries.id }),
-    ...(await answer(after, applied)),
-  ])) as [{ id: string }[]];
-  if (updated.length === 0) throw notFound();
+  const batch = await runNamedBatch(db, {
+    key: keyed.claim,
+    update: db.update(webhookDeliveries).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookDeliveries.id }),
+    answer: await keyed.answer(after, applied),
+  });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
+  if (batch.update.length === 0) throw notFound();
   await handOver(db, queue, [deliveryId], true);
-  return after;
+  return { ran: after };
 }
 
 function ofDelivery(accountId: string, subscriptionId: string, deliveryId: string) {

@@ -8,8 +8,8 @@
  * inactive subscription is held (consumer.ts).
  */
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
-import { runBatch, type BatchStatement, type Db } from "../../db/client";
-import { noAnswer, type Answer } from "../../idempotency";
+import { runBatch, runNamedBatch, type BatchStatement, type Db } from "../../db/client";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import { deliveryStatusIs, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
@@ -96,7 +96,7 @@ export async function sendReleased(ctx: ServiceContext, released: { id: string; 
  * at most, oldest first (call again while it answers that many); an active one has none to drop
  * (409). Its sequence goes on past them (outbox/sequence.ts).
  */
-export async function discardHeld({ db, accountId }: ServiceContext, subscriptionId: string, answer: Answer<SQL> = noAnswer): Promise<{ discarded: number }> {
+export async function discardHeld({ db, accountId }: ServiceContext, subscriptionId: string, keyed: KeyedWrite<SQL> = UNKEYED): Promise<Keyed<{ discarded: number }>> {
   const s = webhookSubscriptions;
   const d = webhookDeliveries;
   const subscription = await db
@@ -108,18 +108,20 @@ export async function discardHeld({ db, accountId }: ServiceContext, subscriptio
   if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
   // The same deliveries in each statement of the batch: the first held ones, in the log's order.
   const dropped = firstHeld(subscriptionId, DISCARDED_AT_ONCE);
-  const [, , gone] = (await runBatch(db, [
+  const batch = await runNamedBatch(db, {
+    key: keyed.claim,
     // Numbers go on above what it drops; a feed cursor stays valid (a discard is not retention).
-    db
+    sequence: db
       .update(s)
       .set(droppedPast((column) => sql`(select max(y.${sql.raw(column)}) from ${d} y where y.id in ${dropped})`))
-      .where(eq(s.id, subscriptionId)),
-    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${dropped}`),
-    db.delete(d).where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`)).returning({ id: d.id }),
+      .where(and(keyed.owns, eq(s.id, subscriptionId))),
+    attempts: db.delete(webhookAttempts).where(and(keyed.owns, sql`${webhookAttempts.deliveryId} in ${dropped}`)),
+    gone: db.delete(d).where(and(keyed.owns, inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`)).returning({ id: d.id }),
     // changes(): the rows the delete just removed, in this batch.
-    ...(await answer(sql`json_object('discarded', changes())`)),
-  ])) as [unknown, unknown, { id: string }[]];
-  return { discarded: gone.length };
+    answer: await keyed.answer(sql`json_object('discarded', changes())`),
+  });
+  const decided = keyed.decided(batch.key);
+  return decided ? { decided } : { ran: { discarded: batch.gone.length } };
 }
 
 /** How many deliveries the subscription holds now, counted on its held index. */

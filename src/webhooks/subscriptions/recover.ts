@@ -1,10 +1,10 @@
 import { and, between, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { runBatch } from "../../db/client";
+import { runNamedBatch } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { deliveryStatusIs, webhookDeliveries } from "../../db/schema";
 import { inAccount } from "../../db/scope";
 import { invalid } from "../../errors";
-import { noAnswer, type Answer } from "../../idempotency";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import type { ServiceContext } from "../../context";
 import { handOver } from "../outbox/outbox";
 import { activeSubscription } from "./subscriptions";
@@ -29,8 +29,8 @@ export async function recoverDeliveries(
   ctx: ServiceContext,
   subscriptionId: string,
   window: { since: number; until: number },
-  answer: Answer<SQL> = noAnswer,
-): Promise<{ recovered: number }> {
+  keyed: KeyedWrite<SQL> = UNKEYED,
+): Promise<Keyed<{ recovered: number }>> {
   const { db, accountId, queue } = ctx;
   const problem = windowProblem(window.since, window.until);
   if (problem) throw invalid(problem);
@@ -42,15 +42,18 @@ export async function recoverDeliveries(
     .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), deliveryStatusIs("failed"), between(webhookDeliveries.createdAt, window.since, window.until)))
     .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
     .limit(fixedLimit(MAX_RECOVERED));
-  const [recovered] = (await runBatch(db, [
-    db
+  const batch = await runNamedBatch(db, {
+    key: keyed.claim,
+    recovered: db
       .update(webhookDeliveries)
       .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: now, claimedUntil: null, claimToken: null, updatedAt: now })
-      .where(and(inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
+      .where(and(keyed.owns, inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
       .returning({ id: webhookDeliveries.id }),
     // changes(): the rows the update just changed, in this batch.
-    ...(await answer(sql`json_object('recovered', changes())`)),
-  ])) as [{ id: string }[]];
-  await handOver(db, queue, recovered.map((row) => row.id));
-  return { recovered: recovered.length };
+    answer: await keyed.answer(sql`json_object('recovered', changes())`),
+  });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
+  await handOver(db, queue, batch.recovered.map((row) => row.id));
+  return { ran: { recovered: batch.recovered.length } };
 }

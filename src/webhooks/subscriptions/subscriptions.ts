@@ -1,7 +1,7 @@
 import { and, eq, exists, inArray, sql } from "drizzle-orm";
 import { guardedInsert } from "../../db/guarded-insert";
 import { runBatch, runNamedBatch, type Db } from "../../db/client";
-import { noAnswer, type Answer } from "../../idempotency";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type SubscriptionRow, type WebhookContentType } from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
@@ -107,7 +107,7 @@ function flagColumns(input: Partial<SubscriptionFields>) {
   return out;
 }
 
-export async function createSubscription(ctx: ServiceContext, input: SubscriptionFields, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
+export async function createSubscription(ctx: ServiceContext, input: SubscriptionFields, keyed: KeyedWrite<Subscription> = UNKEYED): Promise<Keyed<Subscription>> {
   const { db, caller, keys } = ctx;
   await check(input, caller, keys);
   const now = Date.now();
@@ -160,11 +160,14 @@ export async function createSubscription(ctx: ServiceContext, input: Subscriptio
   const fits = await sealingKeyFits(keys.encryptionKey);
   const made = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)));
   const batch = await runNamedBatch(db, {
-    insert: guardedInsert(db, webhookSubscriptions, row, sql`${room} and ${fits}`).returning({ id: webhookSubscriptions.id }),
-    answer: await answer(created, made),
+    key: keyed.claim,
+    insert: guardedInsert(db, webhookSubscriptions, row, sql`${keyed.owns} and ${room} and ${fits}`).returning({ id: webhookSubscriptions.id }),
+    answer: await keyed.answer(created, made),
     fits: db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
   });
-  if (batch.insert.length > 0) return created;
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
+  if (batch.insert.length > 0) return { ran: created };
   if (!batch.fits[0]?.fits) throw wrongSealingKey();
   throw conflict(TOO_MANY_SUBSCRIPTIONS);
 }
@@ -251,7 +254,7 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   return reveal(row, keys.encryptionKey);
 }
 
-export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, answer: Answer<Subscription> = noAnswer): Promise<Subscription> {
+export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, keyed: KeyedWrite<Subscription> = UNKEYED): Promise<Keyed<Subscription>> {
   const { db, accountId, keys } = ctx;
   const current = await openForSealing(ctx, id);
   const now = Date.now();
@@ -272,12 +275,15 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   const ofRow = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
   // The answer is stored only if the rotation applied (the subscription was not deleted meanwhile).
   const applied = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(and(ofRow, eq(webhookSubscriptions.secret, changes.secret))));
-  const [updated] = (await runBatch(db, [
-    db.update(webhookSubscriptions).set(changes).where(ofRow).returning({ id: webhookSubscriptions.id }),
-    ...(await answer(rotated, applied)),
-  ])) as [{ id: string }[]];
-  if (updated.length === 0) throw notFound();
-  return rotated;
+  const batch = await runNamedBatch(db, {
+    key: keyed.claim,
+    update: db.update(webhookSubscriptions).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookSubscriptions.id }),
+    answer: await keyed.answer(rotated, applied),
+  });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
+  if (batch.update.length === 0) throw notFound();
+  return { ran: rotated };
 }
 
 export const PAUSED = "The subscription is paused (is_active is false): resume it first.";

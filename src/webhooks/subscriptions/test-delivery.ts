@@ -1,6 +1,8 @@
-import { runBatch } from "../../db/client";
+import { sql } from "drizzle-orm";
+import { runNamedBatch } from "../../db/client";
+import { guardedInsert } from "../../db/guarded-insert";
 import { webhookDeliveries } from "../../db/schema";
-import { noAnswer, type Answer } from "../../idempotency";
+import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import type { ServiceContext } from "../../context";
 import { toIso } from "../../lib/time";
 import type { Delivery } from "./deliveries";
@@ -35,7 +37,7 @@ export function examplePayment(now: number) {
  * `"test": true` added; signed, retried and logged like any other delivery, and marked as a test.
  * A paused subscription is refused (409): its deliveries are not sent.
  */
-export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: string, latest: PaymentSnapshot | null, answer: Answer<Delivery> = noAnswer): Promise<Delivery> {
+export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: string, latest: PaymentSnapshot | null, keyed: KeyedWrite<Delivery> = UNKEYED): Promise<Keyed<Delivery>> {
   const { db, accountId, queue } = ctx;
   const subscription = await activeSubscription(db, accountId, subscriptionId);
   const now = Date.now();
@@ -52,7 +54,14 @@ export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: stri
     test: true,
   });
   const delivery: Delivery = { delivery: row, attempts: [] };
-  await runBatch(db, [db.insert(webhookDeliveries).values(row), ...(await answer(delivery))]);
+  const made = sql`exists (select 1 from ${webhookDeliveries} where ${webhookDeliveries.id} = ${row.id})`;
+  const batch = await runNamedBatch(db, {
+    key: keyed.claim,
+    insert: guardedInsert(db, webhookDeliveries, row, keyed.owns),
+    answer: await keyed.answer(delivery, made),
+  });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
   await handOver(db, queue, [row.id]);
-  return delivery;
+  return { ran: delivery };
 }
