@@ -1,7 +1,7 @@
 import { createApp } from "./app";
 import { runCron } from "./cron";
 import type { Env } from "./env";
-import { underPlatformLimits } from "./dev";
+import { localSettings, underPlatformLimits } from "./dev";
 import { consumeDeadLetters, consumeDeliveries, type DeliveryMessage } from "./webhooks";
 
 const app = createApp();
@@ -10,17 +10,24 @@ const app = createApp();
 let firstEventAt: number | undefined;
 const started = () => (firstEventAt ??= Date.now());
 
+/**
+ * The Worker's three handlers, under the development layer (src/dev/: Cloudflare's limits where
+ * PLATFORM_LIMITS asks, and the soak's settings where local URLs are allowed), which only this
+ * edge imports: the engine gets the bindings and settings it makes.
+ */
 export default underPlatformLimits<Env, DeliveryMessage>({
-  fetch(request, env, ctx) {
+  fetch(request, bindings, ctx) {
     started();
-    return app.fetch(request, env, ctx);
+    return app.fetch(request, localSettings(bindings).env, ctx);
   },
-  async queue(batch, env, ctx) {
+  async queue(batch, bindings, ctx) {
     started();
+    const { env, retryScale } = localSettings(bindings);
     if (batch.queue.endsWith("-dlq")) await consumeDeadLetters(batch, env);
-    else await consumeDeliveries(batch, env, ctx);
+    else await consumeDeliveries(batch, env, ctx, { retryScale });
   },
-  async scheduled(controller, env, _ctx) {
+  async scheduled(controller, bindings, _ctx) {
+    const { env } = localSettings(bindings);
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
     // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
     // What was handed over or claimed before this isolate started is lost with it; since, its own.

@@ -5,7 +5,6 @@ import { createDb } from "../src/db/client";
 import { answerStatement, claimStatements, forgetExpiredKeys, keyedWrite, KEY_TTL_MS, type RequestKey } from "../src/idempotency";
 import { sha256Hex } from "../src/lib/crypto";
 import { createPayment } from "../src/services/payments";
-import { deliveriesQueue } from "../src/dev/local-faults";
 import { call, d1Timing, makeCounterparty, makeInvoice, makePayment, makeTenant, makeUser, unique, type User, shardD1, shardOf } from "./helpers/api";
 import { receivedAt, subscribeToReceiver, waitFor } from "./helpers/webhooks";
 
@@ -210,7 +209,7 @@ describe("a key and its write", () => {
     db,
     accountId,
     caller: { username: client.username, accountId, role: "client" as const, shard: await shardOf(accountId), passwordHash: await sha256Hex(client.password) },
-    queue: { queue: deliveriesQueue(env), shard: await shardOf(accountId) },
+    queue: { queue: env.DELIVERIES, shard: await shardOf(accountId) },
     keys: { encryptionKey: env.ENCRYPTION_KEY, allowLocalUrls: true },
   });
 

@@ -22,6 +22,14 @@ export function retryTimeScale(env: Env): number {
   return local(env) ? share(env.RETRY_TIME_SCALE, Number.MIN_VALUE, 1, 1) : 1;
 }
 
+/**
+ * The engine's configuration, built once at the edge (src/index.ts): the bindings with the
+ * deliveries queue the soak may make fail, and the retry schedule's time scale.
+ */
+export function localSettings(env: Env): { env: Env; retryScale: number } {
+  return { env: { ...env, DELIVERIES: deliveriesQueue(env) }, retryScale: retryTimeScale(env) };
+}
+
 /** The deliveries queue, failing that share of sends when the soak asks for it. */
 export function deliveriesQueue(env: Env): Env["DELIVERIES"] {
   const failures = local(env) ? share(env.QUEUE_SEND_FAILURES, 0, 1, 0) : 0;

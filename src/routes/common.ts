@@ -7,7 +7,6 @@ import { fieldErrors } from "../lib/messages";
 import { pageLinks, readPageRequest, type PageRequest } from "../lib/pagination";
 import { pageBounds, type ListName } from "../lib/list-bounds";
 import type { ServiceContext } from "../context";
-import { deliveriesQueue } from "../dev";
 import type { Page } from "../db/list-page";
 import { SQL } from "drizzle-orm";
 import { answerStatement, claimKey, keyedWrite, settle, UNKEYED, type KeyDecision, type Keyed, type KeyedWrite } from "../idempotency";
@@ -21,7 +20,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     db: c.get("db"),
     accountId: caller.accountId,
     caller,
-    queue: { queue: deliveriesQueue(c.env), shard: caller.shard },
+    queue: { queue: c.env.DELIVERIES, shard: caller.shard },
     keys: { encryptionKey: c.env.ENCRYPTION_KEY, allowLocalUrls: c.env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
     archive: c.env.ARCHIVE,
     later: laterOf(c),

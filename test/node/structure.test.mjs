@@ -1,7 +1,7 @@
 // The house's rules (tools/dev/structure.mjs) hold in src/, and each check finds what it is for.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { filesUnder, missingFileNames, missingSections, numberedSections, repeatedRuns, unknownNames, upwardImports } from "../../tools/dev/structure.mjs";
+import { devImports, filesUnder, missingFileNames, missingSections, numberedSections, repeatedRuns, unknownNames, upwardImports } from "../../tools/dev/structure.mjs";
 
 const src = filesUnder("src");
 const planted = (texts) => (path) => texts[path];
@@ -10,6 +10,7 @@ describe("the house's rules", () => {
   it("no import in src/ points up, no comment names a missing file, no six lines repeat", () => {
     assert.ok(src.length > 100);
     assert.deepEqual(upwardImports(src), []);
+    assert.deepEqual(devImports(src), []);
     assert.deepEqual(missingFileNames(src), []);
     assert.deepEqual(missingSections(src), []);
     assert.deepEqual(numberedSections(src), []);
@@ -32,9 +33,9 @@ describe("the house's rules", () => {
   it("finds a comment that names, in backticks, code that no file under src/ has", () => {
     const texts = {
       "src/db/scope.ts":
-        "/**\n * As `applyEvent()` and `detailAfter` do, or `KeyWandered`; `runNamedBatch`, `RETENTION_PER_RUN` and\n * `scopeHere` are there; `pending`, `p.updated_at` and `hook-sequence` are no names of code.\n */\nexport const scopeHere = 1;\n",
+        "/**\n * As `applyRefund()` and `detailBefore` do, or `KeyWandered`; `runNamedBatch`, `RETENTION_PER_RUN` and\n * `scopeHere` are there; `pending`, `p.updated_at` and `hook-sequence` are no names of code.\n */\nexport const scopeHere = 1;\n",
     };
-    assert.deepEqual(unknownNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: `applyEvent`", "src/db/scope.ts: `detailAfter`", "src/db/scope.ts: `KeyWandered`"]);
+    assert.deepEqual(unknownNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: `applyRefund`", "src/db/scope.ts: `detailBefore`", "src/db/scope.ts: `KeyWandered`"]);
   });
 
   it("finds an import that points up, between rooms and between the webhooks' rooms, a type import included", () => {
@@ -51,6 +52,16 @@ describe("the house's rules", () => {
       "webhooks/wire/payload.ts -> webhooks/delivery/record.ts (webhooks/delivery is not below webhooks/wire)",
       "webhooks/outbox/outbox.ts -> webhooks/upkeep/sweeper.ts (webhooks/upkeep is not below webhooks/outbox)",
     ]);
+  });
+
+  it("finds an import of the development layer anywhere but the edge", () => {
+    const texts = {
+      "src/index.ts": 'import { localSettings } from "./dev";\n',
+      "src/routes/common.ts": 'import { deliveriesQueue } from "../dev";\n',
+      "src/webhooks/upkeep/sweeper.ts": 'import { lostAtRestart } from "../../dev/restart-sweep";\n',
+      "src/dev/index.ts": 'export { localSettings } from "./local-faults";\n',
+    };
+    assert.deepEqual(devImports(Object.keys(texts), planted(texts)), ["routes/common.ts -> dev/index.ts", "webhooks/upkeep/sweeper.ts -> dev/restart-sweep.ts"]);
   });
 
   it("finds a comment that names a file that is not there, whichever folder it is named from", () => {

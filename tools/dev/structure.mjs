@@ -2,7 +2,7 @@
 // runs the same checks in `npm test`):
 // - imports: no file in src/ imports from a room above its own (ROOMS, lowest first), and inside
 //   src/webhooks/ none from a room listed before its own (WEBHOOK_ROOMS), except the type imports
-//   named in ALLOWED_UPWARD;
+//   named in ALLOWED_UPWARD; and only the edge (EDGE) imports src/dev/, the development layer;
 // - comments: every file a comment names (a path ending in .ts, .mjs, .sql, .md, .toml) is there,
 //   every section it cites by name (`docs/interface.md, "The feed"`) is a heading or a bold lead
 //   of that document, every section it cites by number ("section 5.1", "§ 7") is a numbered heading
@@ -36,6 +36,9 @@ export const WEBHOOK_ROOMS = ["wire", "outbox", "subscriptions", "upkeep", "deli
 export const ALLOWED_UPWARD = [];
 
 export const REPEAT_LINES = 6;
+
+/** The one file that may import src/dev/: the engine gets what the development layer sets from it. */
+export const EDGE = "src/index.ts";
 
 /** Every file under `dir` (a path from the repository's root) with one of the extensions. */
 export function filesUnder(dir, extensions = [".ts"]) {
@@ -103,6 +106,19 @@ export function upwardImports(files, read = (path) => readFileSync(join(ROOT, pa
         if (inner.floor === -1 || other.floor === -1) found.push(`${edge} (a room WEBHOOK_ROOMS does not name)`);
         else if (inner.room !== other.room && other.floor >= inner.floor) found.push(`${edge} (webhooks/${other.room} is not below webhooks/${inner.room})`);
       }
+    }
+  }
+  return found;
+}
+
+/** Every import of src/dev/ from outside it but the edge, as "importer -> imported". */
+export function devImports(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const found = [];
+  for (const file of files) {
+    if (file === EDGE || file.startsWith("src/dev/")) continue;
+    for (const { specifier } of importsOf(read(file))) {
+      const target = resolved(file, specifier);
+      if (target?.startsWith("src/dev/")) found.push(`${file.replace(/^src\//, "")} -> ${target.replace(/^src\//, "")}`);
     }
   }
   return found;
@@ -241,6 +257,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const src = filesUnder("src");
   const problems = [
     ...upwardImports(src).map((line) => `import up: ${line}`),
+    ...devImports(src).map((line) => `the development layer imported past the edge: ${line}`),
     ...missingFileNames(src).map((line) => `comment names a missing file: ${line}`),
     ...missingSections(src).map((line) => `comment cites a missing section: ${line}`),
     ...numberedSections(src).map((line) => `comment cites a numbered section docs/interface.md lacks: ${line}`),

@@ -23,7 +23,6 @@ import { eachAtMost } from "../../lib/at-most";
 import { groupBy } from "../../lib/group-by";
 import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
-import { retryTimeScale } from "../../dev";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
@@ -55,12 +54,12 @@ type ShardWork = { db: Db; queue: ShardQueue };
  * lost while the binding is restored); one without a shard is acked, and its shard's sweeper
  * sends the row again.
  */
-export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext): Promise<void> {
+export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext, { retryScale = 1 }: { retryScale?: number } = {}): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
   const taken: Taken = { bodies: { left: CLAIM_BODY_BYTES, taken: 0 }, unproven: 0 };
   for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length, taken)));
-  ctx.waitUntil(deliverAll(env, started).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))));
+  ctx.waitUntil(deliverAll(env, started, retryScale).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))));
 }
 
 /** Claims one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
@@ -188,7 +187,7 @@ function quickFirst<T extends { id: string; subscriptionId: string; createdAt: n
  * leased for, and records those that end close together in one batch, one shard at a time: the
  * one connection the attempts leave.
  */
-async function deliverAll(env: Env, started: Started[]): Promise<void> {
+async function deliverAll(env: Env, started: Started[], retryScale: number): Promise<void> {
   const records = gather<Attempted & { shard: ShardWork }>(
     async (items) => {
       for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values()) await recordAttempts(attempted[0]!.shard.db, attempted[0]!.shard.queue, attempted);
@@ -215,7 +214,7 @@ async function deliverAll(env: Env, started: Started[]): Promise<void> {
       startedAt: result.startedAt,
       endedAt: result.startedAt + result.durationMs,
       random: Math.random,
-      scale: retryTimeScale(env),
+      scale: retryScale,
     });
     records.add({ delivery, result, outcome, shard });
   });

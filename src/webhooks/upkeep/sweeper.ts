@@ -4,7 +4,7 @@ import { notHeldByMove } from "../../db/moving";
 import type { Db } from "../../db/client";
 import { deliveryDue, webhookDeliveries } from "../../db/schema";
 import type { ShardQueue } from "../outbox/message";
-import { lostAtRestart } from "../../dev";
+import { lostAtRestart } from "./restart-sweep";
 import { CLAIM_MS } from "../wire/retry-schedule";
 import { handOverAgain } from "../outbox/outbox";
 import { sweepFresh } from "./fresh";

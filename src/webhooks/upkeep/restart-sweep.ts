@@ -1,5 +1,5 @@
 import { and, isNull, lt, or, type SQL } from "drizzle-orm";
-import { webhookDeliveries } from "../db/schema";
+import { webhookDeliveries } from "../../db/schema";
 
 /**
  * The sweeper's restart mode (the local "@restart" cron of `npm start` and the soak): the local
