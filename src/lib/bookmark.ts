@@ -66,21 +66,16 @@ export async function readBookmark(encodedKeys: string, accountId: string, text:
   return constantTimeEqual(await tag(signer.key, accountId, bookmark), parsed.tag) ? bookmark : "foreign";
 }
 
-/** The feed (docs/interface.md): a cursor it handed out must never look past the end on a copy behind the primary. */
-const FEED = /^\/v1\/webhooks\/[^/]+\/feed\/?$/;
-
 /**
  * The D1 session a request's shard work runs in. A write starts at the primary. A read may be
  * served by a replica: one at least as new as a bookmark the client sent for this shard, or any
- * replica when it sent none; but a read of the feed starts at the primary, which has every cursor
- * the feed handed out (a replica behind it would call a new one past the end). A bookmark of
- * another shard (the account moved since) says nothing about this one, so the read starts at the
- * primary, which is newer than anything the client saw; so does one that cannot be checked (no
- * ENCRYPTION_KEY, or its key is no longer listed).
+ * replica when it sent none (a route that must read the primary says so itself:
+ * middleware/bookmark.ts `fromPrimary`). A bookmark of another shard (the account moved since)
+ * says nothing about this one, so the read starts at the primary, which is newer than anything the
+ * client saw; so does one that cannot be checked (no ENCRYPTION_KEY, or its key is no longer listed).
  */
-export function sessionConstraint(method: string, path: string, shard: string, sent: Bookmark | "unverifiable" | null): string {
+export function sessionConstraint(method: string, shard: string, sent: Bookmark | "unverifiable" | null): string {
   if (method !== "GET" && method !== "HEAD") return "first-primary";
-  if (FEED.test(path)) return "first-primary";
   if (!sent) return "first-unconstrained";
   return sent !== "unverifiable" && sent.shard === shard ? sent.d1 : "first-primary";
 }

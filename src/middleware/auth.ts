@@ -50,11 +50,11 @@ export const basicAuth: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("caller", caller);
   await throttle(c.env, caller.username);
   const sent = await sentBookmark(c, caller);
-  const session = requestSession(requireShard(c.env, caller.shard), sessionConstraint(c.req.method, c.req.path, caller.shard, sent), c.get("d1Tally"));
+  const session = requestSession(requireShard(c.env, caller.shard), sessionConstraint(c.req.method, caller.shard, sent), c.get("d1Tally"));
   c.set("shardSession", session);
   c.set("db", session.db);
   await next();
-  await answerBookmark(c, caller, session, sent);
+  await answerBookmark(c, caller, c.get("shardSession"), sent);
 };
 
 /** The rate limit's period, in seconds: wrangler.toml's `[[ratelimits]]` `period`. */

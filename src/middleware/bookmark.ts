@@ -1,5 +1,6 @@
-import type { Context } from "hono";
-import type { RequestSession } from "../db/session";
+import type { Context, MiddlewareHandler } from "hono";
+import { requireShard } from "../db/shards";
+import { requestSession, type RequestSession } from "../db/session";
 import type { AppEnv } from "../app-env";
 import { AppError } from "../errors";
 import { BOOKMARK_HEADER, BOOKMARK_MESSAGES, carriable, issueBookmark, parseBookmark, readBookmark, type Bookmark } from "../lib/bookmark";
@@ -35,3 +36,15 @@ export async function answerBookmark(c: Context<AppEnv>, caller: Caller, session
   if (reached === null) return;
   c.res.headers.set(BOOKMARK_HEADER, await issueBookmark(keys, caller.accountId, { shard: caller.shard, d1: reached }));
 }
+
+/**
+ * For a route that must read its shard's primary (the feed: a cursor it handed out must never look
+ * past the end on a replica behind the primary), put on the route itself: the request's shard
+ * session starts at the primary instead, before the route reads anything.
+ */
+export const fromPrimary: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const session = requestSession(requireShard(c.env, c.get("caller").shard), "first-primary", c.get("d1Tally"));
+  c.set("shardSession", session);
+  c.set("db", session.db);
+  await next();
+};

@@ -54,6 +54,22 @@ describe("API requests on a lagging read replica", () => {
     expect((await api("GET", "/v1/counterparties/?page_size=100", { ...client.headers, [BOOKMARK]: fourth.headers.get(BOOKMARK)! })).json.count).toBe(4);
   });
 
+  it("read the feed at the primary, which the feed's route asks for itself: every delivery made so far, though the replica has none", async () => {
+    const { api, tenant } = onReplica();
+    const { client } = await tenant();
+    const made = await api("POST", "/v1/webhooks/", client.headers, { event: "payment.changed", url: "http://127.0.0.1:9/hooks", content_type: "application/json", username: "hook", password: "hook-pass" });
+    expect((await api("PATCH", `/v1/webhooks/${made.json.id}/`, client.headers, { is_active: false })).status).toBe(200);
+    const buyer = (await api("POST", "/v1/counterparties/", client.headers, counterparty("Buyer"))).json;
+    const supplier = (await api("POST", "/v1/counterparties/", client.headers, { ...counterparty("Supplier"), type: "supplier" })).json;
+    const invoice = (await api("POST", "/v1/invoices/", client.headers, { invoice_number: unique("INV"), buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 })).json;
+    const paid = await api("POST", "/v2/payments/", client.headers, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" });
+    expect(paid.status).toBe(201);
+    // The delivery log, read with no bookmark, may come from the replica: it has not even the subscription yet.
+    expect((await api("GET", `/v1/webhooks/${made.json.id}/deliveries/`, client.headers)).status).toBe(404);
+    const feed = await api("GET", `/v1/webhooks/${made.json.id}/feed/`, client.headers);
+    expect(feed.json.results.map((row: { payment_id: string }) => row.payment_id)).toEqual([paid.json.id]);
+  });
+
   it("refuse a rotated password at once, though the replica still holds the old one", async () => {
     const { directory, api, tenant } = onReplica();
     const { account, client } = await tenant();

@@ -3,6 +3,7 @@ import type { AppEnv } from "../../app-env";
 import { ackFeed, readFeed, signedHeaders } from "../../webhooks";
 import { toIso } from "../../lib/time";
 import { pageBounds } from "../../lib/list-bounds";
+import { fromPrimary } from "../../middleware/bookmark";
 import { BODY_ERRORS, jsonBody, jsonResponse, keyedAfter, serviceContext } from "../common";
 import { Params, security, tags, webhookErrors } from "./shared";
 
@@ -60,6 +61,8 @@ export function registerFeedRoutes(router: OpenAPIHono<AppEnv>): void {
       method: "get",
       path: "/{id}/feed",
       operationId: "readWebhookFeed",
+      // Read at the primary, which has every cursor the feed handed out.
+      middleware: [fromPrimary] as const,
       summary: "A subscription's deliveries in sequence order after a cursor",
       description:
         "Every delivery of the subscription with a sequence number (test deliveries have none), oldest first, after the cursor, each with the exact body. With `wait`, an empty answer waits up to that many seconds for the next one. A paused subscription plus the feed is a pull-only subscription: nothing is pushed, and the feed has everything.",
