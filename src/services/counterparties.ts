@@ -9,7 +9,7 @@ import { counterparties, type CounterpartyType } from "../db/schema";
 import { conflict, notFound } from "../errors";
 import { newId } from "../lib/ids";
 import type { PageRequest } from "../lib/pagination";
-import { countKey, countOne, storedCountKey, storedCountQuery } from "./counts";
+import { countingOf, countKey, countOne, storedCountQuery } from "./counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
 import { iso, jsonView } from "../db/json-view";
@@ -110,7 +110,7 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
       { column: counterparties.type, values: filters.type },
     ],
   );
-  const stored = storedCountKey("counterparties", filters);
+  const { count } = countingOf("counterparties", filters, { fields: [], sort: "created" });
   return listTable(db, counterparties, {
     largestRowBytes: LARGEST_ROW_BYTES.counterparties,
     // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
@@ -120,6 +120,6 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
     anyOf,
     sort: counterparties.createdAt,
     id: counterparties.id,
-    count: stored ? storedCountQuery(db, accountId, stored) : countWhere(db, counterparties, where),
+    count: count.by === "stored" ? storedCountQuery(db, accountId, count.key) : countWhere(db, counterparties, where),
   }, request);
 }

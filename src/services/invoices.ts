@@ -10,7 +10,7 @@ import { guardedInsert } from "../db/guarded-insert";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
 import { isCounterparty } from "./counterparties";
-import { countAt, countInRange, countKey, countOne, rangeOf, seekBy, storedCountKey, storedCountQuery, timeCountField, type Buckets } from "./counts";
+import { countAt, countingOf, countInRange, countKey, countOne, rangeOf, seekBy, storedCountQuery, type Buckets } from "./counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
 import { timeConditions } from "../db/time-filters";
@@ -112,8 +112,7 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
     [inAccount(invoices, accountId), ...timeConditions(invoices.createdAt, "created", times)],
     [{ column: invoices.invoiceNumber, values: filters.invoice_number }],
   );
-  const stored = storedCountKey("invoices", filters);
-  const bucketed = stored === countKey("invoices") || timeCountField(filters, ["created"]) !== null;
+  const counting = countingOf("invoices", filters, { fields: ["created"], sort: "created" });
   return listTable(db, invoices, {
     largestRowBytes: LARGEST_ROW_BYTES.invoices,
     // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
@@ -121,13 +120,14 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
     made: { json: invoiceView.json },
     where,
     anyOf,
-    seek: bucketed ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,
+    seek: counting.seek ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,
     sort: invoices.createdAt,
     id: invoices.id,
-    count: stored
-      ? storedCountQuery(db, accountId, stored)
-      : timeCountField(filters, ["created"])
-        ? countInRange(db, createdBuckets(accountId), rangeOf("created", times))
-        : countWhere(db, invoices, where),
+    count:
+      counting.count.by === "stored"
+        ? storedCountQuery(db, accountId, counting.count.key)
+        : counting.count.by === "buckets"
+          ? countInRange(db, createdBuckets(accountId), rangeOf("created", times))
+          : countWhere(db, invoices, where),
   }, request);
 }

@@ -19,8 +19,11 @@
  *    account's mark lags by FOLD_AFTER_MS, and the cron folds every account whose mark is behind.
  * 4. `page=N` of a list counted by its buckets starts where the buckets put it (`seek.ts`), not
  *    after an OFFSET over the rows before it.
+ * Rules 1 and 4 for a list are one pure choice (`countingOf`, choice.ts); the lists build their
+ * queries from what it chose.
  */
 export { countKey, countOne, givenFilters, storedCountKey, storedCountQuery } from "./stored";
 export { countAt, countInRange, rangeOf, timeCountField, type Buckets } from "./time";
 export { seekBy } from "./seek";
+export { countingOf, type CountChoice, type SeekChoice } from "./choice";
 export { addedAfterMark, changesAfterMark, countedTo, foldBehindAccounts, foldPaymentCounts, FOLD_AFTER_MS } from "./payments";

@@ -17,7 +17,7 @@ export const COUNTED_FILTERS = {
   counterparties: ["type"],
   invoices: [],
 } as const;
-type Resource = keyof typeof COUNTED_FILTERS;
+export type Resource = keyof typeof COUNTED_FILTERS;
 
 export function countKey(resource: Resource, field?: string, value?: string): CountKey {
   return field === undefined ? resource : `${resource}/${field}=${value}`;

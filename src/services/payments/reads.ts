@@ -9,7 +9,7 @@ import type { PageRequest } from "../../lib/pagination";
 import type { Instant } from "../../lib/time";
 import { countWhere, listConditions, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
-import { addedAfterMark, changesAfterMark, countInRange, countKey, givenFilters, rangeOf, seekBy, storedCountKey, storedCountQuery, timeCountField, type Buckets } from "../counts";
+import { addedAfterMark, changesAfterMark, countingOf, countInRange, rangeOf, seekBy, storedCountQuery, type Buckets } from "../counts";
 import { timeConditions } from "../../db/time-filters";
 import type { PaymentView } from "../../db/payment-detail";
 
@@ -55,20 +55,11 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
       { column: payments.status, values: filters.status },
     ],
   );
-  const stored = storedCountKey("payments", filters);
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
   const sortField = filters.ordering === "updated" ? "updated" : "created";
-  const field = timeCountField(filters, ["created", "updated"]);
-  // One status, and at most bounds on created: that status's own created buckets count it.
-  const status = statusWithCreated(filters);
-  // page=N by the time buckets of the sort timestamp, when the only filters bound that timestamp
-  // (or are one status, for a list by created).
-  const seek =
-    stored === countKey("payments") || field === sortField
-      ? seekBy(db, paymentBuckets(accountId, sortField), rangeOf(sortField, times))
-      : status && sortField === "created"
-        ? seekBy(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
-        : undefined;
+  const counting = countingOf("payments", filters, { fields: ["created", "updated"], sort: sortField, perStatus: true });
+  const buckets = (choice: { field: string; status?: string }) => paymentBuckets(accountId, choice.field as "created" | "updated", choice.status as PaymentStatus | undefined);
+  const seek = counting.seek && seekBy(db, buckets(counting.seek), rangeOf(counting.seek.field, times));
   const page = await listTable(db, payments, {
     largestRowBytes: LARGEST_ROW_BYTES.payments,
     large: payments.detail,
@@ -76,15 +67,14 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
     fields: ["detail"],
     where,
     anyOf,
-    seek,
+    seek: seek ?? undefined,
     sort,
     id: payments.id,
-    count: stored
-      ? storedCountQuery(db, accountId, stored, addedAfterMark(accountId, stored))
-      : field === "created" || field === "updated"
-        ? countInRange(db, paymentBuckets(accountId, field), rangeOf(field, times))
-        : status
-          ? countInRange(db, paymentBuckets(accountId, "created", status), rangeOf("created", times))
+    count:
+      counting.count.by === "stored"
+        ? storedCountQuery(db, accountId, counting.count.key, addedAfterMark(accountId, counting.count.key))
+        : counting.count.by === "buckets"
+          ? countInRange(db, buckets(counting.count), rangeOf(counting.count.field, times))
           : countWhere(db, payments, where),
   }, request);
   return { ...page, results: page.rows.map(storedText) };
@@ -100,11 +90,4 @@ function paymentBuckets(accountId: string, field: "created" | "updated", status?
     : field === "created"
       ? { accountId, key: "payments.created_at", table: "payments", column, after }
       : { accountId, key: "payments.created_at", plus: "payments.updated_moves", table: "payments", column, after };
-}
-
-/** The status of a list filtered by exactly one status and nothing but bounds on created. Pure. */
-export function statusWithCreated(filters: PaymentFilters): PaymentStatus | undefined {
-  if (filters.status?.length !== 1) return undefined;
-  const rest = { ...filters, status: undefined };
-  return givenFilters(rest).length === 0 || timeCountField(rest, ["created"]) === "created" ? filters.status[0] : undefined;
 }
