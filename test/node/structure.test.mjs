@@ -1,7 +1,7 @@
 // The house's rules (tools/dev/structure.mjs) hold in src/, and each check finds what it is for.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { devImports, filesUnder, missingFileNames, missingSections, numberedSections, repeatedRuns, unknownNames, upwardImports } from "../../tools/dev/structure.mjs";
+import { devImports, filesUnder, missingFileNames, missingSections, numberedSections, repeatedRuns, unknownNames, upwardImports, walkProblems } from "../../tools/dev/structure.mjs";
 
 const src = filesUnder("src");
 const planted = (texts) => (path) => texts[path];
@@ -16,6 +16,30 @@ describe("the house's rules", () => {
     assert.deepEqual(numberedSections(src), []);
     assert.deepEqual(unknownNames(src), []);
     assert.deepEqual(repeatedRuns(src), []);
+    assert.deepEqual(walkProblems(), []);
+  });
+
+  it("finds a walk's step whose file or function is not there, and a walk too long", () => {
+    const steps = (n) => Array.from({ length: n }, (_, i) => `${i + 1}. \`src/app.ts\` \`createApp()\`: a step.`).join("\n");
+    const texts = {
+      "docs/walks.md": [
+        "# Doc",
+        "## Walks",
+        "1. `src/app.ts` `createApp()`: there.",
+        "2. `src/gone.ts` `anything()`: a file that is not there.",
+        "3. `src/app.ts` `createApp()`, `applyRefund()`: a function that is not.",
+        "",
+        steps(13),
+        "## After",
+        "1. `src/gone.ts`: past the section, not a walk.",
+      ].join("\n"),
+      "src/app.ts": "export function createApp() {}\n// applyRefund() in a comment is no code\n",
+    };
+    assert.deepEqual(walkProblems("docs/walks.md", planted(texts)), [
+      "docs/walks.md: step 2 names src/gone.ts, which is not there",
+      "docs/walks.md: step 3 names applyRefund() in src/app.ts, which has no such code",
+      "docs/walks.md: a walk of more than 12 steps (step 13)",
+    ]);
   });
 
   it("finds a comment that cites a section by a number docs/interface.md has no heading for", () => {

@@ -9,7 +9,9 @@
 //   of docs/interface.md, and every name of code it puts in backticks (`applyEvent`, `KeyDecided`,
 //   `RETENTION_PER_RUN`) is in some file's code under src/;
 // - repeats: no run of REPEAT_LINES or more lines appears twice in src/ (blank lines, comments,
-//   imports and lines of brackets alone aside).
+//   imports and lines of brackets alone aside);
+// - walks: every step of docs/architecture.md's walks names a file that is there and functions
+//   (`name()`) that its code has, and no walk takes more than WALK_STEPS steps.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -36,6 +38,9 @@ export const WEBHOOK_ROOMS = ["wire", "outbox", "subscriptions", "upkeep", "deli
 export const ALLOWED_UPWARD = [];
 
 export const REPEAT_LINES = 6;
+
+/** The most steps a walk of docs/architecture.md may take. */
+export const WALK_STEPS = 12;
 
 /** The one file that may import src/dev/: the engine gets what the development layer sets from it. */
 export const EDGE = "src/index.ts";
@@ -221,6 +226,36 @@ export function unknownNames(files, read = (path) => readFileSync(join(ROOT, pat
   return found;
 }
 
+/**
+ * What is wrong with the walks of a document (its "## Walks" section): a step (`N. \`file\` …`)
+ * whose file is not there, or that names a function (`\`name()\``) the file's code lacks, and a walk
+ * (a numbered list) longer than WALK_STEPS.
+ */
+export function walkProblems(document = "docs/architecture.md", read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const text = read(document);
+  const start = text.indexOf("\n## Walks");
+  if (start < 0) return [`${document}: no "## Walks" section`];
+  const found = [];
+  let steps = 0;
+  for (const line of text.slice(start + 1).split("\n").slice(1)) {
+    if (line.startsWith("## ")) break;
+    const step = /^(\d+)\. `([^`]+)`(.*)$/.exec(line);
+    if (!step) continue;
+    steps = step[1] === "1" ? 1 : steps + 1;
+    if (steps > WALK_STEPS) found.push(`${document}: a walk of more than ${WALK_STEPS} steps (step ${step[1]})`);
+    const [, number, file, rest] = step;
+    if (!existsSync(join(ROOT, file))) {
+      found.push(`${document}: step ${number} names ${file}, which is not there`);
+      continue;
+    }
+    const code = read(file).replace(/\/\*[\s\S]*?\*\/|(?<![:"'`\w])\/\/[^\n]*/g, " ");
+    for (const [, name] of rest.matchAll(/`([A-Za-z_$][\w$]*)\(\)`/g)) {
+      if (!new RegExp(`\\b${name}\\b`).test(code)) found.push(`${document}: step ${number} names ${name}() in ${file}, which has no such code`);
+    }
+  }
+  return found;
+}
+
 /** A line as the repeat check compares it; null for one it passes over. */
 function comparable(line) {
   const text = line.trim();
@@ -263,6 +298,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     ...numberedSections(src).map((line) => `comment cites a numbered section docs/interface.md lacks: ${line}`),
     ...unknownNames(src).map((line) => `comment names code that is not there: ${line}`),
     ...repeatedRuns(src).map((line) => `repeated lines: ${line}`),
+    ...walkProblems().map((line) => `a walk that does not hold: ${line}`),
   ];
   for (const line of problems) console.log(line);
   console.log(problems.length === 0 ? "The house keeps its rules." : `${problems.length} problems.`);

@@ -3,7 +3,7 @@
  * as named predicates. Each says what it requires of the rows a new payment reads, in TypeScript
  * (`holds`) and as the SQL the write's first statement requires (`sql`), and what it answers when
  * it fails (`refusal`). The payment is written only where every predicate's SQL holds
- * (`allowedSql`); a batch that did not write it reads every predicate's verdict back
+ * (`checksHoldSql`); a batch that did not write it reads every predicate's verdict back
  * (`verdictSql`) and answers the failing ones' refusals (`refusalOf`). The answer comes from the
  * SQL that refused the write, never from a second opinion, so a refused payment is a 400 or a
  * 409 by construction, never a 500. test/services/creation-checks.test.ts runs each predicate's
@@ -124,7 +124,7 @@ export function creationSql(accountId: string, input: PaymentFields): CreationSq
 }
 
 /** Whether every check holds, as SQL: the new payment's write condition. */
-export function allowedSql(q: CreationSql): SQL {
+export function checksHoldSql(q: CreationSql): SQL {
   return sql.join(
     NAMES.map((name) => sql`(${CREATION_CHECKS[name].sql(q)})`),
     sql` and `,

@@ -19,7 +19,7 @@ import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoice
 import { newId } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../counts";
-import { allowedSql, creationSql, refusalOf, verdictSql } from "./creation";
+import { checksHoldSql, creationSql, refusalOf, verdictSql } from "./creation";
 import type { PaymentFields } from "./lifecycle";
 import { paymentWrite } from "./write-fence";
 
@@ -89,7 +89,7 @@ export async function commitNewPayment(
       updatedAt: stamp,
       detail,
     },
-    sql`${keyed.owns} and ${allowedSql(checks)}`,
+    sql`${keyed.owns} and ${checksHoldSql(checks)}`,
   ).returning({ updatedAt: payments.updatedAt, detail: payments.detail });
   const event = guardedInsert(
     db,
