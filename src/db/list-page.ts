@@ -3,7 +3,7 @@ import { inList } from "./in-list";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { WithSubquery } from "drizzle-orm";
 import { getTableColumns } from "drizzle-orm";
-import type { BatchStatement, Db } from "./client";
+import { runNamedBatch, type BatchStatement, type Db } from "./client";
 import { notFound } from "../errors";
 import { fixedLimit } from "./fixed-limit";
 import type { PageRequest } from "../lib/pagination";
@@ -190,7 +190,7 @@ export function listTable<
         // `page=N` past the first of a list read value by value is read as one query (an offset
         // over every value's rows would read that many keys of each value).
         if (!split || start !== 0) {
-          const [rows, count] = await db.batch([query(list.where, extra, direction, limit, start), list.count]);
+          const { rows, count } = await runNamedBatch(db, { rows: query(list.where, extra, direction, limit, start), count: list.count });
           along(count);
           return rows as unknown as Row[];
         }

@@ -1,6 +1,6 @@
 import { countFailure, failureKey, readFailures, throttledFor } from "./auth-throttle";
 import { and, eq } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { runNamedBatch, type Db } from "../db/client";
 import { accounts, apiUsers, type Role } from "../db/schema";
 import type { Caller } from "../context";
 import { invalidField, notFound } from "../errors";
@@ -52,14 +52,14 @@ export type Authentication = { caller: Caller } | { caller: null; throttledFor: 
  */
 export async function authenticate(db: Db, username: string, password: string, address: string | null, now = Date.now()): Promise<Authentication> {
   const keys = [failureKey("user", username.slice(0, 150)), ...(address ? [failureKey("address", address)] : [])];
-  const [users, ...failures] = await db.batch([
-    db
+  const { users, failures } = await runNamedBatch(db, {
+    users: db
       .select({ username: apiUsers.username, accountId: apiUsers.accountId, role: apiUsers.role, passwordHash: apiUsers.passwordHash, shard: accounts.shard })
       .from(apiUsers)
       .innerJoin(accounts, eq(accounts.id, apiUsers.accountId))
       .where(eq(apiUsers.username, username.length <= 150 ? username : "")),
-    ...readFailures(db, keys),
-  ]);
+    failures: readFailures(db, keys),
+  });
   const throttled = throttledFor(failures.flat(), now);
   if (throttled !== null) return { caller: null, throttledFor: throttled };
   const user = users[0];

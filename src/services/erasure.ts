@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { createDb, runBatch, type Db } from "../db/client";
+import { createDb, runBatch, runNamedBatch, type Db } from "../db/client";
 import { shardBinding, shardNotConfigured } from "../db/shards";
 import type { Env } from "../env";
 import { fixedLimit } from "../db/fixed-limit";
@@ -44,14 +44,14 @@ export const ERASURE_STEP = { floor: 1 + 16 + 1, reserve: 0 };
 export async function eraseAccount(directory: Db, env: Env, id: string, now = Date.now()): Promise<void> {
   const moving = await directory.select({ state: accounts.moveState }).from(accounts).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).get();
   if (moving?.state) throw conflict("The account is being moved to another shard; erase it once the move is done.");
-  const [marked] = (await runBatch(directory, [
-    directory
+  const { marked } = await runNamedBatch(directory, {
+    marked: directory
       .update(accounts)
       .set({ erasedAt: now })
       .where(and(eq(accounts.id, id), isNull(accounts.erasedAt), isNull(accounts.moveState)))
       .returning({ shard: accounts.shard }),
-    directory.delete(apiUsers).where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
-  ])) as [{ shard: string }[]];
+    users: directory.delete(apiUsers).where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
+  });
   if (marked.length === 0) throw notFound();
   const binding = shardBinding(env, marked[0]!.shard);
   if (!binding) return;

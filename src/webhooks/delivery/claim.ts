@@ -1,5 +1,7 @@
 import { and, eq, getTableColumns, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
+import { aliased } from "../../db/aliased";
+import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
 import { payments, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type SubscriptionRow } from "../../db/schema";
@@ -31,8 +33,8 @@ export type AdmissionRow = SubscriptionRow & { inFlight: number; oldestStart: nu
  */
 export async function readAdmission(db: Db, ids: string[], now: number): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number }[]; subscriptions: AdmissionRow[] }> {
   const d = webhookDeliveries;
-  const [rows, subscriptions] = await db.batch([
-    db
+  const { rows, subscriptions } = await runNamedBatch(db, {
+    rows: db
       .select({
         id: d.id,
         subscriptionId: d.subscriptionId,
@@ -42,7 +44,7 @@ export async function readAdmission(db: Db, ids: string[], now: number): Promise
       })
       .from(webhookDeliveries)
       .where(inList(webhookDeliveries.id, ids)),
-    db
+    subscriptions: db
       .select({
         ...getTableColumns(webhookSubscriptions),
         inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
@@ -50,7 +52,7 @@ export async function readAdmission(db: Db, ids: string[], now: number): Promise
       })
       .from(webhookSubscriptions)
       .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
-  ]);
+  });
   return { rows, subscriptions };
 }
 
@@ -94,8 +96,11 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
     or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
     notHeldByMove(webhookDeliveries.accountId),
   );
-  const [claimed, , putOff, states, sources] = await db.batch([
-    db
+  // A later attempt's log entry, started now and not yet answered, for each claimed delivery.
+  const d = aliased(webhookDeliveries, "d");
+  const s = aliased(webhookSubscriptions, "s");
+  const { claimed, putOff, states, sources } = await runNamedBatch(db, {
+    claimed: db
       .update(webhookDeliveries)
       .set({
         claimedUntil: sql`${now} + coalesce(${planned(plan.claim, "lease")}, ${CLAIM_MS})`,
@@ -108,17 +113,20 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
       })
       .where(and(idIn(plan.claim), waiting, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.claim, "rank")} <= ${planned(plan.claim, "cap")}`))
       .returning(),
-    db.insert(webhookAttempts).select(
-      sql`select d.id, d.attempts, ${now}, 0, null, null, null, 0, null from ${webhookDeliveries} d
-          where d.id in (select value from json_each(${JSON.stringify(ids)})) and d.claim_token = ${token} and d.attempts > 1
-            and exists (select 1 from ${webhookSubscriptions} s where s.id = d.subscription_id and s.is_active = 1)`,
+    logged: guardedInsert(
+      db,
+      webhookAttempts,
+      { deliveryId: sql`${d.id}`, number: sql`${d.attempts}`, startedAt: now, durationMs: 0, responseStatus: null, error: null, responseExcerpt: null, ended: 0, headers: null },
+      sql`${d.id} in (select value from json_each(${JSON.stringify(ids)})) and ${d.claimToken} = ${token} and ${d.attempts} > 1
+        and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
+      d.from,
     ),
-    db
+    putOff: db
       .update(webhookDeliveries)
       .set({ nextAttemptAt: planned(plan.putOff, "at"), enqueuedAt: now })
       .where(and(idIn(plan.putOff), waiting))
       .returning({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt }),
-    db
+    states: db
       .select({
         id: webhookDeliveries.id,
         status: webhookDeliveries.status,
@@ -129,8 +137,8 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
       .where(inList(webhookDeliveries.id, ids)),
     // What rebuilds the bodies of the claimed deliveries to attempt, in the same round trip (one
     // ended or held unattempted needs none).
-    bodySources(db, eventOfDelivery(and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token), inList(webhookDeliveries.subscriptionId, [...attempted, ""])))),
-  ]);
+    sources: bodySources(db, eventOfDelivery(and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token), inList(webhookDeliveries.subscriptionId, [...attempted, ""])))),
+  });
   const bodies = new Map(applyBodies(claimed.filter((row) => attempted.has(row.subscriptionId)), sources).map((row) => [row.id, row]));
   return sortClaims(ids, claimed.map((row) => bodies.get(row.id) ?? row), subscriptions, states, now, putOff);
 }

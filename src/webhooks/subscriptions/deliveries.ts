@@ -76,13 +76,13 @@ export async function withAttempts(db: Db, rows: DeliveryRow[], shown = ATTEMPTS
   if (rows.length === 0) return [];
   // Sorted here: an ORDER BY over several deliveries' attempts would need a temporary B-tree.
   // What rebuilds their bodies is read in the same round trip.
-  const [attempts, sources] = await db.batch([
-    db
+  const { attempts, sources } = await runNamedBatch(db, {
+    attempts: db
       .select()
       .from(webhookAttempts)
       .where(and(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)), Number.isFinite(shown) ? latestAttempts(shown) : undefined)),
-    bodySources(db, eventsToRebuild(rows)),
-  ]);
+    sources: bodySources(db, eventsToRebuild(rows)),
+  });
   const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
   return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: allAttempts(row, attemptsOf.get(row.id) ?? [], shown) }));
 }
@@ -114,11 +114,11 @@ export interface Delivery {
 }
 
 export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string): Promise<Delivery> {
-  const [found, attempts, sources] = await db.batch([
-    db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
-    db.select().from(webhookAttempts).where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN))).orderBy(asc(webhookAttempts.number)),
-    bodySources(db, eventOfDelivery(ofDelivery(accountId, subscriptionId, deliveryId))),
-  ]);
+  const { found, attempts, sources } = await runNamedBatch(db, {
+    found: db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
+    attempts: db.select().from(webhookAttempts).where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN))).orderBy(asc(webhookAttempts.number)),
+    sources: bodySources(db, eventOfDelivery(ofDelivery(accountId, subscriptionId, deliveryId))),
+  });
   const delivery = found[0];
   if (!delivery) throw notFound();
   return { delivery: applyBodies([delivery], sources)[0]!, attempts: allAttempts(delivery, attempts) };

@@ -160,7 +160,7 @@ export async function readFeed(ctx: ServiceContext, subscriptionId: string, { af
       .orderBy(asc(d.createdAt), asc(d.id))
       .limit(fixedLimit(limit));
     if (rows.length > 0 || Date.now() + FEED_WAIT_STEP_MS > deadline) {
-      const [sources] = await db.batch([bodySources(db, eventsToRebuild(rows))]);
+      const sources = await bodySources(db, eventsToRebuild(rows));
       const cursorAt = (position: Position) => encodeFeedCursor({ subscriptionId, epoch: state.epoch, ...position });
       const items = applyBodies(rows, sources).map((row) => ({ row, cursor: cursorAt({ sequence: row.sequence!, created: row.createdAt }) }));
       return { items, next: items.at(-1)?.cursor ?? cursorAt(from) };

@@ -5,6 +5,7 @@
  * subscription's history.
  */
 import { and, eq, exists, gte } from "drizzle-orm";
+import { runNamedBatch } from "../../db/client";
 import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
 import { inAccount } from "../../db/scope";
 import { notFound } from "../../errors";
@@ -22,8 +23,8 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
   const now = Date.now();
   const from = now - WINDOWS[window];
   const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId));
-  const [found, rows] = await db.batch([
-    db
+  const { found, rows } = await runNamedBatch(db, {
+    found: db
       .select({
         isActive: webhookSubscriptions.isActive,
         failingSince: webhookSubscriptions.failingSince,
@@ -35,7 +36,7 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
       })
       .from(webhookSubscriptions)
       .where(scoped),
-    db
+    rows: db
       .select()
       .from(webhookStats)
       .where(
@@ -46,7 +47,7 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
           exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(scoped)),
         ),
       ),
-  ]);
+  });
   const subscription = found[0];
   if (!subscription) throw notFound();
   const { heldUntil, ...rest } = subscription;

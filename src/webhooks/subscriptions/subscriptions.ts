@@ -213,10 +213,10 @@ export async function reveal(row: SubscriptionRow, encryptionKey: string | undef
  */
 async function openForSealing({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription & { revealed: Revealed }> {
   const fits = await sealingKeyFits(keys.encryptionKey);
-  const [rows, checked] = await db.batch([
-    db.select().from(webhookSubscriptions).where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id))),
-    db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
-  ]);
+  const { rows, checked } = await runNamedBatch(db, {
+    rows: db.select().from(webhookSubscriptions).where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id))),
+    checked: db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
+  });
   if (!rows[0]) throw notFound();
   const subscription = await reveal(rows[0], keys.encryptionKey);
   if (!subscription.revealed) throw conflict(UNREADABLE);
