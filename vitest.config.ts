@@ -19,7 +19,10 @@ function testWranglerConfig(): string {
     ...withoutBuild,
     main: resolve(rawConfig.main!),
     assets: rawConfig.assets && { ...rawConfig.assets, directory: resolve(rawConfig.assets.directory!) },
-    d1_databases: rawConfig.d1_databases?.map((db: { migrations_dir?: string }) => ({ ...db, migrations_dir: db.migrations_dir && resolve(db.migrations_dir) })),
+    d1_databases: rawConfig.d1_databases?.map((db: { migrations_dir?: string }) => ({
+      ...db,
+      migrations_dir: db.migrations_dir && resolve(db.migrations_dir),
+    })),
   };
   const path = resolve(".wrangler/vitest/wrangler.json");
   mkdirSync(resolve(".wrangler/vitest"), { recursive: true });

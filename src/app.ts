@@ -69,9 +69,7 @@ export function createApp() {
     if (error instanceof HTTPException && error.status < 500) {
       return c.json({ detail: error.message || "Bad request." }, error.status);
     }
-    console.error(
-      JSON.stringify({ type: "error", request_id: c.get("requestId"), error: String(error), stack: (error as Error)?.stack }),
-    );
+    console.error(JSON.stringify({ type: "error", request_id: c.get("requestId"), error: String(error), stack: (error as Error)?.stack }));
     return c.json({ detail: "A server error occurred." }, 500);
   });
 

@@ -24,12 +24,24 @@ import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWe
  */
 export async function runCron(env: Env, now: number, sweep: { restartedAt?: number } = {}, cron?: string): Promise<void> {
   const jobs = inTurn(cronJobs(env, now, sweep, cron), Math.floor(now / RUN_EVERY_MS));
-  const weights = jobs.reduce((sum, { weight }) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), { d1Queries: 0, queueMessages: 0 });
+  const weights = jobs.reduce((sum, { weight }) => ({ d1Queries: sum.d1Queries + weight.d1Queries, queueMessages: sum.queueMessages + weight.queueMessages }), {
+    d1Queries: 0,
+    queueMessages: 0,
+  });
   const run = new RunBudget(CRON_BUDGET, weights);
   await eachAtMost(jobs, JOBS_AT_ONCE, async (job) => {
     const budget = run.start(job.weight);
     if (!budget) {
-      console.log(JSON.stringify({ type: "cron_job", job: job.job, shard: job.shard, result: null, d1_queries: 0, left: "waits its turn: the run's budget left less than its floor" }));
+      console.log(
+        JSON.stringify({
+          type: "cron_job",
+          job: job.job,
+          shard: job.shard,
+          result: null,
+          d1_queries: 0,
+          left: "waits its turn: the run's budget left less than its floor",
+        }),
+      );
       return;
     }
     try {
@@ -51,7 +63,16 @@ export async function runJob(job: CronJob, env: Env, budget: JobBudget): Promise
   if (budget.overdrawn) outcome = { ...outcome, error: `its bookkeeping passed its part (reserve ${budget.reserve})` };
   const left = budget.stopped ? "budget spent: the next run goes on" : null;
   const type = "error" in outcome ? "cron_error" : "cron_job";
-  const line = { type, job: job.job, shard: job.shard, ...outcome, d1_queries: budget.spent.d1Queries, d1_calls: budget.d1Calls, queue_messages: budget.spent.queueMessages, left };
+  const line = {
+    type,
+    job: job.job,
+    shard: job.shard,
+    ...outcome,
+    d1_queries: budget.spent.d1Queries,
+    d1_calls: budget.d1Calls,
+    queue_messages: budget.spent.queueMessages,
+    left,
+  };
   (type === "cron_error" ? console.error : console.log)(JSON.stringify(line));
   return line;
 }
@@ -77,7 +98,12 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
   const tends = tendedBy(env, cron);
   const directoryJobs: CronJob[] = [
     { job: "auth_failures", shard: "directory", weight: ONE_QUERY, work: ({ env }) => forgetAuthFailures(createDb(env.DB), now) },
-    { job: "erasure", shard: "directory", weight: { d1Queries: 1, queueMessages: 0, ...ERASURE_STEP }, work: ({ env }) => continueErasures(createDb(env.DB), env) },
+    {
+      job: "erasure",
+      shard: "directory",
+      weight: { d1Queries: 1, queueMessages: 0, ...ERASURE_STEP },
+      work: ({ env }) => continueErasures(createDb(env.DB), env),
+    },
     {
       job: "moves",
       shard: "directory",
@@ -104,7 +130,12 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
         work: ({ env, bookkeeping }) => applyRetention(db(env), env.ARCHIVE, days, now, { bookkeeping: db(bookkeeping) }),
       },
       { job: "counts", shard, weight: { d1Queries: 1, queueMessages: 0, floor: 8, reserve: 0 }, work: ({ env }) => foldBehindAccounts(db(env)) },
-      { job: "releases", shard, weight: { d1Queries: 1, queueMessages: 1, floor: 4, reserve: 0 }, work: ({ env }) => continueReleases(db(env), queue(env), now) },
+      {
+        job: "releases",
+        shard,
+        weight: { d1Queries: 1, queueMessages: 1, floor: 4, reserve: 0 },
+        work: ({ env }) => continueReleases(db(env), queue(env), now),
+      },
     );
   }
   return jobs;
@@ -134,8 +165,17 @@ function cronGroups(text: string | undefined): Map<string, string[]> {
   if (!text?.trim()) return new Map();
   try {
     const parsed: unknown = JSON.parse(text);
-    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !Object.values(parsed).every((value) => typeof value === "string")) throw new Error("not an object of strings");
-    return new Map(Object.entries(parsed as Record<string, string>).map(([cron, names]) => [cron, names.split(",").map((name) => name.trim()).filter(Boolean)]));
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || !Object.values(parsed).every((value) => typeof value === "string"))
+      throw new Error("not an object of strings");
+    return new Map(
+      Object.entries(parsed as Record<string, string>).map(([cron, names]) => [
+        cron,
+        names
+          .split(",")
+          .map((name) => name.trim())
+          .filter(Boolean),
+      ]),
+    );
   } catch (error) {
     console.error(JSON.stringify({ type: "config_error", setting: "CRON_SHARDS", error: `expected {"<cron>": "A,B", …}: ${String(error)}` }));
     return new Map();

@@ -61,7 +61,6 @@ export class AppError extends Error {
 
 export const notFound = (detail = "Not found.") => new AppError("not_found", detail);
 export const conflict = (detail: string) => new AppError("conflict", detail);
-export const forbidden = (detail = "You do not have permission to perform this action.") =>
-  new AppError("forbidden", detail);
+export const forbidden = (detail = "You do not have permission to perform this action.") => new AppError("forbidden", detail);
 export const invalid = (fields: FieldErrors) => new AppError("validation", "Invalid input.", fields);
 export const invalidField = (field: string, message: string) => invalid({ [field]: [message] });

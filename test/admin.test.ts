@@ -6,7 +6,13 @@ describe("admin API", () => {
   it("makes an account", async () => {
     const res = await call("POST", "/admin/accounts/", { body: { name: "Acme" }, headers: ADMIN });
     expect(res.status).toBe(201);
-    expect(res.json).toEqual({ id: expect.stringMatching(/^acct_[A-Za-z0-9_-]{16,}$/), name: "Acme", shard: expect.stringMatching(/^[AB]$/), created: expect.stringMatching(/\.\d{3}Z$/), move: null });
+    expect(res.json).toEqual({
+      id: expect.stringMatching(/^acct_[A-Za-z0-9_-]{16,}$/),
+      name: "Acme",
+      shard: expect.stringMatching(/^[AB]$/),
+      created: expect.stringMatching(/\.\d{3}Z$/),
+      move: null,
+    });
   });
 
   it("lists accounts in the envelope", async () => {

@@ -34,7 +34,12 @@ describe("Basic auth for API users", () => {
   ];
 
   it.each(odd)("answers 401 before reading a body (%s)", async (_label, body, headers) => {
-    for (const [method, path] of [["POST", "/v1/counterparties/"], ["PATCH", "/v1/webhooks/x/"], ["PUT", "/v1/webhooks/x/"], ["POST", "/v2/payments/"]]) {
+    for (const [method, path] of [
+      ["POST", "/v1/counterparties/"],
+      ["PATCH", "/v1/webhooks/x/"],
+      ["PUT", "/v1/webhooks/x/"],
+      ["POST", "/v2/payments/"],
+    ]) {
       const res = await call(method!, path!, { body, headers });
       expect(res.status, `${method} ${path}`).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe(CHALLENGE);

@@ -33,7 +33,9 @@ describe("counterparties", () => {
   it("allows the same internal_id in another account", async () => {
     const [a, b] = [await makeTenant(), await makeTenant()];
     await makeCounterparty(a.client, "buyer", { internal_id: "SHARED" });
-    expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "SHARED", type: "buyer", name: "B" }, headers: b.client.headers })).status).toBe(201);
+    expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "SHARED", type: "buyer", name: "B" }, headers: b.client.headers })).status).toBe(
+      201,
+    );
   });
 
   it("patches name and internal_id, and 409s on a clash", async () => {

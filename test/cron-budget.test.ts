@@ -16,11 +16,12 @@ describe("a cron run's budget", () => {
     const backlog = CRON_BUDGET.queueMessages + 2_000;
     const now = Date.now();
     // Deliveries never handed over (their sends failed), due since a minute.
-    await env.SHARD_B!.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+    await env
+      .SHARD_B!.prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select 'lost-' || i, ?2, ?3, 'pmt_test', '{}', 'pending', 0, ?4 + i, null, ?4 + i, ?4 + i from n`,
-    )
+      )
       .bind(backlog, subscription.id, client.accountId, now - 60_000 - backlog)
       .run();
     const sent: string[] = [];

@@ -21,11 +21,18 @@ interface Work {
   make(): Promise<() => Promise<boolean>>;
 }
 
-const count = async (d1: D1Database, sql: string, ...values: unknown[]) => (await d1.prepare(sql).bind(...values).first<{ n: number }>())!.n;
+const count = async (d1: D1Database, sql: string, ...values: unknown[]) =>
+  (await d1
+    .prepare(sql)
+    .bind(...values)
+    .first<{ n: number }>())!.n;
 
 /** `n` rows inserted by one statement of `sql`'s recursive counter (`i` from 1 to n). */
 const rows = (d1: D1Database, n: number, sql: string, ...values: unknown[]) =>
-  d1.prepare(`with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1) ${sql}`).bind(n, ...values).run();
+  d1
+    .prepare(`with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1) ${sql}`)
+    .bind(n, ...values)
+    .run();
 
 async function tenantOnA() {
   const tenant = await makeTenant({ shard: "A" });
@@ -71,7 +78,8 @@ const WORK: Record<string, Work> = {
         client.accountId,
         at,
       );
-      return async () => (await count(shard, "select count(*) as n from webhook_deliveries where subscription_id = ?1 and enqueued_at is null", subscription.id)) === 0;
+      return async () =>
+        (await count(shard, "select count(*) as n from webhook_deliveries where subscription_id = ?1 and enqueued_at is null", subscription.id)) === 0;
     },
   },
   idempotency: {
@@ -111,9 +119,14 @@ const WORK: Record<string, Work> = {
         accounts.push(tenant);
       }
       // Behind: their payments changed after the mark the counts were folded to.
-      for (const { client, shard } of accounts) await shard.prepare("update payments set updated_at = updated_at + 1000 where account_id = ?1").bind(client.accountId).run();
+      for (const { client, shard } of accounts)
+        await shard.prepare("update payments set updated_at = updated_at + 1000 where account_id = ?1").bind(client.accountId).run();
       const behind = async ({ client, shard }: { client: User; shard: D1Database }) =>
-        count(shard, "select count(*) as n from payments p where p.account_id = ?1 and p.updated_at > coalesce((select counted_to from list_counts where account_id = ?1 and resource = 'payments'), 0)", client.accountId);
+        count(
+          shard,
+          "select count(*) as n from payments p where p.account_id = ?1 and p.updated_at > coalesce((select counted_to from list_counts where account_id = ?1 and resource = 'payments'), 0)",
+          client.accountId,
+        );
       return async () => (await Promise.all(accounts.map(behind))).every((n) => n === 0);
     },
   },
@@ -130,7 +143,8 @@ const WORK: Record<string, Work> = {
         client.accountId,
         at,
       );
-      return async () => (await count(shard, "select count(*) as n from webhook_deliveries where subscription_id = ?1 and status = 'held'", subscription.id)) === 0;
+      return async () =>
+        (await count(shard, "select count(*) as n from webhook_deliveries where subscription_id = ?1 and status = 'held'", subscription.id)) === 0;
     },
   },
 };
@@ -143,18 +157,21 @@ describe("every cron job, under any part of the run's budget", () => {
     expect(jobsOnA.map((job) => job.job).sort()).toEqual(Object.keys(WORK).sort());
   });
 
-  it.each(jobsOnA.flatMap((job) => parts(job).map((part) => [job.job, part] as const)))("%s finishes its work over repeated runs given %i D1 queries a run", async (name, part) => {
-    const done = await WORK[name]!.make();
-    const sent: string[] = [];
-    const bindings = { ...env, DELIVERIES: recordingQueue(sent) };
-    const lines: LogLine[] = [];
-    for (let run = 0; run < RUNS && !(await done()); run++) {
-      const job = cronJobs(bindings, Date.now()).find((each) => each.job === name && (each.shard === "directory" || each.shard === "A"))!;
-      const budget = new JobBudget({ d1Queries: part, queueMessages: LEAST_MESSAGES }, job.weight.reserve);
-      lines.push(await runJob(job, bindings, budget));
-      expect(budget.spent.d1Queries).toBeLessThanOrEqual(part);
-    }
-    expect(await done()).toBe(true);
-    expect(lines.filter((line) => line.type !== "cron_job")).toEqual([]);
-  });
+  it.each(jobsOnA.flatMap((job) => parts(job).map((part) => [job.job, part] as const)))(
+    "%s finishes its work over repeated runs given %i D1 queries a run",
+    async (name, part) => {
+      const done = await WORK[name]!.make();
+      const sent: string[] = [];
+      const bindings = { ...env, DELIVERIES: recordingQueue(sent) };
+      const lines: LogLine[] = [];
+      for (let run = 0; run < RUNS && !(await done()); run++) {
+        const job = cronJobs(bindings, Date.now()).find((each) => each.job === name && (each.shard === "directory" || each.shard === "A"))!;
+        const budget = new JobBudget({ d1Queries: part, queueMessages: LEAST_MESSAGES }, job.weight.reserve);
+        lines.push(await runJob(job, bindings, budget));
+        expect(budget.spent.d1Queries).toBeLessThanOrEqual(part);
+      }
+      expect(await done()).toBe(true);
+      expect(lines.filter((line) => line.type !== "cron_job")).toEqual([]);
+    },
+  );
 });

@@ -22,7 +22,11 @@ describe("the cron's triggers", () => {
 
   it("runs each trigger's jobs and no others", async () => {
     const bindings = { CRON_SHARDS: '{"*/1 * * * *": "B"}', DELIVERIES: recordingQueue([]) };
-    const jobs = (lines: Record<string, any>[]) => lines.filter((line) => line.type === "cron_job").map((line) => `${line.job}@${line.shard}`).sort();
+    const jobs = (lines: Record<string, any>[]) =>
+      lines
+        .filter((line) => line.type === "cron_job")
+        .map((line) => `${line.job}@${line.shard}`)
+        .sort();
     expect(jobs(await cronRun(bindings, { cron: "* * * * *" }))).toEqual(
       ["auth_failures@directory", "counts@A", "erasure@directory", "idempotency@A", "moves@directory", "releases@A", "retention@A", "sweep@A"].sort(),
     );

@@ -21,18 +21,22 @@ describe(`deep paging over ${ROWS} invoices`, () => {
     const t0 = Date.UTC(2026, 0, 1);
     const shard = await shardD1(account.id);
     await shard.batch([
-      shard.prepare(
-        `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)
+      shard
+        .prepare(
+          `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)
          insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
          select printf('inv_bench%016d', i), ?, printf('B-%d', i), ?, ?, 100, 'USD', ? + i * 7 / 3, ? + i * 7 / 3 from n`,
-      ).bind(ROWS, account.id, buyer.id, supplier.id, t0, t0),
+        )
+        .bind(ROWS, account.id, buyer.id, supplier.id, t0, t0),
       shard.prepare("insert into list_counts (account_id, resource, n) values (?, 'invoices', ?)").bind(account.id, ROWS),
       // The time buckets createInvoice keeps, counted from the invoices' rows.
       ...BUCKET_SIZES_MS.map((size) =>
         // The size inline: a bound number is a REAL to SQLite, and the division would not floor.
-        shard.prepare(
-          `insert into time_counts (account_id, key, size, bucket, n) select account_id, 'invoices.created_at', ${size}, (created_at / ${size}) * ${size}, count(*) from invoices where account_id = ? group by 1, 2, 3, 4`,
-        ).bind(account.id),
+        shard
+          .prepare(
+            `insert into time_counts (account_id, key, size, bucket, n) select account_id, 'invoices.created_at', ${size}, (created_at / ${size}) * ${size}, count(*) from invoices where account_id = ? group by 1, 2, 3, 4`,
+          )
+          .bind(account.id),
       ),
     ]);
 
@@ -57,7 +61,18 @@ describe(`deep paging over ${ROWS} invoices`, () => {
       for (const row of page.rows) seen.add(row.id);
     }
     const byOffset = await readPage({ kind: "offset", page: DEEP_PAGE, size: PAGE_SIZE });
-    console.info(JSON.stringify({ rows: ROWS, page_size: PAGE_SIZE, rows_read: { page_1: rowsReadAt[1], page_2: rowsReadAt[2], [`page_${DEEP_PAGE}_by_next_links`]: rowsReadAt[DEEP_PAGE], [`page_${DEEP_PAGE}_by_page_param`]: byOffset.rowsRead } }));
+    console.info(
+      JSON.stringify({
+        rows: ROWS,
+        page_size: PAGE_SIZE,
+        rows_read: {
+          page_1: rowsReadAt[1],
+          page_2: rowsReadAt[2],
+          [`page_${DEEP_PAGE}_by_next_links`]: rowsReadAt[DEEP_PAGE],
+          [`page_${DEEP_PAGE}_by_page_param`]: byOffset.rowsRead,
+        },
+      }),
+    );
 
     expect(seen.size).toBe(DEEP_PAGE * PAGE_SIZE);
     expect(page.rows.map((row) => row.id)).toEqual(byOffset.page.rows.map((row) => row.id));
@@ -67,7 +82,6 @@ describe(`deep paging over ${ROWS} invoices`, () => {
     // page=N finds its start through the time buckets instead of walking the rows before it.
     expect(byOffset.rowsRead).toBeLessThan(PAGE_SIZE + 1000);
   }, 120_000);
-
 });
 
 describe("a payment's detail among many invoices", () => {
@@ -75,11 +89,14 @@ describe("a payment's detail among many invoices", () => {
     const { account, client } = await makeTenant();
     const { payment, buyer, supplier } = await makePayment(client);
     const shard = await shardD1(account.id);
-    await shard.prepare(
-      `with recursive n(i) as (select 1 union all select i + 1 from n where i < 5000)
+    await shard
+      .prepare(
+        `with recursive n(i) as (select 1 union all select i + 1 from n where i < 5000)
        insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at)
        select printf('inv_many%017d', i), ?, printf('M-%d', i), ?, ?, 100, 'USD', i, i from n`,
-    ).bind(account.id, buyer.id, supplier.id).run();
+      )
+      .bind(account.id, buyer.id, supplier.id)
+      .run();
     for (const path of [`/v2/payments/${payment.id}/`, "/v2/payments/"]) {
       const res = await call("GET", path, { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
       expect(res.status).toBe(200);

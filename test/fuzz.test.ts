@@ -41,7 +41,16 @@ beforeAll(async () => {
   const made = await makePayment(mine.client);
   const other = await makePayment(theirs.client);
   const hook = await subscribeToReceiver(mine.client);
-  ids = [made.payment.id, made.invoice.id, made.buyer.id, hook.subscription.id, other.payment.id, other.invoice.id, mine.client.username, mine.client.accountId];
+  ids = [
+    made.payment.id,
+    made.invoice.id,
+    made.buyer.id,
+    hook.subscription.id,
+    other.payment.id,
+    other.invoice.id,
+    mine.client.username,
+    mine.client.accountId,
+  ];
   const basic = (user: User) => user.headers;
   callers = {
     client: basic(mine.client),
@@ -55,9 +64,34 @@ beforeAll(async () => {
 
 const text = fc.oneof(
   fc.string({ maxLength: 40 }),
-  fc.constantFrom("", "0", "-1", "1e309", "true", "null", "2026-01-01", "2026-13-45T99:99:99Z", "%", "%00", "..", "a".repeat(300), "😀", "pending", "buyer", "application/json"),
+  fc.constantFrom(
+    "",
+    "0",
+    "-1",
+    "1e309",
+    "true",
+    "null",
+    "2026-01-01",
+    "2026-13-45T99:99:99Z",
+    "%",
+    "%00",
+    "..",
+    "a".repeat(300),
+    "😀",
+    "pending",
+    "buyer",
+    "application/json",
+  ),
 );
-const jsonValue = fc.oneof(text, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(text, { maxLength: 3 }), fc.dictionary(text, text, { maxKeys: 2 }));
+const jsonValue = fc.oneof(
+  text,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(text, { maxLength: 3 }),
+  fc.dictionary(text, text, { maxKeys: 2 }),
+);
 
 describe("fuzzing every operation", () => {
   it("never answers 5xx, and every error has the contract's shape", async () => {
@@ -67,14 +101,14 @@ describe("fuzzing every operation", () => {
         fc.constantFrom("client", "processor", "stranger", "nobody", "wrongPassword", "admin"),
         fc.array(fc.oneof(fc.constantFrom(...ids.map((id) => id)), text), { minLength: 3, maxLength: 3 }),
         fc.array(fc.tuple(fc.oneof(fc.constant(null), text), text), { maxLength: 5 }),
-        fc.oneof(
-          fc.dictionary(fc.oneof(fc.constant("__field__"), text), jsonValue, { maxKeys: 6 }),
-          fc.string({ maxLength: 60 }),
-          fc.constant(undefined),
-        ),
+        fc.oneof(fc.dictionary(fc.oneof(fc.constant("__field__"), text), jsonValue, { maxKeys: 6 }), fc.string({ maxLength: 60 }), fc.constant(undefined)),
         fc.constantFrom(undefined, "application/json", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=utf-8", "garbage"),
         // Idempotency keys: none, a few shared ones (so that replays and mismatches happen), or junk.
-        fc.oneof(fc.constant(undefined), fc.constantFrom("k1", "k2", " ", "x".repeat(256)), fc.string({ maxLength: 10 }).map((key) => key.replace(/[^\x20-\x7e]/g, "?"))),
+        fc.oneof(
+          fc.constant(undefined),
+          fc.constantFrom("k1", "k2", " ", "x".repeat(256)),
+          fc.string({ maxLength: 10 }).map((key) => key.replace(/[^\x20-\x7e]/g, "?")),
+        ),
         async (pick, role, params, query, body, contentType, key) => {
           const op = operations[pick % operations.length]!;
           let n = 0;
@@ -84,9 +118,15 @@ describe("fuzzing every operation", () => {
           // Bodies use the operation's own field names for some keys.
           const sent =
             body && typeof body === "object"
-              ? Object.fromEntries(Object.entries(body).map(([key, value], i) => [key === "__field__" ? (op.fields[i % Math.max(op.fields.length, 1)] ?? key) : key, value]))
+              ? Object.fromEntries(
+                  Object.entries(body).map(([key, value], i) => [key === "__field__" ? (op.fields[i % Math.max(op.fields.length, 1)] ?? key) : key, value]),
+                )
               : body;
-          const headers = { ...callers[role], ...(contentType ? { "content-type": contentType } : {}), ...(key !== undefined ? { "idempotency-key": key } : {}) };
+          const headers = {
+            ...callers[role],
+            ...(contentType ? { "content-type": contentType } : {}),
+            ...(key !== undefined ? { "idempotency-key": key } : {}),
+          };
           const res = await call(op.method, `${path}?${search}`, { body: op.method === "GET" ? undefined : sent, headers, bindings: { RATE_LIMITING: "off" } });
           const where = `${op.method} ${path}?${search} as ${role}: ${res.status} ${JSON.stringify(res.json)?.slice(0, 300)}`;
           expect(res.status, where).toBeLessThan(500);

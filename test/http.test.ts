@@ -58,7 +58,12 @@ describe("request bodies", () => {
 
   it.each(["GET", "HEAD", "DELETE", "OPTIONS"])("ignores a chunked body sent with %s, on every path, without credentials too", async (method) => {
     const { client } = await makeTenant();
-    for (const [path, headers] of [["/healthz", {}], ["/v1/counterparties/", client.headers], ["/v1/counterparties/", {}], ["/nowhere", {}]] as const) {
+    for (const [path, headers] of [
+      ["/healthz", {}],
+      ["/v1/counterparties/", client.headers],
+      ["/v1/counterparties/", {}],
+      ["/nowhere", {}],
+    ] as const) {
       // A runtime Request cannot carry a body with GET; one from the wire can (Transfer-Encoding: chunked).
       const request = new Request(`${BASE}${path}`, { method, headers: { ...headers, "transfer-encoding": "chunked" } });
       Object.defineProperty(request, "body", { value: new Blob(["x".repeat(10)]).stream() });
@@ -69,7 +74,10 @@ describe("request bodies", () => {
 
   it("ignores unknown fields, as DRF does", async () => {
     const { client } = await makeTenant();
-    const res = await call("POST", "/v1/counterparties/", { body: { internal_id: "u", type: "buyer", name: "n", id: "cpty_mine", extra: 1 }, headers: client.headers });
+    const res = await call("POST", "/v1/counterparties/", {
+      body: { internal_id: "u", type: "buyer", name: "n", id: "cpty_mine", extra: 1 },
+      headers: client.headers,
+    });
     expect(res.status).toBe(201);
     expect(res.json.id).not.toBe("cpty_mine");
     expect(res.json.extra).toBeUndefined();
@@ -118,7 +126,9 @@ describe("Server-Timing", () => {
     await makeCounterparty(client, "buyer");
     await makeCounterparty(client, "supplier");
     const on = await call("GET", "/v1/counterparties/?type=buyer", { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
-    expect(on.headers.get("server-timing")).toMatch(/^d1-rows-read;desc="\d+", d1-rows-written;desc="\d+", d1-statements;desc="\d+", d1-calls;desc="\d+", d1-sql;dur=[0-9.]+, cf-d1-replica-calls;desc="\d+", cf-connections-peak;desc="\d+", cf-connections-waited;desc="0", cf-subrequests;desc="\d+", cf-d1-queries;desc="\d+", cf-largest-result;desc="\d+", cf-largest-value;desc="\d+"$/);
+    expect(on.headers.get("server-timing")).toMatch(
+      /^d1-rows-read;desc="\d+", d1-rows-written;desc="\d+", d1-statements;desc="\d+", d1-calls;desc="\d+", d1-sql;dur=[0-9.]+, cf-d1-replica-calls;desc="\d+", cf-connections-peak;desc="\d+", cf-connections-waited;desc="0", cf-subrequests;desc="\d+", cf-d1-queries;desc="\d+", cf-largest-result;desc="\d+", cf-largest-value;desc="\d+"$/,
+    );
     const read = d1Timing(on);
     // The platform's view of the same request (src/dev/within-limits.ts): its queries, one connection at a time.
     expect(on.headers.get("server-timing")).toContain(`cf-d1-queries;desc="${read.statements}"`);
@@ -128,7 +138,11 @@ describe("Server-Timing", () => {
     expect(read.statements).toBe(4); // the user and its failure counts (one batch), the page, the count
     expect(read.calls).toBe(2); // the credential check; the page with its count
     expect(read.sqlMs).toBeGreaterThanOrEqual(0);
-    const write = await call("POST", "/v1/counterparties/", { headers: client.headers, body: { internal_id: "timed", type: "buyer", name: "Timed" }, bindings: { SERVER_TIMING: "true" } });
+    const write = await call("POST", "/v1/counterparties/", {
+      headers: client.headers,
+      body: { internal_id: "timed", type: "buyer", name: "Timed" },
+      bindings: { SERVER_TIMING: "true" },
+    });
     expect(write.status).toBe(201);
     // The row, its indexes' entries and the stored counts: D1 bills each.
     expect(d1Timing(write).rowsWritten).toBeGreaterThan(1);
@@ -160,7 +174,10 @@ describe("a list page's round trips to D1", () => {
     const buyer = await makeCounterparty(client, "buyer", { internal_id: "B-1" });
     const supplier = await makeCounterparty(client, "supplier", { internal_id: "S-1" });
     for (const number of ["A-1", "A-2"]) {
-      await call("POST", "/v1/invoices/", { body: { invoice_number: number, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 }, headers: client.headers });
+      await call("POST", "/v1/invoices/", {
+        body: { invoice_number: number, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 },
+        headers: client.headers,
+      });
     }
     await makePayment(client);
     const res = await call("GET", path, { headers: client.headers, bindings: { SERVER_TIMING: "true" } });
@@ -199,7 +216,18 @@ describe("service endpoints", () => {
     expect(res.json.openapi).toBe("3.1.0");
     const paths = Object.keys(res.json.paths);
     // Written as the README and the links write them: with the trailing slash.
-    for (const path of ["/v1/counterparties/", "/v1/counterparties/{id}/", "/v1/invoices/", "/v1/invoices/{id}/", "/v2/payments/", "/v2/payments/{id}/", "/v2/payments/{id}/events/", "/v1/webhooks/{id}/deliveries/", "/admin/accounts/", "/admin/accounts/{account_id}/api-users/"]) {
+    for (const path of [
+      "/v1/counterparties/",
+      "/v1/counterparties/{id}/",
+      "/v1/invoices/",
+      "/v1/invoices/{id}/",
+      "/v2/payments/",
+      "/v2/payments/{id}/",
+      "/v2/payments/{id}/events/",
+      "/v1/webhooks/{id}/deliveries/",
+      "/admin/accounts/",
+      "/admin/accounts/{account_id}/api-users/",
+    ]) {
       expect(paths, path).toContain(path);
     }
     expect(paths.filter((p) => /^\/(v1|v2|admin)\//.test(p) && !p.endsWith("/"))).toEqual([]);

@@ -38,7 +38,10 @@ describe("Idempotency-Key on a payment creation", () => {
     }
     expect(await paymentsOf(account.id)).toEqual([first.json.id]);
     expect(await deliveriesOf(account.id, first.json.id)).toBe(1);
-    await waitFor(() => receivedAt(box), (got) => got.length >= 1);
+    await waitFor(
+      () => receivedAt(box),
+      (got) => got.length >= 1,
+    );
     expect((await receivedAt(box)).length).toBe(1);
   });
 
@@ -96,7 +99,13 @@ describe("Idempotency-Key on a payment creation", () => {
 
   it("does not keep a 5xx: the same key runs again once the service is well", async () => {
     const { client } = await makeTenant();
-    const body = { event: "payment.changed", url: "https://hooks.example.com/in", content_type: "application/json", username: "u-hook", password: "p-hook-123" };
+    const body = {
+      event: "payment.changed",
+      url: "https://hooks.example.com/in",
+      content_type: "application/json",
+      username: "u-hook",
+      password: "p-hook-123",
+    };
     const broken = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "sub"), bindings: { ENCRYPTION_KEY: undefined } });
     expect(broken.status).toBe(500);
     const fixed = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "sub") });
@@ -145,7 +154,13 @@ describe("Idempotency-Key on every POST", () => {
 
   it("replays a subscription and a secret rotation with the same secret, stored sealed, and rotates once", async () => {
     const { client } = await makeTenant();
-    const body = { event: "payment.changed", url: "https://hooks.example.com/in", content_type: "application/json", username: "u-hook", password: "p-hook-secret-9" };
+    const body = {
+      event: "payment.changed",
+      url: "https://hooks.example.com/in",
+      content_type: "application/json",
+      username: "u-hook",
+      password: "p-hook-secret-9",
+    };
     const s1 = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "s") });
     const s2 = await call("POST", "/v1/webhooks/", { body, headers: keyed(client, "s") });
     expect([s1.status, s2.status, s2.headers.get("Idempotent-Replayed")]).toEqual([201, 201, "true"]);
@@ -161,7 +176,12 @@ describe("Idempotency-Key on every POST", () => {
     expect(now.json.secret).toBe(r1.json.secret);
     expect(now.json.previous_secret ?? s1.json.secret).toBe(s1.json.secret);
 
-    const stored = await (await shardD1(client.accountId)).prepare("select body, sealed from idempotency_keys where key in ('s', 'r') and account_id = ?").bind(client.accountId).all<{ body: string; sealed: number }>();
+    const stored = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select body, sealed from idempotency_keys where key in ('s', 'r') and account_id = ?")
+      .bind(client.accountId)
+      .all<{ body: string; sealed: number }>();
     expect(stored.results).toHaveLength(2);
     for (const row of stored.results) {
       expect(row.sealed).toBe(1);
@@ -173,7 +193,10 @@ describe("Idempotency-Key on every POST", () => {
     const { client } = await makeTenant();
     const { subscription, box } = await subscribeToReceiver(client);
     await makePayment(client);
-    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+    await waitFor(
+      () => receivedAt(box),
+      (got) => got.length === 1,
+    );
     const log = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers });
     const deliveryId = log.json.results[0].id;
     await waitFor(
@@ -185,7 +208,10 @@ describe("Idempotency-Key on every POST", () => {
     const d2 = await call("POST", path, { headers: keyed(client, "d") });
     expect([d1.status, d2.status, d2.headers.get("Idempotent-Replayed")]).toEqual([202, 202, "true"]);
     expect(d2.json).toEqual(d1.json);
-    await waitFor(() => receivedAt(box), (got) => got.length >= 2);
+    await waitFor(
+      () => receivedAt(box),
+      (got) => got.length >= 2,
+    );
     const settled = await waitFor(
       () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
       (res) => res.json.status === "succeeded" && res.json.attempts.length === 2,
@@ -234,13 +260,28 @@ describe("a key and its write", () => {
     const body = await paymentBody(client);
     const { db, parts } = await heldKey(account.id, client.username, "lapsed", body);
     // Its lock lapsed and the same request took the key over.
-    await (await shardD1(account.id)).prepare("update idempotency_keys set token = 'the-other-request' where key = 'lapsed' and account_id = ?").bind(account.id).run();
+    await (
+      await shardD1(account.id)
+    )
+      .prepare("update idempotency_keys set token = 'the-other-request' where key = 'lapsed' and account_id = ?")
+      .bind(account.id)
+      .run();
     const outcome = await createPayment(await context(db, account.id, client), body as never, parts);
     expect(outcome).toMatchObject({ decided: { decision: "in_progress" } });
     expect(await paymentsOf(account.id)).toEqual([]);
-    const outbox = await (await shardD1(account.id)).prepare("select count(*) as n from webhook_deliveries where account_id = ?").bind(account.id).first<{ n: number }>();
+    const outbox = await (
+      await shardD1(account.id)
+    )
+      .prepare("select count(*) as n from webhook_deliveries where account_id = ?")
+      .bind(account.id)
+      .first<{ n: number }>();
     expect(outbox!.n).toBe(0);
-    const row = await (await shardD1(account.id)).prepare("select status from idempotency_keys where key = 'lapsed' and account_id = ?").bind(account.id).first<{ status: number | null }>();
+    const row = await (
+      await shardD1(account.id)
+    )
+      .prepare("select status from idempotency_keys where key = 'lapsed' and account_id = ?")
+      .bind(account.id)
+      .first<{ status: number | null }>();
     expect(row!.status).toBeNull();
   });
 
@@ -250,7 +291,12 @@ describe("a key and its write", () => {
     await heldKey(account.id, client.username, "stuck", body);
     const busy = await call("POST", "/v2/payments/", { body, headers: keyed(client, "stuck") });
     expect(busy).toMatchObject({ status: 409, json: { detail: "A request with this Idempotency-Key is in progress." } });
-    await (await shardD1(account.id)).prepare("update idempotency_keys set locked_until = ? where key = 'stuck' and account_id = ?").bind(Date.now() - 1, account.id).run();
+    await (
+      await shardD1(account.id)
+    )
+      .prepare("update idempotency_keys set locked_until = ? where key = 'stuck' and account_id = ?")
+      .bind(Date.now() - 1, account.id)
+      .run();
     const ran = await call("POST", "/v2/payments/", { body, headers: keyed(client, "stuck") });
     expect(ran.status).toBe(201);
     expect(ran.headers.get("Idempotent-Replayed")).toBeNull();
@@ -270,7 +316,12 @@ describe("expiry", () => {
     expect(again.headers.get("Idempotent-Replayed")).toBeNull();
 
     await call("POST", "/v1/counterparties/", { body: { ...cpty, internal_id: unique("c") }, headers: keyed(client, "older") });
-    await (await shardD1(account.id)).prepare("update idempotency_keys set created_at = ? where key = 'older' and account_id = ?").bind(dayAgo, account.id).run();
+    await (
+      await shardD1(account.id)
+    )
+      .prepare("update idempotency_keys set created_at = ? where key = 'older' and account_id = ?")
+      .bind(dayAgo, account.id)
+      .run();
     expect(await forgetExpiredKeys(createDb(await shardD1(account.id)), Date.now())).toBeGreaterThanOrEqual(1);
     const left = await (await shardD1(account.id)).prepare("select key from idempotency_keys where account_id = ?").bind(account.id).all<{ key: string }>();
     expect(left.results.map((row) => row.key)).not.toContain("older");

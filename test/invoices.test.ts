@@ -33,11 +33,20 @@ describe("invoices", () => {
     const { client, processor, buyer, supplier } = await parties();
     const invoice = await makeInvoice(client, buyer.id, supplier.id);
     const detail = async () => (await call("GET", `/v1/invoices/${invoice.id}/`, { headers: client.headers })).json;
-    const pay = async () => (await call("POST", "/v2/payments/", { body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, headers: client.headers })).json;
+    const pay = async () =>
+      (
+        await call("POST", "/v2/payments/", {
+          body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" },
+          headers: client.headers,
+        })
+      ).json;
     expect((await detail()).payment_id).toBeNull();
     const first = await pay();
     expect(await detail()).toEqual({ ...invoice, payment_id: first.id });
-    await call("POST", `/v2/payments/${first.id}/events/`, { body: { event_code: "PU90", description: "Rejected", status: "failed" }, headers: processor.headers });
+    await call("POST", `/v2/payments/${first.id}/events/`, {
+      body: { event_code: "PU90", description: "Rejected", status: "failed" },
+      headers: processor.headers,
+    });
     expect((await detail()).payment_id).toBeNull();
     const second = await pay();
     expect((await detail()).payment_id).toBe(second.id);

@@ -26,7 +26,10 @@ async function copies(table: string, id: string, n: number, change: (i: number, 
   for (let i = 1; i <= n; i++) {
     const copy: Record<string, unknown> = { ...row, id: `${id}_${tag}${i}`, created_at: Number(row.created_at) + i, ...change(i, row) };
     const names = Object.keys(copy);
-    await shard.prepare(`insert into ${table} (${names.join(", ")}) values (${names.map(() => "?").join(", ")})`).bind(...names.map((name) => copy[name] ?? null)).run();
+    await shard
+      .prepare(`insert into ${table} (${names.join(", ")}) values (${names.map(() => "?").join(", ")})`)
+      .bind(...names.map((name) => copy[name] ?? null))
+      .run();
     made.push(copy.id as string);
   }
   return made;
@@ -35,7 +38,9 @@ async function copies(table: string, id: string, n: number, change: (i: number, 
 beforeAll(async () => {
   ({ client, processor } = await makeTenant());
   shard = await shardD1(client.accountId);
-  ({ subscription: { id: subscriptionId } } = await subscribeToReceiver(client, { all_payment_details: true }));
+  ({
+    subscription: { id: subscriptionId },
+  } = await subscribeToReceiver(client, { all_payment_details: true }));
   ({ id: paymentId } = await largestPayment(client, processor));
 });
 
@@ -52,7 +57,9 @@ describe("each list's largest row, as the API accepts it at its longest, is with
     const buyer = await largestCounterparty(client, "buyer");
     const supplier = await largestCounterparty(client, "supplier");
     const invoice = await largestInvoice(client, buyer.id, supplier.id);
-    expect(bytes((await call("GET", `/v1/counterparties/${buyer.id}/`, { headers: client.headers })).json)).toBeLessThanOrEqual(LARGEST_ROW_BYTES.counterparties);
+    expect(bytes((await call("GET", `/v1/counterparties/${buyer.id}/`, { headers: client.headers })).json)).toBeLessThanOrEqual(
+      LARGEST_ROW_BYTES.counterparties,
+    );
     expect(bytes((await call("GET", `/v1/invoices/${invoice.id}/`, { headers: client.headers })).json)).toBeLessThanOrEqual(LARGEST_ROW_BYTES.invoices);
   });
 
@@ -64,7 +71,9 @@ describe("each list's largest row, as the API accepts it at its longest, is with
 
   it("a subscription with every filter list full", async () => {
     const ids = (tag: string) => Array.from({ length: 50 }, (_, i) => widest(64, `${tag}${i}`));
-    const { subscription } = await subscribeToReceiver(client, { filters: { status: ["pending", "settled"], originating_counterparty_id: ids("o"), receiving_counterparty_id: ids("r"), payment_method: ["ach", "wire"] } });
+    const { subscription } = await subscribeToReceiver(client, {
+      filters: { status: ["pending", "settled"], originating_counterparty_id: ids("o"), receiving_counterparty_id: ids("r"), payment_method: ["ach", "wire"] },
+    });
     const res = await call("GET", `/v1/webhooks/${subscription.id}/`, { headers: client.headers });
     expect(res.json.filters.receiving_counterparty_id).toHaveLength(50);
     expect(bytes(res.json)).toBeLessThanOrEqual(LARGEST_ROW_BYTES.subscriptions);
@@ -72,11 +81,23 @@ describe("each list's largest row, as the API accepts it at its longest, is with
 
   it(`a delivery of the largest payment's whole detail with ${ATTEMPTS_SHOWN} attempts shown, however many it made`, async () => {
     const list = await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1`, { headers: client.headers });
-    const [latest] = await copies("webhook_deliveries", list.json.results[0].id, 1, () => ({ attempts: ATTEMPTS_SHOWN + 10, first_started_at: null, sequence: null }));
+    const [latest] = await copies("webhook_deliveries", list.json.results[0].id, 1, () => ({
+      attempts: ATTEMPTS_SHOWN + 10,
+      first_started_at: null,
+      sequence: null,
+    }));
     for (let number = 1; number <= ATTEMPTS_SHOWN + 10; number++) {
       await shard
-        .prepare("insert into webhook_attempts (delivery_id, number, started_at, duration_ms, response_status, error, response_excerpt, ended, headers) values (?, ?, ?, 5, 429, 'HTTP 429', ?, 1, ?)")
-        .bind(latest, number, Date.now(), widest(500, "x"), JSON.stringify(list.json.results[0].headers ?? { "content-type": "application/json", "webhook-id": latest }))
+        .prepare(
+          "insert into webhook_attempts (delivery_id, number, started_at, duration_ms, response_status, error, response_excerpt, ended, headers) values (?, ?, ?, 5, 429, 'HTTP 429', ?, 1, ?)",
+        )
+        .bind(
+          latest,
+          number,
+          Date.now(),
+          widest(500, "x"),
+          JSON.stringify(list.json.results[0].headers ?? { "content-type": "application/json", "webhook-id": latest }),
+        )
         .run();
     }
     const res = await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/${latest}/`, { headers: client.headers });
@@ -89,7 +110,12 @@ describe("every list at its largest page of its largest rows", () => {
   it(`payments: page_size=1000 answers ${pageBounds("payments").max} rows, within the page's bytes, with or without a repeated filter`, async () => {
     const { max } = pageBounds("payments");
     await copies("payments", paymentId, max + 2);
-    for (const query of ["page_size=1000", "page_size=1000&status=refunded&status=failed", "page_size=1000&ordering=updated", "page=2&page_size=1000&status=refunded&status=failed"]) {
+    for (const query of [
+      "page_size=1000",
+      "page_size=1000&status=refunded&status=failed",
+      "page_size=1000&ordering=updated",
+      "page=2&page_size=1000&status=refunded&status=failed",
+    ]) {
       const res = await call("GET", `/v2/payments/?${query}`, { headers: client.headers, bindings: timed });
       expect(res.status, query).toBe(200);
       expect(res.json.results.length, query).toBe(query.startsWith("page=2") ? 3 : max);
@@ -111,7 +137,10 @@ describe("every list at its largest page of its largest rows", () => {
   it(`the feed: limit=1000 answers at most ${pageBounds("feed").max} deliveries a page within the page's bytes, signed`, async () => {
     const { max } = pageBounds("feed");
     // The latest delivery carries the payment's whole detail: as many more after it in the feed.
-    const latest = (await shard.prepare("select id, sequence from webhook_deliveries where subscription_id = ? and sequence is not null order by sequence desc limit 1").bind(subscriptionId).first<{ id: string; sequence: number }>())!;
+    const latest = (await shard
+      .prepare("select id, sequence from webhook_deliveries where subscription_id = ? and sequence is not null order by sequence desc limit 1")
+      .bind(subscriptionId)
+      .first<{ id: string; sequence: number }>())!;
     await copies("webhook_deliveries", latest.id, max + 2, (i) => ({ sequence: latest.sequence + i }));
     let after = "";
     let largePages = 0;
@@ -128,5 +157,4 @@ describe("every list at its largest page of its largest rows", () => {
     }
     expect(largePages).toBeGreaterThan(0);
   });
-
 });

@@ -9,7 +9,8 @@ import { subscribeUnanswered } from "./helpers/webhooks";
 
 // Moves that cannot progress, and canceling a move (docs/operations.md, "Shards").
 const directory = () => createDb(env.DB);
-const move = (accountId: string, shard: string, bindings = {}) => call("POST", `/admin/accounts/${accountId}/move/`, { body: { shard }, headers: ADMIN, bindings });
+const move = (accountId: string, shard: string, bindings = {}) =>
+  call("POST", `/admin/accounts/${accountId}/move/`, { body: { shard }, headers: ADMIN, bindings });
 const cancel = (accountId: string, bindings = {}) => call("DELETE", `/admin/accounts/${accountId}/move/`, { headers: ADMIN, bindings });
 const accountOf = async (accountId: string) => (await call("GET", `/admin/accounts/${accountId}/`, { headers: ADMIN })).json;
 const none = (rows: Record<string, number>) => Object.values(rows).every((n) => n === 0);
@@ -33,12 +34,14 @@ describe("canceling a move", () => {
     await continueMoves(directory(), env, { budgetMs: 5 });
     expect((await accountOf(account.id)).move.state).toBe("copying");
     // A long log, as a busy account's copy leaves one.
-    await env.SHARD_A!.prepare(
-      `insert into move_log (account_id, tbl, key) with recursive n(i) as (select 1 union all select i + 1 from n where i < 12000) select ?1, 'counterparties', '["x' || i || '"]' from n`,
-    )
+    await env
+      .SHARD_A!.prepare(
+        `insert into move_log (account_id, tbl, key) with recursive n(i) as (select 1 union all select i + 1 from n where i < 12000) select ?1, 'counterparties', '["x' || i || '"]' from n`,
+      )
       .bind(account.id)
       .run();
-    const logged = async () => (await env.SHARD_A!.prepare("select count(*) as n from move_log where account_id = ?").bind(account.id).first<{ n: number }>())!.n;
+    const logged = async () =>
+      (await env.SHARD_A!.prepare("select count(*) as n from move_log where account_id = ?").bind(account.id).first<{ n: number }>())!.n;
     const before = await logged();
     expect((await cancel(account.id)).status).toBe(202);
     expect(await logged()).toBe(before - 5000);
@@ -63,10 +66,11 @@ describe("canceling a move", () => {
     const subscription = await subscribeUnanswered(client);
     const fresh = crypto.randomUUID();
     const at = Date.now() - 600_000;
-    await env.SHARD_A!.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+    await env
+      .SHARD_A!.prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
        values (?1, ?2, ?3, 'pmt_x', '{}', 'pending', 0, ?4, ?4, ?4, ?4)`,
-    )
+      )
       .bind(fresh, subscription.id, account.id, at)
       .run();
 
@@ -75,13 +79,23 @@ describe("canceling a move", () => {
     // It is due again, for the sweeper's walk of the due index.
     expect(await env.SHARD_A!.prepare("select enqueued_at from webhook_deliveries where id = ?").bind(fresh).first()).toEqual({ enqueued_at: null });
     // The source logs no more: its moves row and log are gone, and writes work as ever.
-    expect(await env.SHARD_A!.prepare("select (select count(*) from moves where account_id = ?1) + (select count(*) from move_log where account_id = ?1) as n").bind(account.id).first()).toEqual({ n: 0 });
+    expect(
+      await env
+        .SHARD_A!.prepare("select (select count(*) from moves where account_id = ?1) + (select count(*) from move_log where account_id = ?1) as n")
+        .bind(account.id)
+        .first(),
+    ).toEqual({ n: 0 });
     expect((await makeCounterparty(client, "buyer")).id).toMatch(/^cpty_/);
     for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect(await accountOf(account.id)).toMatchObject({ shard: "A", move: null });
     expect(none(await tenantRows(env.SHARD_B!, account.id))).toBe(true);
     expect(await env.SHARD_B!.prepare("select count(*) as n from moves where account_id = ?").bind(account.id).first()).toEqual({ n: 0 });
-    expect(await tenantRows(env.SHARD_A!, account.id)).toEqual({ ...before, counterparties: before.counterparties! + 1, webhook_subscriptions: 1, webhook_deliveries: 1 });
+    expect(await tenantRows(env.SHARD_A!, account.id)).toEqual({
+      ...before,
+      counterparties: before.counterparties! + 1,
+      webhook_subscriptions: 1,
+      webhook_deliveries: 1,
+    });
 
     // And it moves again, to the end.
     expect((await move(account.id, "B")).status).toBe(202);
@@ -103,7 +117,10 @@ describe("canceling a move", () => {
     expect((await move(account.id, "B")).status).toBe(202);
     for (const state of ["frozen", "cleaning"]) {
       await env.DB.prepare("update accounts set move_state = ?2 where id = ?1").bind(account.id, state).run();
-      expect(await cancel(account.id)).toMatchObject({ status: 409, json: { detail: "The move is past its cut-over and is finishing: it cannot be canceled." } });
+      expect(await cancel(account.id)).toMatchObject({
+        status: 409,
+        json: { detail: "The move is past its cut-over and is finishing: it cannot be canceled." },
+      });
     }
     await env.DB.prepare("update accounts set move_state = 'copying' where id = ?1").bind(account.id).run();
     expect((await cancel(account.id)).status).toBe(202);

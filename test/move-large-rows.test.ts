@@ -20,13 +20,21 @@ describe("moving an account with large rows", () => {
     await a.batch(Array.from({ length: 60 }, (_, i) => insert(`big-${i}`, `{"object":"${"y".repeat(100_000)}"}`, 5000 + i)));
     await insert("near-limit", '"'.repeat(1_900_000), 6000).run();
     const bodies = async (d1: D1Database) =>
-      (await d1.prepare("select id, length(body) as n, substr(body, 1, 3) as head from webhook_deliveries where account_id = ? order by id").bind(account.id).all()).results;
+      (
+        await d1
+          .prepare("select id, length(body) as n, substr(body, 1, 3) as head from webhook_deliveries where account_id = ? order by id")
+          .bind(account.id)
+          .all()
+      ).results;
 
     expect((await call("POST", `/admin/accounts/${account.id}/move/`, { body: { shard: "B" }, headers: ADMIN })).status).toBe(202);
     await continueMoves(directory(), env, { budgetMs: 5 });
     // Changed while it copies: the log replays them, large as they are.
     await a.prepare("update webhook_deliveries set body = ?2 where id = ?1").bind("near-limit", "'".repeat(1_950_000)).run();
-    await a.prepare("update webhook_deliveries set body = ?2 where id = ?1").bind("big-7", `{"object":"${"z".repeat(150_000)}"}`).run();
+    await a
+      .prepare("update webhook_deliveries set body = ?2 where id = ?1")
+      .bind("big-7", `{"object":"${"z".repeat(150_000)}"}`)
+      .run();
     const expected = await bodies(a);
     for (let i = 0; i < 200 && (await accountOf(account.id)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect(await accountOf(account.id)).toMatchObject({ shard: "B", move: null });

@@ -99,10 +99,13 @@ describe("a move under the cron's budget", () => {
     for (let i = 0; i < 20; i++) invoices.push((await makeInvoice(client, buyer.id, supplier.id)).id);
     const payment = await paymentWithEvents(client, { buyer: buyer.id, supplier: supplier.id }, invoices.slice(0, 1));
     // A day's keyed writes already on the shard (their keys move with the account).
-    await env.SHARD_A!.prepare(
-      `insert into idempotency_keys (account_id, username, key, request_hash, token, locked_until, status, body, created_at)
+    await env
+      .SHARD_A!.prepare(
+        `insert into idempotency_keys (account_id, username, key, request_hash, token, locked_until, status, body, created_at)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < 2000) select ?1, ?2, 'old-' || i, 'h', 't', 0, 201, '{}', ?3 from n`,
-    ).bind(account.id, client.username, Date.now()).run();
+      )
+      .bind(account.id, client.username, Date.now())
+      .run();
 
     // The writer: events on the payment up to its cap, then invoices, each with a key, retrying a 503.
     let writing = true;
@@ -143,7 +146,10 @@ describe("a move under the cron's budget", () => {
     // Every write is there, each key on the new shard with its answer, nothing on the old one.
     const detail = (await call("GET", `/v2/payments/${payment}/`, { headers: client.headers })).json;
     expect(detail.events).toHaveLength(MAX_EVENTS);
-    const keys = await env.SHARD_B!.prepare("select count(*) as n from idempotency_keys where account_id = ?1 and status = 201").bind(account.id).first<{ n: number }>();
+    const keys = await env
+      .SHARD_B!.prepare("select count(*) as n from idempotency_keys where account_id = ?1 and status = 201")
+      .bind(account.id)
+      .first<{ n: number }>();
     expect(keys!.n).toBe(2000 + answered.length);
     const invoicesOnB = await env.SHARD_B!.prepare("select count(*) as n from invoices where account_id = ?1").bind(account.id).first<{ n: number }>();
     expect(invoicesOnB!.n).toBe(20 + answered.length - (MAX_EVENTS - 1));

@@ -20,7 +20,10 @@ const accountOf = async (accountId: string) => (await call("GET", `/admin/accoun
 async function dump(d1: D1Database, accountId: string) {
   const out: Record<string, unknown[]> = {};
   for (const table of MOVED_TABLES) {
-    const { results } = await d1.prepare(`select * from "${table.name}" where ${table.rows} order by ${table.key.map((k) => `"${k}"`).join(", ")}`).bind(accountId).all();
+    const { results } = await d1
+      .prepare(`select * from "${table.name}" where ${table.rows} order by ${table.key.map((k) => `"${k}"`).join(", ")}`)
+      .bind(accountId)
+      .all();
     out[table.name] = results;
   }
   return out;
@@ -71,7 +74,12 @@ describe("moving an account to another shard", () => {
     // its lock lapses, as after a crash (docs/operations.md).
     let keyed = true;
     const pay = async () => {
-      const invoice = await writer.send("POST", "/v1/invoices/", { invoice_number: `INV-${crypto.randomUUID()}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 1250 });
+      const invoice = await writer.send("POST", "/v1/invoices/", {
+        invoice_number: `INV-${crypto.randomUUID()}`,
+        buyer_id: buyer.id,
+        supplier_id: supplier.id,
+        amount_cents: 1250,
+      });
       expect(invoice.status).toBe(201);
       const body = { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" };
       const key = `pay-${invoice.json.id}`;
@@ -99,7 +107,10 @@ describe("moving an account to another shard", () => {
     for (let i = 0; i < 5; i++) await pay();
     const before = [...written.keys()];
     keyed = false;
-    await waitFor(() => receivedAt(box), (all) => all.length === 5);
+    await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 5,
+    );
     await secondAttempt(client, subscription.id, box);
 
     const started = await move(client.accountId, "B");
@@ -127,10 +138,14 @@ describe("moving an account to another shard", () => {
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
     expect(Object.values(await tenantRows(env.SHARD_A!, client.accountId)).every((n) => n === 0)).toBe(true);
     const onB = await tenantRows(env.SHARD_B!, client.accountId);
-    for (const table of ["payments", "payment_events", "webhook_deliveries", "webhook_attempts", "webhook_stats", "idempotency_keys", "time_counts"]) expect(onB[table], table).toBeGreaterThan(0);
+    for (const table of ["payments", "payment_events", "webhook_deliveries", "webhook_attempts", "webhook_stats", "idempotency_keys", "time_counts"])
+      expect(onB[table], table).toBeGreaterThan(0);
     expect(await tenantRows(env.SHARD_A!, neighbour.account.id)).toEqual(neighbourBefore);
     // One link per invoice on B, held by a live payment and let go by a failed one.
-    const links = await env.SHARD_B!.prepare("select l.claim, l.payment_id, p.status from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?").bind(client.accountId).all<{ claim: string; payment_id: string; status: string }>();
+    const links = await env
+      .SHARD_B!.prepare("select l.claim, l.payment_id, p.status from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?")
+      .bind(client.accountId)
+      .all<{ claim: string; payment_id: string; status: string }>();
     expect(links.results).toHaveLength(written.size);
     expect(links.results.some((link) => link.status === "failed")).toBe(true);
     for (const link of links.results) expect(link.claim).toBe(link.status === "failed" ? link.payment_id : "");
@@ -156,7 +171,11 @@ describe("moving an account to another shard", () => {
     // Every change is delivered once (one of them twice: the redelivery before the move): pending
     // ones from B, after its sweep hands them over.
     await sweepOutbox(createDb(env.SHARD_B!), { queue: env.DELIVERIES, shard: "B" });
-    const got = await waitFor(() => receivedAt(box), (all) => all.length >= changes + 1, 60_000);
+    const got = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length >= changes + 1,
+      60_000,
+    );
     const ids = got.map((delivery) => delivery.headers["webhook-id"]);
     expect(new Set(ids).size).toBe(changes);
     expect(ids.length).toBe(changes + 1);
@@ -173,7 +192,10 @@ describe("moving an account to another shard", () => {
         body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "wire" },
         headers: { ...client.headers, "Idempotency-Key": `k${i}` },
       });
-      await call("POST", `/v2/payments/${made.json.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress", instrument_number: `W-${i}` }, headers: processor.headers });
+      await call("POST", `/v2/payments/${made.json.id}/events/`, {
+        body: { event_code: "PU10", description: "Sent", status: "in-progress", instrument_number: `W-${i}` },
+        headers: processor.headers,
+      });
     }
     expect((await move(client.accountId, "A")).status).toBe(202);
     for (let i = 0; (await accountOf(client.accountId)).move?.state !== "cleaning"; i++) {
@@ -194,7 +216,10 @@ describe("moving an account to another shard", () => {
     const supplier = await makeCounterparty(client, "supplier");
     const pay = async () => {
       const invoice = await makeInvoice(client, buyer.id, supplier.id);
-      const made = await call("POST", "/v2/payments/", { body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, headers: client.headers });
+      const made = await call("POST", "/v2/payments/", {
+        body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" },
+        headers: client.headers,
+      });
       expect(made.status).toBe(201);
     };
     await pay();
@@ -219,14 +244,22 @@ describe("moving an account to another shard", () => {
     const before = await tenantRows(env.SHARD_A!, client.accountId);
     expect((await move(client.accountId, "B")).status).toBe(202);
     // A step held elsewhere (its lease not lapsed): this run leaves the move alone.
-    await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1").bind(client.accountId, Date.now() + 60_000).run();
+    await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1")
+      .bind(client.accountId, Date.now() + 60_000)
+      .run();
     await continueMoves(directory(), env, { budgetMs: 5 });
     expect((await env.SHARD_A!.prepare("select count(*) as n from moves where account_id = ?1").bind(client.accountId).first<{ n: number }>())!.n).toBe(0);
     expect((await accountOf(client.accountId)).move).toMatchObject({ state: "copying", copied_rows: 0 });
-    await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1").bind(client.accountId, Date.now() - 1).run();
+    await env.DB.prepare("update accounts set move_lease_until = ?2 where id = ?1")
+      .bind(client.accountId, Date.now() - 1)
+      .run();
     for (let i = 0; (await accountOf(client.accountId)).move !== null; i++) {
       expect(i).toBeLessThan(200);
-      await Promise.all([continueMoves(directory(), env, { budgetMs: 5 }), continueMoves(directory(), env, { budgetMs: 5 }), continueMoves(directory(), env, { budgetMs: 5 })]);
+      await Promise.all([
+        continueMoves(directory(), env, { budgetMs: 5 }),
+        continueMoves(directory(), env, { budgetMs: 5 }),
+        continueMoves(directory(), env, { budgetMs: 5 }),
+      ]);
     }
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
     expect(await tenantRows(env.SHARD_B!, client.accountId)).toEqual(before);
@@ -240,17 +273,19 @@ describe("moving an account to another shard", () => {
     await makeCounterparty(client, "buyer");
     const now = Date.now();
     // An attempt under way on A: its claim holds until its outcome is recorded.
-    await env.SHARD_A!.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, claimed_until, claim_token, created_at, updated_at)
+    await env
+      .SHARD_A!.prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, claimed_until, claim_token, created_at, updated_at)
        values ('in-flight-' || ?1, ?2, ?1, 'pmt_test', '{}', 'pending', 1, ?3, ?3, ?4, 'worker', ?3, ?3)`,
-    )
+      )
       .bind(client.accountId, subscription.id, now, now + 60_000)
       .run();
     // A delivery handed over at its creation and never since: while the move holds it, the sweeper's look at the logs passes it.
-    await env.SHARD_A!.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+    await env
+      .SHARD_A!.prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
        values ('fresh-' || ?1, ?2, ?1, 'pmt_test', '{}', 'pending', 0, ?3, ?3, ?3, ?3)`,
-    )
+      )
       .bind(client.accountId, subscription.id, now + 1)
       .run();
     expect((await move(client.accountId, "B")).status).toBe(202);
@@ -258,7 +293,10 @@ describe("moving an account to another shard", () => {
     expect((await accountOf(client.accountId)).move.state).toBe("draining");
     // Writes still work while it drains.
     await makeCounterparty(client, "supplier");
-    await env.SHARD_A!.prepare("update webhook_deliveries set claimed_until = null, claim_token = null where id = 'in-flight-' || ?1").bind(client.accountId).run();
+    await env
+      .SHARD_A!.prepare("update webhook_deliveries set claimed_until = null, claim_token = null where id = 'in-flight-' || ?1")
+      .bind(client.accountId)
+      .run();
 
     // A copy that went wrong (a row changed on B behind the move's back) fails the check: back to copying.
     await env.SHARD_B!.prepare("update counterparties set name = 'tampered' where account_id = ?1").bind(client.accountId).run();
@@ -267,8 +305,12 @@ describe("moving an account to another shard", () => {
     expect(errors.mock.calls.some(([line]) => String(line).includes('"move_cutover_failed"'))).toBe(true);
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "A", move: { state: "copying" } });
     // Its fresh delivery is due again on A, for the sweeper's walk of the due index.
-    expect(await env.SHARD_A!.prepare("select enqueued_at from webhook_deliveries where id = 'fresh-' || ?1").bind(client.accountId).first()).toEqual({ enqueued_at: null });
-    expect((await call("POST", "/v1/counterparties/", { body: { internal_id: "after-check", type: "buyer", name: "Later" }, headers: client.headers })).status).toBe(201);
+    expect(await env.SHARD_A!.prepare("select enqueued_at from webhook_deliveries where id = 'fresh-' || ?1").bind(client.accountId).first()).toEqual({
+      enqueued_at: null,
+    });
+    expect(
+      (await call("POST", "/v1/counterparties/", { body: { internal_id: "after-check", type: "buyer", name: "Later" }, headers: client.headers })).status,
+    ).toBe(201);
     // The copy from the start puts it right, and the move completes.
     for (let i = 0; i < 200 && (await accountOf(client.accountId)).move !== null; i++) await continueMoves(directory(), env, { budgetMs: 5 });
     expect(await accountOf(client.accountId)).toMatchObject({ shard: "B", move: null });
@@ -312,7 +354,9 @@ describe("moving an account to another shard", () => {
   });
 
   it("has every move trigger the table list names on every shard, and no other", async () => {
-    const expected = MOVED_TABLES.flatMap(moveTriggers).map((text) => /CREATE TRIGGER "([^"]+)"/.exec(text)![1]).sort();
+    const expected = MOVED_TABLES.flatMap(moveTriggers)
+      .map((text) => /CREATE TRIGGER "([^"]+)"/.exec(text)![1])
+      .sort();
     for (const shard of [env.SHARD_A!, env.SHARD_B!]) {
       const { results } = await shard.prepare("select name, sql from sqlite_master where type = 'trigger' order by name").all<{ name: string; sql: string }>();
       expect(results.map((row) => row.name)).toEqual(expected);

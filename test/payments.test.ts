@@ -19,7 +19,12 @@ describe("creating a payment", () => {
     const { client, buyer, supplier } = await parties();
     const i1 = await makeInvoice(client, buyer.id, supplier.id, { amount_cents: 1000 });
     const i2 = await makeInvoice(client, buyer.id, supplier.id, { amount_cents: 250 });
-    const res = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [i1.id, i2.id], payment_method: "check" });
+    const res = await pay(client, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [i1.id, i2.id],
+      payment_method: "check",
+    });
     expect(res.status).toBe(201);
     expect(res.json).toEqual({
       id: expect.stringMatching(/^pmt_[A-Za-z0-9_-]{16,}$/),
@@ -34,7 +39,15 @@ describe("creating a payment", () => {
       payment_method: "check",
       status: "pending",
       instrument_number: null,
-      events: [{ id: expect.stringMatching(/^pev_[A-Za-z0-9_-]{16,}$/), event_code: "PU00", status: "pending", description: "Payment created", created: res.json.created }],
+      events: [
+        {
+          id: expect.stringMatching(/^pev_[A-Za-z0-9_-]{16,}$/),
+          event_code: "PU00",
+          status: "pending",
+          description: "Payment created",
+          created: res.json.created,
+        },
+      ],
       refund_reason: null,
       version: 1,
       created: expect.stringMatching(/\.\d{3}Z$/),
@@ -47,7 +60,12 @@ describe("creating a payment", () => {
     const { account, client, processor, buyer, supplier } = await parties();
     const newer = await insertInvoiceAt(account.id, buyer.id, supplier.id, "2026-03-02T00:00:00.000Z");
     const older = await insertInvoiceAt(account.id, buyer.id, supplier.id, "2026-03-01T00:00:00.000Z");
-    const res = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [newer, older], payment_method: "ach" });
+    const res = await pay(client, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [newer, older],
+      payment_method: "ach",
+    });
     expect(res.status).toBe(201);
     expect(res.json.invoices.map((row: { id: string }) => row.id)).toEqual([older, newer]);
     expect((await event(processor, res.json.id, { event_code: "PU15", description: "note" })).status).toBe(201);
@@ -65,7 +83,13 @@ describe("creating a payment", () => {
   ])("refuses %j naming the field", async (override, field) => {
     const { client, buyer, supplier } = await parties();
     const invoice = await makeInvoice(client, buyer.id, supplier.id);
-    const res = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach", ...override });
+    const res = await pay(client, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [invoice.id],
+      payment_method: "ach",
+      ...override,
+    });
     expect(res.status).toBe(400);
     expect(res.json[field]).toEqual(expect.arrayContaining([expect.any(String)]));
   });
@@ -73,7 +97,12 @@ describe("creating a payment", () => {
   it("refuses swapped counterparty roles", async () => {
     const { client, buyer, supplier } = await parties();
     const invoice = await makeInvoice(client, buyer.id, supplier.id);
-    const res = await pay(client, { originating_counterparty_id: supplier.id, receiving_counterparty_id: buyer.id, invoice_ids: [invoice.id], payment_method: "ach" });
+    const res = await pay(client, {
+      originating_counterparty_id: supplier.id,
+      receiving_counterparty_id: buyer.id,
+      invoice_ids: [invoice.id],
+      payment_method: "ach",
+    });
     expect(res.status).toBe(400);
     expect(Object.keys(res.json).sort()).toEqual(["invoice_ids", "originating_counterparty_id", "receiving_counterparty_id"]);
   });
@@ -83,7 +112,12 @@ describe("creating a payment", () => {
     const otherSupplier = await makeCounterparty(client, "supplier");
     const mine = await makeInvoice(client, buyer.id, supplier.id);
     const theirs = await makeInvoice(client, buyer.id, otherSupplier.id);
-    const res = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [mine.id, theirs.id], payment_method: "ach" });
+    const res = await pay(client, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [mine.id, theirs.id],
+      payment_method: "ach",
+    });
     expect(res.status).toBe(400);
     expect(res.json.invoice_ids).toEqual([expect.stringContaining(theirs.id)]);
   });
@@ -125,7 +159,11 @@ describe("creating a payment", () => {
       const made = await call("POST", "/v2/payments/", { body, headers: client.headers, bindings });
       expect(made.status).toBe(201);
       expect(writtenByTable(made).payment_invoices).toBe(1);
-      const fail = await call("POST", `/v2/payments/${made.json.id}/events/`, { body: { event_code: "PU90", description: "Bank rejected", status: "failed" }, headers: processor.headers, bindings });
+      const fail = await call("POST", `/v2/payments/${made.json.id}/events/`, {
+        body: { event_code: "PU90", description: "Bank rejected", status: "failed" },
+        headers: processor.headers,
+        bindings,
+      });
       expect(fail.status).toBe(201);
       failed.push(made.json.id);
     }
@@ -156,7 +194,12 @@ describe("creating a payment", () => {
     expect(res.status).toBe(201);
     expect(res.json.invoices).toHaveLength(100);
     expect(res.json.amount_cents).toBe(100 * 100);
-    const tooMany = await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [...ids, "inv_x"], payment_method: "wire" });
+    const tooMany = await pay(client, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [...ids, "inv_x"],
+      payment_method: "wire",
+    });
     expect(tooMany.status).toBe(400);
     expect(Object.keys(tooMany.json)).toEqual(["invoice_ids"]);
   });
@@ -164,7 +207,12 @@ describe("creating a payment", () => {
   it("writes nothing when it is refused", async () => {
     const { client, account, buyer, supplier } = await parties();
     const invoice = await makeInvoice(client, buyer.id, supplier.id);
-    await pay(client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id, "inv_missing"], payment_method: "ach" });
+    await pay(client, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [invoice.id, "inv_missing"],
+      payment_method: "ach",
+    });
     const rows = await (await shardD1(account.id)).prepare("select count(*) as n from payments where account_id = ?").bind(account.id).first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
@@ -217,7 +265,12 @@ describe("the status lifecycle through the API", () => {
       await event(processor, payment.id, { event_code: "PX", description: "step", status, ...(status === "refunded" ? { refund_reason: "r" } : {}) });
     }
     const before = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
-    const res = await event(processor, payment.id, { event_code: "PX", description: "bad", status: target, ...(target === "refunded" ? { refund_reason: "r" } : {}) });
+    const res = await event(processor, payment.id, {
+      event_code: "PX",
+      description: "bad",
+      status: target,
+      ...(target === "refunded" ? { refund_reason: "r" } : {}),
+    });
     expect(res.status).toBe(409);
     expect(res.json).toEqual({ detail: expect.stringContaining(target) });
     const after = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
@@ -269,7 +322,11 @@ describe("the status lifecycle through the API", () => {
   it("keeps refund_reason and instrument_number through a later event without status", async () => {
     const { client, processor } = await parties();
     const { payment } = await makePayment(client, undefined, "check");
-    for (const [status, extra] of [["in-progress", { instrument_number: "100234" }], ["settled", {}], ["refunded", { refund_reason: "Paid twice" }]] as const) {
+    for (const [status, extra] of [
+      ["in-progress", { instrument_number: "100234" }],
+      ["settled", {}],
+      ["refunded", { refund_reason: "Paid twice" }],
+    ] as const) {
       expect((await event(processor, payment.id, { event_code: "PX", description: status, status, ...extra })).status).toBe(201);
     }
     expect((await event(processor, payment.id, { event_code: "PU90", description: "Customer notified" })).status).toBe(201);
@@ -302,9 +359,7 @@ describe("concurrent events on one payment", () => {
   it("loses no event", async () => {
     const { client, processor } = await parties();
     const { payment } = await makePayment(client);
-    const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => event(processor, payment.id, { event_code: `N${i}`, description: `note ${i}` })),
-    );
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => event(processor, payment.id, { event_code: `N${i}`, description: `note ${i}` })));
     expect(results.map((r) => r.status)).toEqual(Array(12).fill(201));
     const detail = await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers });
     expect(detail.json.events).toHaveLength(13);
@@ -408,7 +463,11 @@ describe("polling GET /v2/payments/", () => {
     const query = [many("status", "pending"), many("originating_counterparty_id", f.buyer.id), many("receiving_counterparty_id", f.supplier.id)].join("&");
     const res = await list(f.client, query);
     expect(res.status).toBe(400); // x0.. are not statuses
-    const valid = [Array.from({ length: 50 }, () => "status=pending").join("&"), many("originating_counterparty_id", f.buyer.id), many("receiving_counterparty_id", f.supplier.id)].join("&");
+    const valid = [
+      Array.from({ length: 50 }, () => "status=pending").join("&"),
+      many("originating_counterparty_id", f.buyer.id),
+      many("receiving_counterparty_id", f.supplier.id),
+    ].join("&");
     expect(ids(await list(f.client, valid))).toEqual([f.c.id]);
     const tooMany = await list(f.client, Array.from({ length: 51 }, (_, i) => `originating_counterparty_id=x${i}`).join("&"));
     expect(tooMany.status).toBe(400);

@@ -29,7 +29,11 @@ const lists: [string, string, RegExp | null][] = [
   ["/v2/payments/?status=pending", "payments", /status=\?/],
   ["/v2/payments/?status=pending&status=failed", "payments", /status=\?/],
   [`/v2/payments/?receiving_counterparty_id=${supplier.id}&receiving_counterparty_id=cpty_other`, "payments", /receiving_counterparty_id=\?/],
-  [`/v1/invoices/?invoice_number=${encodeURIComponent(invoice.invoice_number)}&invoice_number=INV-other&invoice_number=INV-third`, "invoices", /invoice_number=\?/],
+  [
+    `/v1/invoices/?invoice_number=${encodeURIComponent(invoice.invoice_number)}&invoice_number=INV-other&invoice_number=INV-third`,
+    "invoices",
+    /invoice_number=\?/,
+  ],
   [`/v1/counterparties/?internal_id=${encodeURIComponent(buyer.internal_id)}&internal_id=other`, "counterparties", /internal_id=\?/],
   [`/v2/payments/?originating_counterparty_id=${buyer.id}`, "payments", /originating_counterparty_id=\?/],
   [`/v2/payments/?receiving_counterparty_id=${supplier.id}`, "payments", /receiving_counterparty_id=\?/],
@@ -51,9 +55,7 @@ const lists: [string, string, RegExp | null][] = [
 
 type PlanRow = { id: number; parent: number; detail: string };
 
-const tables = new Set(
-  (await shard.prepare("select name from sqlite_master where type = 'table'").all<{ name: string }>()).results.map((row) => row.name),
-);
+const tables = new Set((await shard.prepare("select name from sqlite_master where type = 'table'").all<{ name: string }>()).results.map((row) => row.name));
 
 /** The stored table a plan line reads (`SCAN t`, `SEARCH t USING …`), or null for derived rows (json_each, a subquery, a CTE). */
 function tableRead(detail: string): string | null {
@@ -85,7 +87,10 @@ async function plansOf(path: string) {
   const selects = statements.filter((s) => /^\s*(select|with)\b/i.test(s.sql));
   return Promise.all(
     selects.map(async (s) => {
-      const { results } = await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>();
+      const { results } = await shard
+        .prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+        .bind(...s.params)
+        .all<PlanRow>();
       return { sql: s.sql, plan: results.map((row) => row.detail), rows: results };
     }),
   );
@@ -101,7 +106,8 @@ describe("query plans of the lists", () => {
     if (filter) {
       const onTable = plans.flatMap((p) => p.plan).filter((line) => line.startsWith(`SEARCH ${table} `));
       expect(onTable.length, path).toBeGreaterThan(0);
-      for (const { sql, plan } of plans) for (const line of plan.filter((l) => l.startsWith(`SEARCH ${table} `))) expect(line, `${path}: ${sql}`).toMatch(filter);
+      for (const { sql, plan } of plans)
+        for (const line of plan.filter((l) => l.startsWith(`SEARCH ${table} `))) expect(line, `${path}: ${sql}`).toMatch(filter);
     }
   });
 });
@@ -117,7 +123,12 @@ describe("query plans of a new payment", () => {
     });
     expect(res.status).toBe(201);
     const [claim] = statements.filter((s) => /^\s*select\b/i.test(s.sql) && /from "payment_invoices"/.test(s.sql));
-    const plan = (await shard.prepare(`EXPLAIN QUERY PLAN ${claim!.sql}`).bind(...claim!.params).all<PlanRow>()).results.map((row) => row.detail);
+    const plan = (
+      await shard
+        .prepare(`EXPLAIN QUERY PLAN ${claim!.sql}`)
+        .bind(...claim!.params)
+        .all<PlanRow>()
+    ).results.map((row) => row.detail);
     expect(plan).toEqual([expect.stringMatching(/^SEARCH payment_invoices USING PRIMARY KEY \(invoice_id=\? AND claim=\?\)$/)]);
   });
 });
@@ -145,10 +156,22 @@ describe("query plans of the writes", () => {
       async (bindings) => {
         const made = await makePayment(tenant.client, { buyer, supplier });
         const body = { event_code: "PU90", description: "Canceled", status: "canceled" };
-        return call("POST", `/v2/payments/${made.payment.id}/events/`, { headers: { ...tenant.processor.headers, "Idempotency-Key": crypto.randomUUID() }, body, bindings });
+        return call("POST", `/v2/payments/${made.payment.id}/events/`, {
+          headers: { ...tenant.processor.headers, "Idempotency-Key": crypto.randomUUID() },
+          body,
+          bindings,
+        });
       },
     ],
-    ["a new invoice", (bindings) => call("POST", "/v1/invoices/", { headers: tenant.client.headers, body: { invoice_number: `INV-${crypto.randomUUID()}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 }, bindings })],
+    [
+      "a new invoice",
+      (bindings) =>
+        call("POST", "/v1/invoices/", {
+          headers: tenant.client.headers,
+          body: { invoice_number: `INV-${crypto.randomUUID()}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 },
+          bindings,
+        }),
+    ],
   ];
   it.each(writes)("%s", async (_name, send) => {
     const { db, statements } = recordingD1(shard);
@@ -156,13 +179,21 @@ describe("query plans of the writes", () => {
     expect(res.status).toBe(201);
     expect(statements.length).toBeGreaterThan(3);
     for (const s of statements) {
-      const { results: all } = await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>();
+      const { results: all } = await shard
+        .prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+        .bind(...s.params)
+        .all<PlanRow>();
       // An insert into payments lists SQLite's lookups of the tables whose foreign keys name a
       // payment; they run only while a deferred violation is outstanding (a move's copy), not here.
-      const results = /^insert into "payments"/.test(s.sql) ? all.filter((row) => !/^(SCAN payment_invoices|SEARCH payment_events USING PRIMARY KEY \(payment_id=\?\))$/.test(row.detail)) : all;
+      const results = /^insert into "payments"/.test(s.sql)
+        ? all.filter((row) => !/^(SCAN payment_invoices|SEARCH payment_events USING PRIMARY KEY \(payment_id=\?\))$/.test(row.detail))
+        : all;
       const plan = results.map((row) => row.detail);
       expect(faults(results), `${s.sql}\n${plan.join("\n")}`).toEqual([]);
-      expect(plan.filter((line) => walks.test(line)), `${s.sql}\n${plan.join("\n")}`).toEqual([]);
+      expect(
+        plan.filter((line) => walks.test(line)),
+        `${s.sql}\n${plan.join("\n")}`,
+      ).toEqual([]);
     }
   });
 });
@@ -171,10 +202,11 @@ describe("query plans of the outbox sweeper", () => {
   it("walks the due index in order, from where its last round stopped", async () => {
     const now = Date.now();
     for (const at of [now - 2000, now - 1000]) {
-      await shard.prepare(
-        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+      await shard
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
          values (?, ?, ?, ?, '{}', 'pending', 0, ?, null, ?, ?)`,
-      )
+        )
         .bind(crypto.randomUUID(), subscription.id, tenant.client.accountId, payment.id, at, at, at)
         .run();
     }
@@ -183,11 +215,25 @@ describe("query plans of the outbox sweeper", () => {
     expect(await sweepOutbox(createDb(db), { queue, shard: "test" }, now, { round: 1, max: 2 })).toBe(2);
     const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
     expect(selects).toHaveLength(2);
-    const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
+    const plans = await Promise.all(
+      selects.map(
+        async (s) =>
+          (
+            await shard
+              .prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+              .bind(...s.params)
+              .all<PlanRow>()
+          ).results,
+      ),
+    );
     for (const rows of plans) expect(faults(rows)).toEqual([]);
     for (const { sql } of selects) expect(sql).not.toMatch(/\blimit\s+\?/i);
-    expect(plans[0]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(next_attempt_at<\?\)/));
-    expect(plans[1]!.map((row) => row.detail)).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(next_attempt_at>\? AND next_attempt_at<\?\)/));
+    expect(plans[0]!.map((row) => row.detail)).toContainEqual(
+      expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(next_attempt_at<\?\)/),
+    );
+    expect(plans[1]!.map((row) => row.detail)).toContainEqual(
+      expect.stringMatching(/^SEARCH webhook_deliveries USING INDEX webhook_deliveries_due_idx \(next_attempt_at>\? AND next_attempt_at<\?\)/),
+    );
   });
 });
 
@@ -195,23 +241,36 @@ describe("query plans of the sweeper's look at fresh deliveries", () => {
   it("finds lapsed claims on the claimed index and reads each subscription's log in the window on its key", async () => {
     const now = Date.now() + 10 * 60_000;
     const created = now - 3 * 60_000;
-    await shard.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
+    await shard
+      .prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, created_at, updated_at)
        values (?, ?, ?, ?, '{}', 'pending', 0, ?, ?, ?, ?)`,
-    )
+      )
       .bind(crypto.randomUUID(), subscription.id, tenant.client.accountId, payment.id, created, created, created, created)
       .run();
     const { db, statements } = recordingD1(shard);
     const queue = { send: async () => {}, sendBatch: async () => {} } as unknown as Queue<DeliveryMessage>;
     expect(await sweepOutbox(createDb(db), { queue, shard: "test" }, now)).toBeGreaterThanOrEqual(1);
     const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
-    const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results.map((row) => row.detail)));
+    const plans = await Promise.all(
+      selects.map(async (s) =>
+        (
+          await shard
+            .prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+            .bind(...s.params)
+            .all<PlanRow>()
+        ).results.map((row) => row.detail),
+      ),
+    );
     for (const { sql } of selects) expect(sql).not.toMatch(/\blimit\s+\?/i);
     // Only the claimed index is read whole: it holds the deliveries under a claim, and no others.
-    for (const plan of plans) expect(plan.filter((detail) => /^SCAN webhook_deliveries(?! USING INDEX webhook_deliveries_claimed_idx$)|TEMP B-TREE/.test(detail))).toEqual([]);
+    for (const plan of plans)
+      expect(plan.filter((detail) => /^SCAN webhook_deliveries(?! USING INDEX webhook_deliveries_claimed_idx$)|TEMP B-TREE/.test(detail))).toEqual([]);
     const all = plans.flat();
     expect(all).toContainEqual("SCAN webhook_deliveries USING INDEX webhook_deliveries_claimed_idx");
-    expect(all).toContainEqual(expect.stringMatching(/^SEARCH webhook_deliveries USING PRIMARY KEY \(subscription_id=\? AND created_at>\? AND created_at<\?\)/));
+    expect(all).toContainEqual(
+      expect.stringMatching(/^SEARCH webhook_deliveries USING PRIMARY KEY \(subscription_id=\? AND created_at>\? AND created_at<\?\)/),
+    );
   });
 });
 
@@ -220,7 +279,17 @@ describe("query plans of retention", () => {
     const { db, statements } = recordingD1(shard);
     await applyRetention(createDb(db), undefined, 30, Date.now());
     const selects = statements.filter((s) => /^\s*select\b/i.test(s.sql));
-    const plans = await Promise.all(selects.map(async (s) => (await shard.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).bind(...s.params).all<PlanRow>()).results));
+    const plans = await Promise.all(
+      selects.map(
+        async (s) =>
+          (
+            await shard
+              .prepare(`EXPLAIN QUERY PLAN ${s.sql}`)
+              .bind(...s.params)
+              .all<PlanRow>()
+          ).results,
+      ),
+    );
     for (const rows of plans) expect(faults(rows)).toEqual([]);
     for (const { sql } of statements) expect(sql).not.toMatch(/\blimit\s+\?/i);
     // The log of each subscription (the table's key) up to the cutoff, and for each row found a
@@ -241,7 +310,9 @@ describe("the plan check itself", () => {
   it("finds a table read whole and a table's rows sorted", async () => {
     const plan = async (sql: string) => (await shard.prepare(`EXPLAIN QUERY PLAN ${sql}`).all<PlanRow>()).results;
     expect(faults(await plan("select * from invoices where amount_cents > 5"))).toEqual([expect.stringMatching(/^SCAN invoices/)]);
-    expect(faults(await plan("select * from invoices where account_id = 'a' order by amount_cents"))).toEqual([expect.stringMatching(/TEMP B-TREE FOR ORDER BY beside SEARCH invoices/)]);
+    expect(faults(await plan("select * from invoices where account_id = 'a' order by amount_cents"))).toEqual([
+      expect.stringMatching(/TEMP B-TREE FOR ORDER BY beside SEARCH invoices/),
+    ]);
     expect(faults(await plan("select * from invoices where account_id = 'a' order by created_at, id"))).toEqual([]);
   });
 });

@@ -38,7 +38,9 @@ describe("the per-user rate limit", () => {
     const { client } = await makeTenant();
     const refuse = { limit: async () => ({ success: false }) } as unknown as RateLimit;
     expect((await call("GET", "/v1/counterparties/", { headers: client.headers, bindings: { API_RATE_LIMIT: refuse } })).status).toBe(429);
-    expect((await call("GET", "/v1/counterparties/", { headers: client.headers, bindings: { API_RATE_LIMIT: refuse, RATE_LIMITING: "off" } })).status).toBe(200);
+    expect((await call("GET", "/v1/counterparties/", { headers: client.headers, bindings: { API_RATE_LIMIT: refuse, RATE_LIMITING: "off" } })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -106,7 +108,13 @@ describe("throttledFor", () => {
     [[{ key: "address:x", windowStart: now, failures: LIMITS.user }], null],
     [[{ key: "address:x", windowStart: now, failures: LIMITS.address }], 60],
     [[{ key: "admin:any", windowStart: now - 30_000, failures: LIMITS.admin }], 30],
-    [[{ key: "user:a", windowStart: now - 50_000, failures: LIMITS.user }, { key: "address:x", windowStart: now - 10_000, failures: LIMITS.address }], 50],
+    [
+      [
+        { key: "user:a", windowStart: now - 50_000, failures: LIMITS.user },
+        { key: "address:x", windowStart: now - 10_000, failures: LIMITS.address },
+      ],
+      50,
+    ],
   ])("%j: throttled for %j s", (rows, seconds) => {
     expect(throttledFor(rows, now)).toBe(seconds);
   });

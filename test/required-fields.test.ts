@@ -4,13 +4,24 @@ import { subscribeToReceiver } from "./helpers/webhooks";
 
 // Every write body of the OpenAPI document (generated from the schemas that validate requests),
 // each field missing, null and blank: DRF's words, never a message about "undefined".
-type Schema = { type?: string | string[]; enum?: unknown[]; $ref?: string; properties?: Record<string, Schema>; required?: string[]; anyOf?: Schema[]; nullable?: boolean };
+type Schema = {
+  type?: string | string[];
+  enum?: unknown[];
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  anyOf?: Schema[];
+  nullable?: boolean;
+};
 type Operation = { requestBody?: { content: Record<string, { schema: Schema }> } };
 
 const tenant = await makeTenant();
 const { payment, buyer } = await makePayment(tenant.client);
 const { subscription } = await subscribeToReceiver(tenant.client);
-const document = (await call("GET", "/openapi.json")).json as { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+const document = (await call("GET", "/openapi.json")).json as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+};
 
 const resolve = (schema: Schema): Schema => (schema.$ref ? document.components.schemas[schema.$ref.split("/").pop()!]! : schema);
 const types = (schema: Schema): string[] => {
@@ -35,7 +46,14 @@ function blankMessage(schema: Schema): string {
   const resolved = resolve(schema);
   if (resolved.enum) return '"" is not a valid choice.';
   const [type] = types(schema).filter((t) => t !== "null");
-  return { string: "This field may not be blank.", boolean: "Must be a valid boolean.", integer: "A valid integer is required.", number: "A valid number is required.", array: "Expected a list of items.", object: "Invalid data. Expected a dictionary, but got str." }[type!]!;
+  return {
+    string: "This field may not be blank.",
+    boolean: "Must be a valid boolean.",
+    integer: "A valid integer is required.",
+    number: "A valid number is required.",
+    array: "Expected a list of items.",
+    object: "Invalid data. Expected a dictionary, but got str.",
+  }[type!]!;
 }
 
 const cases = Object.entries(document.paths).flatMap(([template, operations]) =>

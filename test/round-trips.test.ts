@@ -9,7 +9,8 @@ import { HOOK_USER, receiverUrl } from "./helpers/webhooks";
  * credential check and one batch on the shard, an Idempotency-Key included.
  */
 const timed = { SERVER_TIMING: "true" };
-const figure = (res: { headers: Headers }, name: string) => Number(new RegExp(`${name};desc="(\\d+)"`).exec(res.headers.get("server-timing") ?? "")?.[1] ?? NaN);
+const figure = (res: { headers: Headers }, name: string) =>
+  Number(new RegExp(`${name};desc="(\\d+)"`).exec(res.headers.get("server-timing") ?? "")?.[1] ?? NaN);
 
 async function fixture() {
   const { client, processor } = await makeTenant();
@@ -22,17 +23,45 @@ type Kind = [string, (f: Fixture, keyed: Record<string, string>) => Promise<{ st
 const as = (user: User, keyed: Record<string, string>) => ({ ...user.headers, ...keyed });
 
 const writes: Kind[] = [
-  ["a new counterparty", (f, k) => call("POST", "/v1/counterparties/", { headers: as(f.client, k), body: { internal_id: unique("c"), type: "buyer", name: "Acme" }, bindings: timed })],
-  ["a new invoice", (f, k) => call("POST", "/v1/invoices/", { headers: as(f.client, k), body: { invoice_number: unique("INV"), buyer_id: f.buyer.id, supplier_id: f.supplier.id, amount_cents: 100 }, bindings: timed })],
+  [
+    "a new counterparty",
+    (f, k) =>
+      call("POST", "/v1/counterparties/", { headers: as(f.client, k), body: { internal_id: unique("c"), type: "buyer", name: "Acme" }, bindings: timed }),
+  ],
+  [
+    "a new invoice",
+    (f, k) =>
+      call("POST", "/v1/invoices/", {
+        headers: as(f.client, k),
+        body: { invoice_number: unique("INV"), buyer_id: f.buyer.id, supplier_id: f.supplier.id, amount_cents: 100 },
+        bindings: timed,
+      }),
+  ],
   [
     "a new payment",
     async (f, k) => {
       const invoice = await makeInvoice(f.client, f.buyer.id, f.supplier.id);
-      return call("POST", "/v2/payments/", { headers: as(f.client, k), body: { originating_counterparty_id: f.buyer.id, receiving_counterparty_id: f.supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, bindings: timed });
+      return call("POST", "/v2/payments/", {
+        headers: as(f.client, k),
+        body: { originating_counterparty_id: f.buyer.id, receiving_counterparty_id: f.supplier.id, invoice_ids: [invoice.id], payment_method: "ach" },
+        bindings: timed,
+      });
     },
   ],
-  ["a payment event", (f, k) => call("POST", `/v2/payments/${f.payment.id}/events/`, { headers: as(f.processor, k), body: { event_code: "PU15", description: "note" }, bindings: timed })],
-  ["a new subscription", (f, k) => call("POST", "/v1/webhooks/", { headers: as(f.client, k), body: { event: "payment.changed", url: `${receiverUrl()}/hooks/${unique("rt")}`, content_type: "application/json", ...HOOK_USER, is_active: false }, bindings: timed })],
+  [
+    "a payment event",
+    (f, k) =>
+      call("POST", `/v2/payments/${f.payment.id}/events/`, { headers: as(f.processor, k), body: { event_code: "PU15", description: "note" }, bindings: timed }),
+  ],
+  [
+    "a new subscription",
+    (f, k) =>
+      call("POST", "/v1/webhooks/", {
+        headers: as(f.client, k),
+        body: { event: "payment.changed", url: `${receiverUrl()}/hooks/${unique("rt")}`, content_type: "application/json", ...HOOK_USER, is_active: false },
+        bindings: timed,
+      }),
+  ],
 ];
 
 const reads: [string, (f: Fixture) => string][] = [

@@ -8,7 +8,9 @@ describe("the seeds' SQL (tools/lib/payment-detail.sql)", () => {
     const { payment, buyer, supplier } = await makePayment(client);
     const second = await makePayment(client, { buyer, supplier });
     const post = (body: Record<string, unknown>) => call("POST", `/v2/payments/${payment.id}/events/`, { body, headers: processor.headers });
-    expect((await post({ event_code: "PU05", description: "Wire sent, \"quoted\"\nnext line", instrument_number: "TR-1", status: "in-progress" })).status).toBe(201);
+    expect((await post({ event_code: "PU05", description: 'Wire sent, "quoted"\nnext line', instrument_number: "TR-1", status: "in-progress" })).status).toBe(
+      201,
+    );
     expect((await post({ event_code: "PU20", description: "Settled", status: "settled" })).status).toBe(201);
     expect((await post({ event_code: "PU30", description: "Refunded", status: "refunded", refund_reason: "Paid twice" })).status).toBe(201);
     const detail = (id: string) => call("GET", `/v2/payments/${id}/`, { headers: client.headers }).then((res) => res.json);

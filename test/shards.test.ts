@@ -13,7 +13,8 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const shards = async () => (await call("GET", "/admin/shards/", { headers: ADMIN })).json as { name: string; accounts: number; bytes: number | null; open: boolean }[];
+const shards = async () =>
+  (await call("GET", "/admin/shards/", { headers: ADMIN })).json as { name: string; accounts: number; bytes: number | null; open: boolean }[];
 const createAccount = (body: Record<string, unknown>) => call("POST", "/admin/accounts/", { body: { name: "Placed", ...body }, headers: ADMIN });
 const setOpen = (name: string, open: unknown) => call("PATCH", `/admin/shards/${name}/`, { body: { open }, headers: ADMIN });
 
@@ -85,12 +86,21 @@ describe("the shard map (admin API)", () => {
 
 describe("routing to the account's shard", () => {
   it("keeps every row of an account on its shard and none on the other, whichever shard it is on", async () => {
-    for (const [home, other] of [["A", "B"], ["B", "A"]] as const) {
+    for (const [home, other] of [
+      ["A", "B"],
+      ["B", "A"],
+    ] as const) {
       const { client, processor } = await makeTenant({ shard: home });
       const { box } = await subscribeToReceiver(client, { payment_status: true });
       const { payment } = await makePayment(client);
-      await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: { ...processor.headers, "Idempotency-Key": "k" } });
-      await waitFor(() => receivedAt(box), (got) => got.length === 2);
+      await call("POST", `/v2/payments/${payment.id}/events/`, {
+        body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+        headers: { ...processor.headers, "Idempotency-Key": "k" },
+      });
+      await waitFor(
+        () => receivedAt(box),
+        (got) => got.length === 2,
+      );
       expect(await rowsIn(env[`SHARD_${home}`]!, client.accountId)).toBeGreaterThan(10);
       expect(await rowsIn(env[`SHARD_${other}`]!, client.accountId)).toBe(0);
     }
@@ -123,7 +133,10 @@ describe("the delivery queue across shards", () => {
     const result = await consume(targets.map(({ id, shard }) => ({ delivery_id: id, shard })));
     expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
     for (const { box, id, shard } of targets) {
-      await waitFor(() => receivedAt(box), (got) => got.length === 1);
+      await waitFor(
+        () => receivedAt(box),
+        (got) => got.length === 1,
+      );
       const row = await env[`SHARD_${shard}`]!.prepare("select status from webhook_deliveries where id = ?").bind(id).first<{ status: string }>();
       expect(row!.status).toBe("succeeded");
     }
@@ -147,7 +160,9 @@ describe("the delivery queue across shards", () => {
     const { subscription } = await subscribeToReceiver(client, {}, Array(20).fill(500));
     const id = await pendingDelivery(env.SHARD_B!, client, subscription.id);
     vi.spyOn(console, "error").mockImplementation(() => {});
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries-dlq", [{ id: "d", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries-dlq", [
+      { id: "d", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     await waitOnExecutionContext(ctx);
@@ -163,20 +178,33 @@ describe("the cron across shards", () => {
     const id = await pendingDelivery(env.SHARD_B!, client, subscription.id);
     const broken = new Proxy(env.SHARD_A!, {
       get(target, name) {
-        if (name === "prepare" || name === "batch") return () => {
-          throw new Error("D1 shard A is down");
-        };
+        if (name === "prepare" || name === "batch")
+          return () => {
+            throw new Error("D1 shard A is down");
+          };
         const value = Reflect.get(target, name);
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
     const sent: DeliveryMessage[] = [];
-    const queue = { send: async (body: DeliveryMessage) => void sent.push(body), sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body)) };
+    const queue = {
+      send: async (body: DeliveryMessage) => void sent.push(body),
+      sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body)),
+    };
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
     await runCron({ ...env, SHARD_A: broken, DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, Date.now());
     expect(sent).toContainEqual({ delivery_id: id, shard: "B" });
-    const failures = errors.mock.calls.map((args) => String(args[0])).filter((line) => line.includes('"cron_error"')).map((line) => JSON.parse(line));
-    expect(failures.map((line) => [line.job, line.shard]).sort()).toEqual([["counts", "A"], ["idempotency", "A"], ["releases", "A"], ["retention", "A"], ["sweep", "A"]]);
+    const failures = errors.mock.calls
+      .map((args) => String(args[0]))
+      .filter((line) => line.includes('"cron_error"'))
+      .map((line) => JSON.parse(line));
+    expect(failures.map((line) => [line.job, line.shard]).sort()).toEqual([
+      ["counts", "A"],
+      ["idempotency", "A"],
+      ["releases", "A"],
+      ["retention", "A"],
+      ["sweep", "A"],
+    ]);
   });
 });
 
@@ -187,9 +215,21 @@ describe("the cron's connections", () => {
     const id = await pendingDelivery(env.SHARD_B!, client, subscription.id);
     const counter = newInFlight();
     const sent: DeliveryMessage[] = [];
-    const queue = { send: async (body: DeliveryMessage) => void sent.push(body), sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body)) };
+    const queue = {
+      send: async (body: DeliveryMessage) => void sent.push(body),
+      sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body)),
+    };
     const errors = vi.spyOn(console, "error");
-    await runCron({ ...env, DB: inFlightD1(env.DB, counter), SHARD_A: inFlightD1(env.SHARD_A!, counter), SHARD_B: inFlightD1(env.SHARD_B!, counter), DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, Date.now());
+    await runCron(
+      {
+        ...env,
+        DB: inFlightD1(env.DB, counter),
+        SHARD_A: inFlightD1(env.SHARD_A!, counter),
+        SHARD_B: inFlightD1(env.SHARD_B!, counter),
+        DELIVERIES: queue as unknown as Queue<DeliveryMessage>,
+      },
+      Date.now(),
+    );
     expect(errors.mock.calls.filter(([line]) => String(line).includes('"cron_error"'))).toEqual([]);
     expect(sent).toContainEqual({ delivery_id: id, shard: "B" });
     // Thirteen jobs (three on the directory, five a shard), at most JOBS_AT_ONCE of them at once.
@@ -212,7 +252,10 @@ describe("re-sealing across shards", () => {
     expect(positions.at(-1)).toBeNull();
     expect(positions).toContain("B/");
     for (const bad of ["Z/", "A", "nowhere"]) {
-      expect(await call("POST", `/admin/encryption/reseal/?after=${bad}`, { headers: ADMIN })).toMatchObject({ status: 400, json: { after: ["Not a position an earlier call returned."] } });
+      expect(await call("POST", `/admin/encryption/reseal/?after=${bad}`, { headers: ADMIN })).toMatchObject({
+        status: 400,
+        json: { after: ["Not a position an earlier call returned."] },
+      });
     }
   });
 });

@@ -50,14 +50,22 @@ describe("the tenancy matrix, from the route table", () => {
     const doc = (await call("GET", "/openapi.json")).json;
     const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
       .filter(([path]) => path.includes("{") && !path.startsWith("/admin"))
-      .flatMap(([path, item]) => Object.keys(item).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)).map((m) => ({ method: m.toUpperCase(), path })));
+      .flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))
+          .map((m) => ({ method: m.toUpperCase(), path })),
+      );
     expect(operations.length).toBeGreaterThanOrEqual(12);
 
     const snapshot = () =>
       Promise.all(
-        [`/v1/counterparties/${objects.counterparties}/`, `/v1/invoices/${objects.invoices}/`, `/v2/payments/${objects.payments}/`, `/v1/webhooks/${objects.webhooks}/`, `/v1/webhooks/${objects.webhooks}/deliveries/${objects.deliveries}/`].map(
-          (path) => call("GET", path, { headers: theirs.client.headers }).then((res) => res.json),
-        ),
+        [
+          `/v1/counterparties/${objects.counterparties}/`,
+          `/v1/invoices/${objects.invoices}/`,
+          `/v2/payments/${objects.payments}/`,
+          `/v1/webhooks/${objects.webhooks}/`,
+          `/v1/webhooks/${objects.webhooks}/deliveries/${objects.deliveries}/`,
+        ].map((path) => call("GET", path, { headers: theirs.client.headers }).then((res) => res.json)),
       );
     const before = await snapshot();
     const checked: string[] = [];
@@ -66,7 +74,10 @@ describe("the tenancy matrix, from the route table", () => {
       const foreign = fill((param) => idFor(path, param, objects));
       const absent = fill((param) => missing(idFor(path, param, objects)));
       for (const body of bodiesFor(method, path)) {
-        for (const [role, headers] of [["client", mine.client.headers], ["processor", mine.processor.headers]] as const) {
+        for (const [role, headers] of [
+          ["client", mine.client.headers],
+          ["processor", mine.processor.headers],
+        ] as const) {
           const [theirsRes, absentRes] = [await call(method, foreign, { body, headers }), await call(method, absent, { body, headers })];
           const where = `${method} ${path} as ${role} with ${JSON.stringify(body)}`;
           expect(theirsRes.status, where).toBeGreaterThanOrEqual(400);

@@ -51,7 +51,12 @@ describe("tenancy", () => {
     expect(invoice.status).toBe(400);
     expect(Object.keys(invoice.json)).toEqual(["buyer_id"]);
     const payment = await call("POST", "/v2/payments/", {
-      body: { originating_counterparty_id: mine.buyer.id, receiving_counterparty_id: mine.supplier.id, invoice_ids: [theirs.invoice.id], payment_method: "ach" },
+      body: {
+        originating_counterparty_id: mine.buyer.id,
+        receiving_counterparty_id: mine.supplier.id,
+        invoice_ids: [theirs.invoice.id],
+        payment_method: "ach",
+      },
       headers: a.client.headers,
     });
     expect(payment.status).toBe(400);
@@ -60,7 +65,9 @@ describe("tenancy", () => {
 
   it("never lists another account's objects, even when filtered by their ids", async () => {
     const { a, mine, theirs } = await twoTenants();
-    const cps = await call("GET", `/v1/counterparties/?internal_id=${theirs.buyer.internal_id}&internal_id=${mine.buyer.internal_id}`, { headers: a.client.headers });
+    const cps = await call("GET", `/v1/counterparties/?internal_id=${theirs.buyer.internal_id}&internal_id=${mine.buyer.internal_id}`, {
+      headers: a.client.headers,
+    });
     expect(ids(cps)).toEqual([mine.buyer.id]);
     expect(ids(await call("GET", "/v1/counterparties/", { headers: a.client.headers }))).toEqual([mine.buyer.id, mine.supplier.id]);
     const invoices = await call("GET", `/v1/invoices/?invoice_number=${theirs.invoice.invoice_number}`, { headers: a.client.headers });

@@ -4,7 +4,16 @@
 export function when(iso: string | null | undefined, timeZone?: string): string {
   if (!iso) return "—";
   const date = new Date(iso);
-  return date.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short", timeZone });
+  return date.toLocaleString(undefined, {
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+    timeZone,
+  });
 }
 
 export function ago(iso: string | null | undefined, now = Date.now()): string {

@@ -49,7 +49,10 @@ function App() {
       </a>
       <header class="top">
         <a class="brand" href={href("/")}>
-          <span class="logo" aria-hidden="true">◆</span> Payments <span class="brand-sub">console</span>
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{" "}
+          Payments <span class="brand-sub">console</span>
         </a>
         <nav aria-label="Sections">
           <a href={href("/")} aria-current={section === "webhooks" ? "page" : undefined}>

@@ -1,9 +1,5 @@
 /** What the console's search box makes of what was typed. Pure. */
-export type Found =
-  | { kind: "page"; path: string }
-  | { kind: "uuid"; id: string }
-  | { kind: "text"; text: string }
-  | { kind: "none"; reason: string };
+export type Found = { kind: "page"; path: string } | { kind: "uuid"; id: string } | { kind: "text"; text: string } | { kind: "none"; reason: string };
 
 const PAGES: [prefix: string, section: string][] = [
   ["pmt_", "/payments/"],
@@ -14,7 +10,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function classifyId(text: string): Found {
   const id = text.trim();
-  if (!id) return { kind: "none", reason: "Type an id (pmt_…, cpty_…, inv_…, a subscription or delivery), an invoice number, or a counterparty's name or internal id." };
+  if (!id)
+    return {
+      kind: "none",
+      reason: "Type an id (pmt_…, cpty_…, inv_…, a subscription or delivery), an invoice number, or a counterparty's name or internal id.",
+    };
   for (const [prefix, section] of PAGES) {
     if (id === prefix) return { kind: "none", reason: `An id goes on after "${prefix}".` };
     if (id.startsWith(prefix)) return { kind: "page", path: `${section}${id}` };
@@ -40,7 +40,11 @@ export const NAMES_SEARCHED = 1000;
  */
 export function matchText(
   text: string,
-  found: { invoices: { id: string; invoice_number: string }[]; byInternalId: { id: string; name: string; internal_id: string; type: string }[]; counterparties: { id: string; name: string; internal_id: string; type: string }[] },
+  found: {
+    invoices: { id: string; invoice_number: string }[];
+    byInternalId: { id: string; name: string; internal_id: string; type: string }[];
+    counterparties: { id: string; name: string; internal_id: string; type: string }[];
+  },
 ): Match[] {
   const needle = text.toLocaleLowerCase();
   const matches: Match[] = found.invoices.map((row) => ({ label: `Invoice ${row.invoice_number}`, what: row.id, path: `/invoices/${row.id}` }));

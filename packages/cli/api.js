@@ -82,7 +82,10 @@ export function serviceClient({ url, username, password }) {
       text = await Promise.race([response.text(), stopped(stop)]);
     } catch (error) {
       if (signal?.aborted) throw error;
-      if (deadline.aborted) throw new CliError(`The service at ${base} did not answer ${method} ${path.split("?")[0]} in ${timeoutMs / 1000} s (asleep, or the network changed).`, { retry: true });
+      if (deadline.aborted)
+        throw new CliError(`The service at ${base} did not answer ${method} ${path.split("?")[0]} in ${timeoutMs / 1000} s (asleep, or the network changed).`, {
+          retry: true,
+        });
       throw new CliError(`Cannot reach the service at ${base} (${networkReason(error)}). Is it running? (npm start)`, { retry: true });
     }
     const came = response.headers.get("payments-bookmark");
@@ -93,8 +96,12 @@ export function serviceClient({ url, username, password }) {
     } catch {
       json = null;
     }
-    if (response.status === 401) throw new CliError(`The service at ${base} refused the credentials of "${username}" (401): check PAYMENTS_API_USERNAME and PAYMENTS_API_PASSWORD (or --username, --password).`);
-    if (response.status >= 500) throw new CliError(`The service at ${base} answered ${response.status} to ${method} ${path}: ${json?.detail ?? text.slice(0, 200)}`, { retry: true });
+    if (response.status === 401)
+      throw new CliError(
+        `The service at ${base} refused the credentials of "${username}" (401): check PAYMENTS_API_USERNAME and PAYMENTS_API_PASSWORD (or --username, --password).`,
+      );
+    if (response.status >= 500)
+      throw new CliError(`The service at ${base} answered ${response.status} to ${method} ${path}: ${json?.detail ?? text.slice(0, 200)}`, { retry: true });
     return { status: response.status, json, headers: response.headers };
   }
   return { base, request };

@@ -63,7 +63,8 @@ function service(values, env) {
   const url = values.url ?? env.PAYMENTS_API_URL ?? "http://127.0.0.1:8787";
   const username = values.username ?? env.PAYMENTS_API_USERNAME;
   const password = values.password ?? env.PAYMENTS_API_PASSWORD;
-  if (!username || !password) throw new CliError("Set PAYMENTS_API_USERNAME and PAYMENTS_API_PASSWORD (or --username and --password): an API user of your account.");
+  if (!username || !password)
+    throw new CliError("Set PAYMENTS_API_USERNAME and PAYMENTS_API_PASSWORD (or --username and --password): an API user of your account.");
   try {
     new URL(url);
   } catch {
@@ -96,11 +97,22 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
   }
   try {
     if (command === "listen") {
-      await listen(service(values, env), { subscription: values.subscription, forwardTo: values["forward-to"], limit: whole(values.limit, "limit", 1, 1000), out, signal });
+      await listen(service(values, env), {
+        subscription: values.subscription,
+        forwardTo: values["forward-to"],
+        limit: whole(values.limit, "limit", 1, 1000),
+        out,
+        signal,
+      });
       return 0;
     }
     if (command === "trigger") {
-      const statuses = values.statuses ? values.statuses.split(",").map((s) => s.trim()).filter(Boolean) : DEFAULT_STATUSES;
+      const statuses = values.statuses
+        ? values.statuses
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : DEFAULT_STATUSES;
       await trigger(service(values, env), { payment: values.payment, statuses, out });
       return 0;
     }

@@ -136,17 +136,23 @@ async function check(input) {
   const bytes = bodyBytes(body);
   const header = headerReader(headers);
   const list = typeof secrets === "string" ? [secrets] : secrets;
-  if (!bytes) return fail("bad_input", "body must be the exact bytes received: a string, Uint8Array or ArrayBuffer (read the raw body, do not parse it first).");
+  if (!bytes)
+    return fail("bad_input", "body must be the exact bytes received: a string, Uint8Array or ArrayBuffer (read the raw body, do not parse it first).");
   if (!header) return fail("bad_input", "headers must be the request's headers: a Headers object or a plain object.");
   if (!Array.isArray(list) || list.length === 0) return fail("bad_input", "secrets must list at least one whsec_… secret or whpk_… public key.");
-  if (typeof toleranceSec !== "number" || !(toleranceSec >= 0)) return fail("bad_input", "toleranceSec must be a number of seconds, 0 or more (Infinity skips the check).");
+  if (typeof toleranceSec !== "number" || !(toleranceSec >= 0))
+    return fail("bad_input", "toleranceSec must be a number of seconds, 0 or more (Infinity skips the check).");
   const keys = await importKeys(list);
   if (!keys) return fail("bad_secret");
 
   const id = header("webhook-id");
   const timestampText = header("webhook-timestamp");
   const signatureHeader = header("webhook-signature");
-  for (const [name, value] of [["webhook-id", id], ["webhook-timestamp", timestampText], ["webhook-signature", signatureHeader]]) {
+  for (const [name, value] of [
+    ["webhook-id", id],
+    ["webhook-timestamp", timestampText],
+    ["webhook-signature", signatureHeader],
+  ]) {
     if (value === undefined || value === "") return fail("missing_header", `The ${name} header is missing.`);
   }
   if (!/^\d{1,12}$/.test(timestampText)) return fail("bad_timestamp");
@@ -169,11 +175,15 @@ async function check(input) {
       return comma < 0 ? { version: "", signature: "" } : { version: token.slice(0, comma), signature: token.slice(comma + 1) };
     })
     .filter((token) => token.version === "v1" || token.version === "v1a");
-  if (tokens.length === 0) return fail("unknown_signature_version", `webhook-signature has no v1 or v1a signature: ${JSON.stringify(signatureHeader.slice(0, 40))}.`);
+  if (tokens.length === 0)
+    return fail("unknown_signature_version", `webhook-signature has no v1 or v1a signature: ${JSON.stringify(signatureHeader.slice(0, 40))}.`);
   const usable = tokens.filter((token) => (token.version === "v1" ? keys.hmac.length > 0 : keys.ed25519.length > 0));
   if (usable.length === 0) {
     const versions = [...new Set(tokens.map((token) => token.version))].join(", ");
-    return fail("no_key_for_signature", `The delivery is signed with ${versions}; pass ${versions.includes("v1a") ? "the subscription's public key (whpk_…, GET /v1/webhooks/{id}/public-key/)" : "the subscription's secret (whsec_…)"}.`);
+    return fail(
+      "no_key_for_signature",
+      `The delivery is signed with ${versions}; pass ${versions.includes("v1a") ? "the subscription's public key (whpk_…, GET /v1/webhooks/{id}/public-key/)" : "the subscription's secret (whsec_…)"}.`,
+    );
   }
   const signed = concat(encoder.encode(`${id}.${timestampText}.`), bytes);
   if (!(await anySignature(usable, keys, signed))) return fail("signature_mismatch");

@@ -27,7 +27,10 @@ export type NamedResults<P> = { [K in keyof P]: P[K] extends readonly (infer S)[
  */
 export async function runNamedBatch<P extends Record<string, BatchStatement | readonly BatchStatement[]>>(db: Db, parts: P): Promise<NamedResults<P>> {
   const names = Object.keys(parts) as (keyof P & string)[];
-  const results = await runBatch(db, names.flatMap((name) => parts[name] as BatchStatement | BatchStatement[]));
+  const results = await runBatch(
+    db,
+    names.flatMap((name) => parts[name] as BatchStatement | BatchStatement[]),
+  );
   let at = 0;
   const named = {} as Record<string, unknown>;
   for (const name of names) {

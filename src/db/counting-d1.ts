@@ -27,7 +27,13 @@ export function serverTiming(tally: D1Tally): string {
     `d1-statements;desc="${tally.statements}"`,
     `d1-calls;desc="${tally.calls}"`,
     `d1-sql;dur=${Number(tally.sqlMs.toFixed(3))}`,
-    ...(tally.rowsWritten > 0 ? [`d1-written-by-table;desc="${Object.entries(tally.writtenByTable).map(([table, n]) => `${table}:${n}`).join(" ")}"`] : []),
+    ...(tally.rowsWritten > 0
+      ? [
+          `d1-written-by-table;desc="${Object.entries(tally.writtenByTable)
+            .map(([table, n]) => `${table}:${n}`)
+            .join(" ")}"`,
+        ]
+      : []),
   ].join(", ");
 }
 

@@ -24,10 +24,26 @@ function gatedStatement(statement: D1PreparedStatement, sql: string, gate: D1Gat
       if (gate.bound) for (const value of values) gate.bound(value);
       return gatedStatement(statement.bind(...values), sql, gate);
     },
-    first: (column?: string) => call(() => (column === undefined ? statement.first() : statement.first(column)), (row) => row),
-    all: () => call(() => statement.all(), (result) => result.results),
-    run: () => call(() => statement.run(), (result) => result.results),
-    raw: (options?: { columnNames?: boolean }) => call(() => statement.raw(options as { columnNames: true }), (rows) => rows),
+    first: (column?: string) =>
+      call(
+        () => (column === undefined ? statement.first() : statement.first(column)),
+        (row) => row,
+      ),
+    all: () =>
+      call(
+        () => statement.all(),
+        (result) => result.results,
+      ),
+    run: () =>
+      call(
+        () => statement.run(),
+        (result) => result.results,
+      ),
+    raw: (options?: { columnNames?: boolean }) =>
+      call(
+        () => statement.raw(options as { columnNames: true }),
+        (rows) => rows,
+      ),
   } as unknown as D1PreparedStatement;
   inner.set(gated, { statement, sql });
   return gated;
@@ -47,7 +63,11 @@ export function gatedD1<T extends D1Database | D1DatabaseSession>(d1: T, gate: D
       ),
     exec: (sql: string) => {
       gate.prepared?.(sql);
-      return gate.call([sql], () => (d1 as D1Database).exec(sql), () => [[]]);
+      return gate.call(
+        [sql],
+        () => (d1 as D1Database).exec(sql),
+        () => [[]],
+      );
     },
     withSession: (constraint?: string) => gatedD1((d1 as D1Database).withSession(constraint as D1SessionConstraint), gate.session?.(constraint) ?? gate),
     getBookmark: () => (d1 as D1DatabaseSession).getBookmark(),

@@ -6,7 +6,10 @@ import { sql, type SQL } from "drizzle-orm";
  * `json` is `JSON.stringify` of an array of objects; names are code, never input.
  */
 export function jsonRows(json: string, ...names: string[]): SQL {
-  return sql`(select ${sql.join(names.map((name) => sql.raw(`json_extract(value, '$.${name}') as ${name}`)), sql`, `)} from json_each(${json})) as v`;
+  return sql`(select ${sql.join(
+    names.map((name) => sql.raw(`json_extract(value, '$.${name}') as ${name}`)),
+    sql`, `,
+  )} from json_each(${json})) as v`;
 }
 
 /** A column of the `jsonRows` table. */

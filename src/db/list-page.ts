@@ -83,13 +83,8 @@ export async function listPage<Row>(source: ListSource<Row>, request: PageReques
   const [sortKey, id] = cursor.key;
   const after = cursor.dir === "after";
   const greater = after !== Boolean(source.descending);
-  const bound = greater
-    ? sql`(${source.sort}, ${source.id}) > (${sortKey}, ${id})`
-    : sql`(${source.sort}, ${source.id}) < (${sortKey}, ${id})`;
-  const [fetched, count] = await Promise.all([
-    source.rows(bound, after ? forward : backward, size + 1, 0),
-    source.count(),
-  ]);
+  const bound = greater ? sql`(${source.sort}, ${source.id}) > (${sortKey}, ${id})` : sql`(${source.sort}, ${source.id}) < (${sortKey}, ${id})`;
+  const [fetched, count] = await Promise.all([source.rows(bound, after ? forward : backward, size + 1, 0), source.count()]);
   const more = fetched.length > size;
   const rows = fetched.slice(0, size);
   if (!after) rows.reverse();
@@ -202,19 +197,27 @@ export function listTable<
         const large = list.large && field(list.large);
         if (!whole && list.large && large) {
           const budget = Math.floor(LIST_PAGE_BYTES / split.arms.length);
-          keyOnly[large] = sql`case when sum(length(cast(${list.large} as blob))) over (order by ${sql.join(keyOrder(direction, list.sort, list.id), sql`, `)} rows unbounded preceding) <= ${budget} then ${list.large} end`;
+          keyOnly[large] =
+            sql`case when sum(length(cast(${list.large} as blob))) over (order by ${sql.join(keyOrder(direction, list.sort, list.id), sql`, `)} rows unbounded preceding) <= ${budget} then ${list.large} end`;
         }
         const arms = split.arms.map((arm) =>
           whole
             ? query(split.where, and(arm, extra), direction, limit, 0)
-            : db.select(keyOnly).from(table as SQLiteTable).where(and(split.where, arm, extra)).orderBy(...keyOrder(direction, list.sort, list.id)).limit(fixedLimit(limit)),
+            : db
+                .select(keyOnly)
+                .from(table as SQLiteTable)
+                .where(and(split.where, arm, extra))
+                .orderBy(...keyOrder(direction, list.sort, list.id))
+                .limit(fixedLimit(limit)),
         );
         const results = (await db.batch([list.count, ...arms] as unknown as [BatchStatement, ...BatchStatement[]])) as unknown[];
         along(results[0]);
         const page = mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(0, limit);
         const missing = whole ? [] : page.filter((row) => !large || (row as Record<string, unknown>)[large] === null).map((row) => key(row)[1]);
         if (missing.length === 0) return page;
-        const read = (await (selection ? db.select(selection) : db.select()).from(table as SQLiteTable).where(and(list.where, inList(list.id, missing)))) as unknown as Row[];
+        const read = (await (selection ? db.select(selection) : db.select())
+          .from(table as SQLiteTable)
+          .where(and(list.where, inList(list.id, missing)))) as unknown as Row[];
         const byId = new Map(read.map((row) => [key(row)[1], row]));
         const toRead = new Set(missing);
         // A row gone since its key was read is left out, as if the page had been read after.

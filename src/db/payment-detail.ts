@@ -123,7 +123,13 @@ export const EVENT_CHANGES: readonly EventChange[] = [
     left: (event) => event.instrumentNumber,
   },
   // Only the move to refunded sets the refund reason; every later event keeps it.
-  { field: "refund_reason", column: "refundReason", when: (input) => input.status === "refunded", value: (input) => input.refund_reason ?? null, left: (event) => event.refundReason },
+  {
+    field: "refund_reason",
+    column: "refundReason",
+    when: (input) => input.status === "refunded",
+    value: (input) => input.refund_reason ?? null,
+    left: (event) => event.refundReason,
+  },
 ];
 
 /** The changes an event's input makes. Pure. */
@@ -170,7 +176,10 @@ export function paymentView(payment: DetailRow, invoiceRows: DetailInvoiceRow[],
     events: [...events].sort((a, b) => a.seq - b.seq).map(eventView),
   };
   return Object.fromEntries(
-    Object.entries(DETAIL_FIELDS).map(([name, field]) => [name, typeof field === "string" ? lists[field] : field.time ? toIso(payment[field.column] as number) : payment[field.column]]),
+    Object.entries(DETAIL_FIELDS).map(([name, field]) => [
+      name,
+      typeof field === "string" ? lists[field] : field.time ? toIso(payment[field.column] as number) : payment[field.column],
+    ]),
   ) as unknown as PaymentView;
 }
 

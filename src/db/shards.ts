@@ -39,5 +39,7 @@ export function shardNotConfigured(name: unknown, context: Record<string, unknow
 }
 
 function isD1(value: unknown): value is D1Database {
-  return typeof value === "object" && value !== null && typeof (value as D1Database).prepare === "function" && typeof (value as D1Database).batch === "function";
+  return (
+    typeof value === "object" && value !== null && typeof (value as D1Database).prepare === "function" && typeof (value as D1Database).batch === "function"
+  );
 }

@@ -60,7 +60,16 @@ export interface Figures {
 }
 
 export class InvocationBudget {
-  readonly figures: Figures = { d1Calls: 0, d1ReplicaCalls: 0, d1Queries: 0, subrequests: 0, peakConnections: 0, waitedConnections: 0, largestResultBytes: 0, largestValueBytes: 0 };
+  readonly figures: Figures = {
+    d1Calls: 0,
+    d1ReplicaCalls: 0,
+    d1Queries: 0,
+    subrequests: 0,
+    peakConnections: 0,
+    waitedConnections: 0,
+    largestResultBytes: 0,
+    largestValueBytes: 0,
+  };
   private open = 0;
   private readonly waiting: (() => void)[] = [];
   private cutReason: string | null = null;
@@ -104,7 +113,8 @@ export class InvocationBudget {
 
   subrequest(what: string): void {
     this.figures.subrequests += 1;
-    if (this.figures.subrequests > this.limits.subrequests) throw new PlatformLimitError(`${what}: more than ${this.limits.subrequests} subrequests in one invocation`);
+    if (this.figures.subrequests > this.limits.subrequests)
+      throw new PlatformLimitError(`${what}: more than ${this.limits.subrequests} subrequests in one invocation`);
   }
 
   /** One round trip to D1 carrying `statements` queries, to the primary or one a replica may serve. */
@@ -117,7 +127,8 @@ export class InvocationBudget {
 
   statement(sql: string): void {
     const widest = widestFunctionCall(sql);
-    if (widest > this.limits.functionArguments) throw new PlatformLimitError(`D1: a SQL function called with ${widest} arguments, over ${this.limits.functionArguments}: ${sql.slice(0, 200)}`);
+    if (widest > this.limits.functionArguments)
+      throw new PlatformLimitError(`D1: a SQL function called with ${widest} arguments, over ${this.limits.functionArguments}: ${sql.slice(0, 200)}`);
   }
 
   value(bytes: number): void {

@@ -57,7 +57,15 @@ function limitedR2(bucket: R2Bucket, budget: InvocationBudget): R2Bucket {
         budget.subrequest(`R2 ${String(name)}`);
         return (bucket[name] as (...a: unknown[]) => Promise<unknown>).apply(bucket, args);
       });
-  return { head: through("head"), get: through("get"), put: through("put"), delete: through("delete"), list: through("list"), createMultipartUpload: through("createMultipartUpload"), resumeMultipartUpload: (key: string, id: string) => bucket.resumeMultipartUpload(key, id) } as unknown as R2Bucket;
+  return {
+    head: through("head"),
+    get: through("get"),
+    put: through("put"),
+    delete: through("delete"),
+    list: through("list"),
+    createMultipartUpload: through("createMultipartUpload"),
+    resumeMultipartUpload: (key: string, id: string) => bucket.resumeMultipartUpload(key, id),
+  } as unknown as R2Bucket;
 }
 
 function limitedQueue<T>(queue: Queue<T>, budget: InvocationBudget): Queue<T> {
@@ -86,7 +94,13 @@ export function limitedEnv<E extends object>(env: E, budget: InvocationBudget): 
     get(target, key, receiver) {
       const value: any = Reflect.get(target, key, receiver);
       if (made.has(key)) return made.get(key);
-      const limited = isD1(value) ? limitedD1(value, budget) : isR2(value) ? limitedR2(value, budget) : isQueue(value) ? limitedQueue(value, budget) : undefined;
+      const limited = isD1(value)
+        ? limitedD1(value, budget)
+        : isR2(value)
+          ? limitedR2(value, budget)
+          : isQueue(value)
+            ? limitedQueue(value, budget)
+            : undefined;
       if (limited === undefined) return value;
       made.set(key, limited);
       return limited;

@@ -4,11 +4,50 @@
  * parenthesised list (`in (…)`, `values (…)`, a table's column list after `into t`, …); quoted
  * strings and identifiers are skipped. Pure.
  */
-const NOT_CALLS = new Set(["in", "values", "exists", "as", "on", "using", "into", "table", "select", "where", "and", "or", "not", "from", "join", "with", "over", "filter", "when", "then", "else", "case", "by", "set", "conflict", "returning", "if", "key", "references", "check", "unique", "recursive", "is", "between", "like", "glob"]);
+const NOT_CALLS = new Set([
+  "in",
+  "values",
+  "exists",
+  "as",
+  "on",
+  "using",
+  "into",
+  "table",
+  "select",
+  "where",
+  "and",
+  "or",
+  "not",
+  "from",
+  "join",
+  "with",
+  "over",
+  "filter",
+  "when",
+  "then",
+  "else",
+  "case",
+  "by",
+  "set",
+  "conflict",
+  "returning",
+  "if",
+  "key",
+  "references",
+  "check",
+  "unique",
+  "recursive",
+  "is",
+  "between",
+  "like",
+  "glob",
+]);
 
 export function widestFunctionCall(sql: string): number {
   // Strings, quoted identifiers and comments never hold a call.
-  const text = sql.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|--[^\n]*|\/\*[\s\S]*?\*\//g, (quoted) => (quoted.startsWith("-") || quoted.startsWith("/") ? " " : "0"));
+  const text = sql.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|--[^\n]*|\/\*[\s\S]*?\*\//g, (quoted) =>
+    quoted.startsWith("-") || quoted.startsWith("/") ? " " : "0",
+  );
   const open: { call: boolean; args: number; empty: boolean }[] = [];
   let widest = 0;
   let last = "";

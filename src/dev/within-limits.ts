@@ -132,12 +132,16 @@ export function underPlatformLimits<E extends LayerVars & { SERVER_TIMING?: stri
     },
     queue(batch, env, ctx) {
       if (!enforcesLimits(env)) return handlers.queue(batch, env, ctx);
-      const report = (figures: Figures) => console.warn(JSON.stringify({ type: "invocation_limits", handler: "queue", messages: batch.messages.length, ...figures }));
+      const report = (figures: Figures) =>
+        console.warn(JSON.stringify({ type: "invocation_limits", handler: "queue", messages: batch.messages.length, ...figures }));
       return withinLimits(env, ctx, async (invocation) => handlers.queue(batch, invocation.env, invocation.ctx), { limits: limitsOf(env), report });
     },
     scheduled(controller, env, ctx) {
       if (!enforcesLimits(env)) return handlers.scheduled(controller, env, ctx);
-      return withinLimits(env, ctx, async (invocation) => handlers.scheduled(controller, invocation.env, invocation.ctx), { limits: limitsOf(env), report: logged("scheduled") });
+      return withinLimits(env, ctx, async (invocation) => handlers.scheduled(controller, invocation.env, invocation.ctx), {
+        limits: limitsOf(env),
+        report: logged("scheduled"),
+      });
     },
   };
 }

@@ -27,7 +27,13 @@ export function withIdempotency<T>(document: T): T {
     const responses = (post.responses ??= {});
     for (const [status, response] of Object.entries(responses)) {
       if (!status.startsWith("2")) continue;
-      response.headers = { ...response.headers, [REPLAYED_HEADER]: { description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } } };
+      response.headers = {
+        ...response.headers,
+        [REPLAYED_HEADER]: {
+          description: "`true` when this is the stored answer to an earlier request with the same Idempotency-Key.",
+          schema: { type: "string", enum: ["true"] },
+        },
+      };
     }
     const inProgress = `\`${MESSAGES.inProgress}\``;
     responses["409"] = responses["409"]

@@ -33,7 +33,13 @@ const ofKey = (key: Pick<RequestKey, "accountId" | "username" | "key">) =>
 /** The statement that reads the key's row, as the claim left it (its result, read by `storedKey`). */
 export function keyRowStatement(db: Db, key: RequestKey) {
   return db
-    .select({ requestHash: idempotencyKeys.requestHash, token: idempotencyKeys.token, status: idempotencyKeys.status, body: idempotencyKeys.body, sealed: idempotencyKeys.sealed })
+    .select({
+      requestHash: idempotencyKeys.requestHash,
+      token: idempotencyKeys.token,
+      status: idempotencyKeys.status,
+      body: idempotencyKeys.body,
+      sealed: idempotencyKeys.sealed,
+    })
     .from(idempotencyKeys)
     .where(ofKey(key));
 }

@@ -36,7 +36,10 @@ export function notConfigured(reason: string): AppError {
 
 /** Each listed key's bytes; the 500 "Service is not configured." when one is missing or malformed. */
 function keyBytes(encoded: string | undefined): Uint8Array[] {
-  const parts = (encoded ?? "").split(",").map((part) => part.trim()).filter(Boolean);
+  const parts = (encoded ?? "")
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
   if (parts.length === 0) throw notConfigured("ENCRYPTION_KEY is not set");
   return parts.map((part, i) => {
     let bytes: Uint8Array;

@@ -35,7 +35,9 @@ const ONE_OR_MANY = "x-one-or-many";
  * array's own keys go, the `anyOf` stays.
  */
 export function withOneOrMany<T>(document: T): T {
-  for (const operations of Object.values((document as { paths?: Record<string, Record<string, { parameters?: { schema?: Record<string, unknown> }[] }>> }).paths ?? {})) {
+  for (const operations of Object.values(
+    (document as { paths?: Record<string, Record<string, { parameters?: { schema?: Record<string, unknown> }[] }>> }).paths ?? {},
+  )) {
     for (const operation of Object.values(operations)) {
       for (const parameter of operation.parameters ?? []) {
         const schema = parameter.schema;
@@ -76,7 +78,15 @@ export function textFilter(description: string, example: string) {
   return z
     .preprocess(
       (value) => present((strings(asList(value)) ?? []).map((text) => text.trim())),
-      z.array(z.string().max(255).refine((text) => !text.includes("\u0000"), NO_NUL)).max(MAX_FILTER_VALUES).optional(),
+      z
+        .array(
+          z
+            .string()
+            .max(255)
+            .refine((text) => !text.includes("\u0000"), NO_NUL),
+        )
+        .max(MAX_FILTER_VALUES)
+        .optional(),
     )
     .optional()
     .openapi({
@@ -170,22 +180,25 @@ export function singleChoice<const T extends readonly [string, ...string[]]>(cho
 export const pagingParams = (list: ListName) => {
   const { max, default: fallback } = pageBounds(list);
   return {
-  page: z.preprocess(lastOf, z.string()).optional().openapi({
-    type: "integer",
-    minimum: 1,
-    description: "1-based page number, for direct access; following `next` links costs the same at any depth.",
-    example: 2,
-  }),
-  page_size: z.preprocess(lastOf, z.string()).optional().openapi({
-    type: "integer",
-    minimum: 1,
-    maximum: max,
-    default: fallback,
-    description: `Rows per page; larger values are clamped to ${max}, invalid ones read as ${fallback}.`,
-    example: fallback,
-  }),
-  cursor: z.preprocess(lastOf, z.string()).optional().openapi({ type: "string", description: "Opaque; carried by `next` and `previous` links." }),
-};
+    page: z.preprocess(lastOf, z.string()).optional().openapi({
+      type: "integer",
+      minimum: 1,
+      description: "1-based page number, for direct access; following `next` links costs the same at any depth.",
+      example: 2,
+    }),
+    page_size: z
+      .preprocess(lastOf, z.string())
+      .optional()
+      .openapi({
+        type: "integer",
+        minimum: 1,
+        maximum: max,
+        default: fallback,
+        description: `Rows per page; larger values are clamped to ${max}, invalid ones read as ${fallback}.`,
+        example: fallback,
+      }),
+    cursor: z.preprocess(lastOf, z.string()).optional().openapi({ type: "string", description: "Opaque; carried by `next` and `previous` links." }),
+  };
 };
 
 /** `<field>__gt`, `__gte`, `__lt` and `__lte` bounds on one timestamp field. */

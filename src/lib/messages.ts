@@ -69,7 +69,18 @@ export function fieldErrors(issues: readonly z.core.$ZodIssue[]): Record<string,
 
 /** DRF's words for a body that is valid JSON but not an object. */
 export function notAnObject(value: unknown): string {
-  const type = Array.isArray(value) ? "list" : value === null ? "NoneType" : typeof value === "string" ? "str"
-    : typeof value === "number" ? (Number.isInteger(value) ? "int" : "float") : typeof value === "boolean" ? "bool" : typeof value;
+  const type = Array.isArray(value)
+    ? "list"
+    : value === null
+      ? "NoneType"
+      : typeof value === "string"
+        ? "str"
+        : typeof value === "number"
+          ? Number.isInteger(value)
+            ? "int"
+            : "float"
+          : typeof value === "boolean"
+            ? "bool"
+            : typeof value;
   return `Invalid data. Expected a dictionary, but got ${type}.`;
 }

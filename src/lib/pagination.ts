@@ -14,9 +14,7 @@ export interface PageCursor {
 }
 
 export type PageRequest =
-  | { kind: "offset"; page: number; size: number }
-  | { kind: "last"; size: number }
-  | { kind: "cursor"; cursor: PageCursor; size: number };
+  { kind: "offset"; page: number; size: number } | { kind: "last"; size: number } | { kind: "cursor"; cursor: PageCursor; size: number };
 
 export type PagingError = "Invalid page." | "Invalid cursor.";
 

@@ -20,7 +20,6 @@ export const D1_MAX_BOUND_PARAMETERS = 100;
 /** Bytes of one query's result. D1 limits, "Maximum query result size". */
 export const D1_MAX_RESULT_BYTES = 50_000_000;
 
-
 /** Subrequests one invocation may make (fetches and calls to R2 and Queues). Workers limits, "Subrequests" (Workers Paid; 50 on Free). */
 export const SUBREQUESTS_PER_INVOCATION = 10_000;
 

@@ -12,8 +12,7 @@ export interface Instant {
 
 // Django's parse_datetime: one or two digits for month, day, hour, minute and second, and white
 // space allowed before the zone.
-const PATTERN =
-  /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,](\d+))?)?\s*(Z|z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
+const PATTERN = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,](\d+))?)?\s*(Z|z|[+\- ]\d{2}(?::?\d{2})?)?)?$/;
 
 export function toIso(ms: number): string {
   return new Date(ms).toISOString();
@@ -28,8 +27,12 @@ export function parseInstant(text: string): Instant | null {
   const m = PATTERN.exec(text.trim());
   if (!m) return null;
   const [, y, mo, d, h = "0", mi = "0", s = "0", frac = "", zone = "Z"] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   // Year 0 does not exist in Python's calendar (Django answers 400), nor here.
   if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written.

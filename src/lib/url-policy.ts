@@ -42,8 +42,21 @@ const NON_PUBLIC = "The URL must not point at a non-public address.";
 
 /** Top-level names that are not on the public internet (RFC 6761, 6762, 8375, 9476 and common private use). */
 const PRIVATE_TLDS = new Set([
-  "localhost", "localdomain", "local", "internal", "intranet", "lan", "home", "corp", "private",
-  "arpa", "test", "invalid", "example", "onion", "alt",
+  "localhost",
+  "localdomain",
+  "local",
+  "internal",
+  "intranet",
+  "lan",
+  "home",
+  "corp",
+  "private",
+  "arpa",
+  "test",
+  "invalid",
+  "example",
+  "onion",
+  "alt",
 ]);
 
 export function allowedPort(port: number): boolean {

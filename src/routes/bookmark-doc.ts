@@ -26,9 +26,15 @@ export function withBookmarks<T>(document: T): T {
       ];
       const responses = (operation.responses ??= {});
       for (const [status, response] of Object.entries(responses)) {
-        if (status.startsWith("2")) response.headers = { ...response.headers, [BOOKMARK_HEADER]: { description: "What this answer read or wrote: send it back on the next request to read at least this state.", schema: SCHEMA } };
+        if (status.startsWith("2"))
+          response.headers = {
+            ...response.headers,
+            [BOOKMARK_HEADER]: { description: "What this answer read or wrote: send it back on the next request to read at least this state.", schema: SCHEMA },
+          };
       }
-      if (responses["400"]) responses["400"].description = `${responses["400"].description}; or a \`${BOOKMARK_HEADER}\` refused: \`${BOOKMARK_MESSAGES.malformed}\` or \`${BOOKMARK_MESSAGES.foreign}\``;
+      if (responses["400"])
+        responses["400"].description =
+          `${responses["400"].description}; or a \`${BOOKMARK_HEADER}\` refused: \`${BOOKMARK_MESSAGES.malformed}\` or \`${BOOKMARK_MESSAGES.foreign}\``;
     }
   }
   return document;

@@ -107,12 +107,10 @@ export function createRouter() {
 export const ErrorSchema = z
   .object({ detail: z.string().openapi({ description: "What went wrong, in plain words.", example: "Not found." }) })
   .openapi("Error");
-export const FieldErrorsSchema = z
-  .record(z.string(), z.array(z.string()))
-  .openapi("FieldErrors", {
-    description: "Django REST framework's validation shape: each field name to its messages; `non_field_errors` for the body as a whole.",
-    example: { amount_cents: ["Ensure this value is greater than or equal to 1."], currency: ["This field is required."] },
-  });
+export const FieldErrorsSchema = z.record(z.string(), z.array(z.string())).openapi("FieldErrors", {
+  description: "Django REST framework's validation shape: each field name to its messages; `non_field_errors` for the body as a whole.",
+  example: { amount_cents: ["Ensure this value is greater than or equal to 1."], currency: ["This field is required."] },
+});
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429 | 500 | 503;
 
@@ -182,8 +180,7 @@ export function pageRequest(c: Context<AppEnv>, list: ListName): PageRequest {
 /** The list envelope with absolute links that keep the request's filters; `results` are the page's rows as shown. */
 export function envelope<Row, View>(c: Context<AppEnv>, page: Page<Row>, results: View[]) {
   const rows = page.rows;
-  const edges =
-    rows.length > 0 ? { first: page.key(rows[0]!), last: page.key(rows[rows.length - 1]!) } : null;
+  const edges = rows.length > 0 ? { first: page.key(rows[0]!), last: page.key(rows[rows.length - 1]!) } : null;
   const links = pageLinks(new URL(c.req.url), page.page, edges, page.hasNext, page.hasPrevious);
   return { count: page.count, ...links, results };
 }
@@ -200,7 +197,10 @@ export function listAnswer<Row, View>(c: Context<AppEnv>, page: Page<Row>, resul
 
 /** A timestamp field: ISO 8601 in UTC with milliseconds. */
 export const timestamp = (description: string) =>
-  z.string().datetime().openapi({ description: `${description} ISO 8601, UTC, milliseconds.`, example: "2026-11-21T10:15:30.123Z" });
+  z
+    .string()
+    .datetime()
+    .openapi({ description: `${description} ISO 8601, UTC, milliseconds.`, example: "2026-11-21T10:15:30.123Z" });
 
 export const IdParam = (example: string, description = "The object's id.") =>
   z.object({ id: z.string().openapi({ param: { name: "id", in: "path", description }, example }) });

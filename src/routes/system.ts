@@ -27,7 +27,8 @@ const DOCS_PAGE = `<!doctype html>
 </body>
 </html>`;
 
-const DOCS_POLICY = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
+const DOCS_POLICY =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /**
  * The API's paths as the README, the `next` links and the `subscription` URLs write them: with
@@ -65,8 +66,16 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
     (c) => c.json({ status: "ok" as const }, 200),
   );
   registerDeliveryDoc(app);
-  app.openAPIRegistry.registerComponent("securitySchemes", "basicAuth", { type: "http", scheme: "basic", description: "An API user's username and generated password." });
-  app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "`Authorization: Bearer <ADMIN_TOKEN>`." });
+  app.openAPIRegistry.registerComponent("securitySchemes", "basicAuth", {
+    type: "http",
+    scheme: "basic",
+    description: "An API user's username and generated password.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "`Authorization: Bearer <ADMIN_TOKEN>`.",
+  });
   app.openAPIRegistry.registerComponent("securitySchemes", "subscriptionBasic", {
     type: "http",
     scheme: "basic",
@@ -74,19 +83,27 @@ export function mountSystemRoutes(app: OpenAPIHono<AppEnv>): void {
   });
   app.get("/openapi.json", (c) =>
     c.json(
-      withTrailingSlashes(withBookmarks(withIdempotency(withOneOrMany(app.getOpenAPI31Document({
-        openapi: "3.1.0",
-        info: {
-          title: "Payments API",
-          version: "1.0.0",
-          description:
-            "Counterparties, invoices, payments and signed `payment.changed` webhooks. Every path also answers with a trailing slash. Lists answer `{count, next, previous, results}`; errors answer `{\"detail\": …}`, or field errors in Django REST framework's shape for 400.",
-          // OpenAPI 3.1 has `identifier` (an SPDX expression); the library's type is 3.0's, without it.
-          license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } as { name: string },
-        },
-        tags: TAGS,
-        servers: [{ url: new URL(c.req.url).origin }],
-      }))))),
+      withTrailingSlashes(
+        withBookmarks(
+          withIdempotency(
+            withOneOrMany(
+              app.getOpenAPI31Document({
+                openapi: "3.1.0",
+                info: {
+                  title: "Payments API",
+                  version: "1.0.0",
+                  description:
+                    'Counterparties, invoices, payments and signed `payment.changed` webhooks. Every path also answers with a trailing slash. Lists answer `{count, next, previous, results}`; errors answer `{"detail": …}`, or field errors in Django REST framework\'s shape for 400.',
+                  // OpenAPI 3.1 has `identifier` (an SPDX expression); the library's type is 3.0's, without it.
+                  license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } as { name: string },
+                },
+                tags: TAGS,
+                servers: [{ url: new URL(c.req.url).origin }],
+              }),
+            ),
+          ),
+        ),
+      ),
     ),
   );
   // Everything the page loads comes from this origin (Redoc's bundle is a static asset); the policy makes sure.

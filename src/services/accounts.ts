@@ -32,7 +32,11 @@ export async function createAccount(directory: Db, env: Env, name: string, shard
 
 export async function getAccount(db: Db, id: string): Promise<Account> {
   // An account being erased is gone for every caller at once.
-  const account = await db.select().from(accounts).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).get();
+  const account = await db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.id, id), isNull(accounts.erasedAt)))
+    .get();
   if (!account) throw notFound();
   return account;
 }
@@ -40,10 +44,15 @@ export async function getAccount(db: Db, id: string): Promise<Account> {
 /** Operators see every account: this list is the admin API's, not a tenant's. */
 export function listAccounts(db: Db, request: PageRequest) {
   const everyAccount = isNull(accounts.erasedAt);
-  return listTable(db, accounts, {
-    where: everyAccount,
-    sort: accounts.createdAt,
-    id: accounts.id,
-    count: countWhere(db, accounts, everyAccount),
-  }, request);
+  return listTable(
+    db,
+    accounts,
+    {
+      where: everyAccount,
+      sort: accounts.createdAt,
+      id: accounts.id,
+      count: countWhere(db, accounts, everyAccount),
+    },
+    request,
+  );
 }

@@ -80,11 +80,7 @@ export async function getCounterparty({ db, accountId }: ServiceContext, id: str
   return row;
 }
 
-export async function updateCounterparty(
-  { db, accountId }: ServiceContext,
-  id: string,
-  input: { name?: string; internal_id?: string },
-): Promise<Counterparty> {
+export async function updateCounterparty({ db, accountId }: ServiceContext, id: string, input: { name?: string; internal_id?: string }): Promise<Counterparty> {
   const changes: Partial<Counterparty> = { updatedAt: Date.now() };
   if (input.name !== undefined) changes.name = input.name;
   if (input.internal_id !== undefined) changes.internalId = input.internal_id;
@@ -111,15 +107,20 @@ export function listCounterparties({ db, accountId }: ServiceContext, filters: C
     ],
   );
   const { count } = countingOf("counterparties", filters, { fields: [], sort: "created" });
-  return listTable(db, counterparties, {
-    largestRowBytes: LARGEST_ROW_BYTES.counterparties,
-    // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
-    fields: ["id", "createdAt"],
-    made: { json: counterpartyView.json },
-    where,
-    anyOf,
-    sort: counterparties.createdAt,
-    id: counterparties.id,
-    count: count.by === "stored" ? storedCountQuery(db, accountId, count.key) : countWhere(db, counterparties, where),
-  }, request);
+  return listTable(
+    db,
+    counterparties,
+    {
+      largestRowBytes: LARGEST_ROW_BYTES.counterparties,
+      // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
+      fields: ["id", "createdAt"],
+      made: { json: counterpartyView.json },
+      where,
+      anyOf,
+      sort: counterparties.createdAt,
+      id: counterparties.id,
+      count: count.by === "stored" ? storedCountQuery(db, accountId, count.key) : countWhere(db, counterparties, where),
+    },
+    request,
+  );
 }

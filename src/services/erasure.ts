@@ -42,7 +42,11 @@ export const ERASURE_STEP = { floor: 1 + 16 + 1, reserve: 0 };
  * pauses the subscriptions again, should the shard not have answered here).
  */
 export async function eraseAccount(directory: Db, env: Env, id: string, now = Date.now()): Promise<void> {
-  const moving = await directory.select({ state: accounts.moveState }).from(accounts).where(and(eq(accounts.id, id), isNull(accounts.erasedAt))).get();
+  const moving = await directory
+    .select({ state: accounts.moveState })
+    .from(accounts)
+    .where(and(eq(accounts.id, id), isNull(accounts.erasedAt)))
+    .get();
   if (moving?.state) throw conflict("The account is being moved to another shard; erase it once the move is done.");
   const { marked } = await runNamedBatch(directory, {
     marked: directory
@@ -50,7 +54,9 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
       .set({ erasedAt: now })
       .where(and(eq(accounts.id, id), isNull(accounts.erasedAt), isNull(accounts.moveState)))
       .returning({ shard: accounts.shard }),
-    users: directory.delete(apiUsers).where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
+    users: directory
+      .delete(apiUsers)
+      .where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
   });
   if (marked.length === 0) throw notFound();
   const binding = shardBinding(env, marked[0]!.shard);
@@ -62,12 +68,23 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
 
 // The consumer ends the deliveries of an inactive subscription.
 const pauseSubscriptions = (db: Db, id: string) =>
-  db.update(webhookSubscriptions).set({ isActive: false }).where(and(eq(webhookSubscriptions.accountId, id), eq(webhookSubscriptions.isActive, true)));
+  db
+    .update(webhookSubscriptions)
+    .set({ isActive: false })
+    .where(and(eq(webhookSubscriptions.accountId, id), eq(webhookSubscriptions.isActive, true)));
 
 /** A bounded delete: at most `limit` rows of `table` that `where` picks, by `key` (rowid, or a WITHOUT ROWID table's key columns). */
-function deleteSome(db: Db, table: SQLiteTable, where: SQL, { limit = ERASE_CHUNK, key = [sql`rowid`] }: { limit?: number; key?: (SQL | SQLiteColumn)[] } = {}) {
+function deleteSome(
+  db: Db,
+  table: SQLiteTable,
+  where: SQL,
+  { limit = ERASE_CHUNK, key = [sql`rowid`] }: { limit?: number; key?: (SQL | SQLiteColumn)[] } = {},
+) {
   const columns = sql.join(key, sql`, `);
-  return db.delete(table).where(sql`(${columns}) in (select ${columns} from ${table} where ${where} limit ${fixedLimit(limit)})`).returning({ gone: sql`1` });
+  return db
+    .delete(table)
+    .where(sql`(${columns}) in (select ${columns} from ${table} where ${where} limit ${fixedLimit(limit)})`)
+    .returning({ gone: sql`1` });
 }
 
 /**
@@ -118,20 +135,42 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
   const linksLeft = sql`(select 1 from ${invoices} i join ${paymentInvoices} l on l.invoice_id = i.id where i.account_id = ${id})`;
   const results = (await runBatch(db, [
     ...(pause ? [pauseSubscriptions(db, id).returning({ gone: sql`1` })] : []),
-    db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in ${deliveries}`).returning({ gone: sql`1` }),
-    deleteSome(db, webhookDeliveries, sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`, { key: [webhookDeliveries.id] }),
+    db
+      .delete(webhookAttempts)
+      .where(sql`${webhookAttempts.deliveryId} in ${deliveries}`)
+      .returning({ gone: sql`1` }),
+    deleteSome(
+      db,
+      webhookDeliveries,
+      sql`${webhookDeliveries.subscriptionId} in ${subscriptions} and not exists (select 1 from ${webhookAttempts} a where a.delivery_id = ${webhookDeliveries.id})`,
+      { key: [webhookDeliveries.id] },
+    ),
     deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
-    deleteSome(db, webhookSubscriptions, sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`),
-    db.delete(paymentEvents).where(sql`${paymentEvents.paymentId} in ${ofPayments}`).returning({ gone: sql`1` }),
+    deleteSome(
+      db,
+      webhookSubscriptions,
+      sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`,
+    ),
+    db
+      .delete(paymentEvents)
+      .where(sql`${paymentEvents.paymentId} in ${ofPayments}`)
+      .returning({ gone: sql`1` }),
     // Links go by their invoices (their key), before any payment: a payment goes once no link is left.
-    db.delete(paymentInvoices).where(sql`${paymentInvoices.invoiceId} in ${ofInvoices}`).returning({ gone: sql`1` }),
+    db
+      .delete(paymentInvoices)
+      .where(sql`${paymentInvoices.invoiceId} in ${ofInvoices}`)
+      .returning({ gone: sql`1` }),
     deleteSome(
       db,
       payments,
       sql`${payments.accountId} = ${id} and not exists (select 1 from ${paymentEvents} e where e.payment_id = ${payments.id}) and not exists ${linksLeft}`,
     ),
     deleteSome(db, invoices, sql`${invoices.accountId} = ${id} and not exists (select 1 from ${paymentInvoices} l where l.invoice_id = ${invoices.id})`),
-    deleteSome(db, counterparties, sql`${counterparties.accountId} = ${id} and not exists (select 1 from ${invoices} i where i.account_id = ${id}) and not exists (select 1 from ${payments} p where p.account_id = ${id})`),
+    deleteSome(
+      db,
+      counterparties,
+      sql`${counterparties.accountId} = ${id} and not exists (select 1 from ${invoices} i where i.account_id = ${id}) and not exists (select 1 from ${payments} p where p.account_id = ${id})`,
+    ),
     deleteSome(db, listCounts, eq(listCounts.accountId, id), { key: [listCounts.accountId, listCounts.resource] }),
     deleteSome(db, timeCounts, eq(timeCounts.accountId, id), { key: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket] }),
     deleteSome(db, idempotencyKeys, eq(idempotencyKeys.accountId, id)),

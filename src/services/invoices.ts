@@ -61,10 +61,19 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, k
   };
   const made = sql`exists (select 1 from ${invoices} i where i.id = ${row.id})`;
   // What the check looks at, for an invoice that could not be made.
-  const party = (id: string) => db.select({ type: counterparties.type }).from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
+  const party = (id: string) =>
+    db
+      .select({ type: counterparties.type })
+      .from(counterparties)
+      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
-    insert: guardedInsert(db, invoices, row, sql`${keyed.owns} and ${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`).returning({ id: invoices.id }),
+    insert: guardedInsert(
+      db,
+      invoices,
+      row,
+      sql`${keyed.owns} and ${isCounterparty(accountId, input.buyer_id, "buyer")} and ${isCounterparty(accountId, input.supplier_id, "supplier")}`,
+    ).returning({ id: invoices.id }),
     count: countOne(db, accountId, countKey("invoices"), made),
     buckets: countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
     answer: await keyed.answer(row, made),
@@ -113,21 +122,26 @@ export function listInvoices({ db, accountId }: ServiceContext, filters: Invoice
     [{ column: invoices.invoiceNumber, values: filters.invoice_number }],
   );
   const counting = countingOf("invoices", filters, { fields: ["created"], sort: "created" });
-  return listTable(db, invoices, {
-    largestRowBytes: LARGEST_ROW_BYTES.invoices,
-    // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
-    fields: ["id", "createdAt"],
-    made: { json: invoiceView.json },
-    where,
-    anyOf,
-    seek: counting.seek ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,
-    sort: invoices.createdAt,
-    id: invoices.id,
-    count:
-      counting.count.by === "stored"
-        ? storedCountQuery(db, accountId, counting.count.key)
-        : counting.count.by === "buckets"
-          ? countInRange(db, createdBuckets(accountId), rangeOf("created", times))
-          : countWhere(db, invoices, where),
-  }, request);
+  return listTable(
+    db,
+    invoices,
+    {
+      largestRowBytes: LARGEST_ROW_BYTES.invoices,
+      // Each row's view, made by SQL: the page's rows come ready to send (with their keys, for links).
+      fields: ["id", "createdAt"],
+      made: { json: invoiceView.json },
+      where,
+      anyOf,
+      seek: counting.seek ? seekBy(db, createdBuckets(accountId), rangeOf("created", times)) : undefined,
+      sort: invoices.createdAt,
+      id: invoices.id,
+      count:
+        counting.count.by === "stored"
+          ? storedCountQuery(db, accountId, counting.count.key)
+          : counting.count.by === "buckets"
+            ? countInRange(db, createdBuckets(accountId), rangeOf("created", times))
+            : countWhere(db, invoices, where),
+    },
+    request,
+  );
 }

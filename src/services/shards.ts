@@ -23,11 +23,7 @@ export interface ShardState {
 export async function listShards(directory: Db, env: Env, now = Date.now()): Promise<ShardState[]> {
   const bound = boundShards(env);
   const known = directory.select().from(shards).orderBy(shards.name);
-  const placed = directory
-    .select({ shard: accounts.shard, n: count() })
-    .from(accounts)
-    .where(isNull(accounts.erasedAt))
-    .groupBy(accounts.shard);
+  const placed = directory.select({ shard: accounts.shard, n: count() }).from(accounts).where(isNull(accounts.erasedAt)).groupBy(accounts.shard);
   const record = recordBound(directory, env, now);
   const [rows, counts] = (record ? (await directory.batch([record, known, placed])).slice(1) : await directory.batch([known, placed])) as [
     (typeof shards.$inferSelect)[],

@@ -23,7 +23,9 @@ describe("the typed client on a lagging read replica", () => {
     const { replica, send } = onReplica();
     const admin = createPaymentsClient({ baseUrl: BASE, auth: { token: env.ADMIN_TOKEN! }, fetch: send });
     const account = (await admin.POST("/admin/accounts/", { body: { name: unique("bookmarks"), shard: "A" } })).data!;
-    const user = (await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })).data!;
+    const user = (
+      await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })
+    ).data!;
     const api = createPaymentsClient({ baseUrl: BASE, auth: { username: user.username, password: user.password }, fetch: send });
     expect(api.bookmark()).toBeNull();
     const made: string[] = [];
@@ -47,7 +49,12 @@ describe("newerBookmark", () => {
     ["the first one", null, "b1.A.00000002.t", "b1.A.00000002.t"],
     ["a newer one on the same shard", "b1.A.00000002.t", "b1.A.00000003.u", "b1.A.00000003.u"],
     ["an older one that came later on the same shard", "b1.A.00000003.u", "b1.A.00000002.t", "b1.A.00000003.u"],
-    ["D1's bookmarks, compared as text", "b1.A.00000001-0000000a-00000000-ff.t", "b1.A.00000001-00000009-00000000-ff.u", "b1.A.00000001-0000000a-00000000-ff.t"],
+    [
+      "D1's bookmarks, compared as text",
+      "b1.A.00000001-0000000a-00000000-ff.t",
+      "b1.A.00000001-00000009-00000000-ff.u",
+      "b1.A.00000001-0000000a-00000000-ff.t",
+    ],
     ["one from the shard the account moved to", "b1.A.00000009.t", "b1.B.00000001.u", "b1.B.00000001.u"],
   ];
   for (const [name, held, came, kept] of cases) it(name, () => expect(newerBookmark(held, came)).toBe(kept));

@@ -45,11 +45,19 @@ describe("a client generated from /openapi.json", () => {
     expect((await admin.GET("/admin/accounts/", { params: { query: { page_size: 1000 } } })).data!.results.map((row) => row.id)).toContain(accountId);
 
     // An API user with the default role is a client; the processor records events.
-    const clientUser = await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: accountId } }, body: { username: unique("client") } });
+    const clientUser = await admin.POST("/admin/accounts/{account_id}/api-users/", {
+      params: { path: { account_id: accountId } },
+      body: { username: unique("client") },
+    });
     expect(clientUser.data!.role).toBe("client");
     const processorName = unique("processor");
-    const made = await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: accountId } }, body: { username: processorName, role: "processor" } });
-    const rotated = await admin.POST("/admin/accounts/{account_id}/api-users/{username}/rotate/", { params: { path: { account_id: accountId, username: processorName } } });
+    const made = await admin.POST("/admin/accounts/{account_id}/api-users/", {
+      params: { path: { account_id: accountId } },
+      body: { username: processorName, role: "processor" },
+    });
+    const rotated = await admin.POST("/admin/accounts/{account_id}/api-users/{username}/rotate/", {
+      params: { path: { account_id: accountId, username: processorName } },
+    });
     expect(rotated.data!.password).not.toBe(made.data!.password);
     const api = recording(createPaymentsClient({ baseUrl: BASE, auth: { username: processorName, password: rotated.data!.password }, fetch: send }));
 
@@ -63,7 +71,9 @@ describe("a client generated from /openapi.json", () => {
     expect((await api.GET("/v1/counterparties/", { params: { query: { type: ["buyer"] } } })).data!.results.map((row) => row.id)).toEqual([buyerId]);
 
     // The invoice's currency has a default: the client may leave it out.
-    const invoice = await api.POST("/v1/invoices/", { body: { invoice_number: unique("INV"), buyer_id: buyerId, supplier_id: supplierId, amount_cents: 1250 } });
+    const invoice = await api.POST("/v1/invoices/", {
+      body: { invoice_number: unique("INV"), buyer_id: buyerId, supplier_id: supplierId, amount_cents: 1250 },
+    });
     expect(invoice.data!.currency).toBe("USD");
     const invoiceId = invoice.data!.id;
     expect((await api.GET("/v1/invoices/{id}/", { params: { path: { id: invoiceId } } })).data!.amount_cents).toBe(1250);
@@ -120,7 +130,10 @@ describe("a client generated from /openapi.json", () => {
     expect((await api.POST("/v1/webhooks/{id}/feed/ack/", { params: { path }, body: { cursor: feed.data!.next } })).data).toEqual({ cursor: feed.data!.next });
     expect((await api.POST("/v1/webhooks/{id}/held/discard/", { params: { path } })).response.status).toBe(409);
     // Nothing has been archived yet (retention removes deliveries RETENTION_DAYS after they end).
-    const archive = await api.GET("/v1/webhooks/{id}/archive/{day}/", { params: { path: { id: hookId, day: new Date().toISOString().slice(0, 10) } }, parseAs: "stream" });
+    const archive = await api.GET("/v1/webhooks/{id}/archive/{day}/", {
+      params: { path: { id: hookId, day: new Date().toISOString().slice(0, 10) } },
+      parseAs: "stream",
+    });
     expect(archive.response.status).toBe(404);
     expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path } })).response.status).toBe(204);
 
@@ -128,20 +141,35 @@ describe("a client generated from /openapi.json", () => {
     const shards = (await admin.GET("/admin/shards/")).data!;
     expect(shards.map((shard) => shard.name)).toEqual(["A", "B"]);
     expect(shards.find((shard) => shard.name === account.data!.shard)!.accounts).toBeGreaterThanOrEqual(1);
-    expect((await admin.PATCH("/admin/shards/{name}/", { params: { path: { name: "B" } }, body: { open: true } })).data).toMatchObject({ name: "B", open: true });
+    expect((await admin.PATCH("/admin/shards/{name}/", { params: { path: { name: "B" } }, body: { open: true } })).data).toMatchObject({
+      name: "B",
+      open: true,
+    });
     const other = account.data!.shard === "A" ? "B" : "A";
     // A move started, then canceled before its cut-over: the account stays where it is.
     const ofAccount = { params: { path: { account_id: accountId } } };
     expect((await admin.POST("/admin/accounts/{account_id}/move/", { ...ofAccount, body: { shard: other } })).response.status).toBe(202);
-    expect((await admin.DELETE("/admin/accounts/{account_id}/move/", ofAccount)).data).toMatchObject({ shard: account.data!.shard, move: { to: other, state: "canceling" } });
+    expect((await admin.DELETE("/admin/accounts/{account_id}/move/", ofAccount)).data).toMatchObject({
+      shard: account.data!.shard,
+      move: { to: other, state: "canceling" },
+    });
     for (let i = 0; i < 200 && (await admin.GET("/admin/accounts/{account_id}/", ofAccount)).data!.move; i++) await continueMoves(createDb(env.DB), env);
     const moving = await admin.POST("/admin/accounts/{account_id}/move/", { params: { path: { account_id: accountId } }, body: { shard: other } });
     expect([moving.response.status, moving.data!.move?.to]).toEqual([202, other]);
-    for (let i = 0; i < 10 && (await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.move; i++) await continueMoves(createDb(env.DB), env);
-    expect((await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data).toMatchObject({ shard: other, move: null });
-    expect((await admin.DELETE("/admin/accounts/{account_id}/api-users/{username}/", { params: { path: { account_id: accountId, username: processorName } } })).response.status).toBe(204);
+    for (let i = 0; i < 10 && (await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.move; i++)
+      await continueMoves(createDb(env.DB), env);
+    expect((await admin.GET("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data).toMatchObject({
+      shard: other,
+      move: null,
+    });
+    expect(
+      (await admin.DELETE("/admin/accounts/{account_id}/api-users/{username}/", { params: { path: { account_id: accountId, username: processorName } } }))
+        .response.status,
+    ).toBe(204);
     expect((await api.GET("/v1/counterparties/", {})).response.status).toBe(401);
-    expect((await admin.DELETE("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.detail).toBe("The account is being erased.");
+    expect((await admin.DELETE("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } } })).data!.detail).toBe(
+      "The account is being erased.",
+    );
 
     expect([...called].sort()).toEqual([...documented].sort());
   });
@@ -149,7 +177,9 @@ describe("a client generated from /openapi.json", () => {
   it("sends an Idempotency-Key on every POST, so a retried call is answered once", async () => {
     const admin = createPaymentsClient({ baseUrl: BASE, auth: { token: env.ADMIN_TOKEN! }, fetch: send, idempotencyKey: () => "fixed-key-for-this-test" });
     const account = (await admin.POST("/admin/accounts/", { body: { name: unique("idem") } })).data!;
-    const user = (await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })).data!;
+    const user = (
+      await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })
+    ).data!;
     const key = unique("key");
     const api = createPaymentsClient({ baseUrl: BASE, auth: { username: user.username, password: user.password }, fetch: send, idempotencyKey: () => key });
     const body = { internal_id: unique("b"), type: "buyer" as const, name: "Once" };
@@ -163,10 +193,13 @@ describe("a client generated from /openapi.json", () => {
   it("follows next through every page of a list", async () => {
     const admin = createPaymentsClient({ baseUrl: BASE, auth: { token: env.ADMIN_TOKEN! }, fetch: send });
     const account = (await admin.POST("/admin/accounts/", { body: { name: unique("pages") } })).data!;
-    const user = (await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })).data!;
+    const user = (
+      await admin.POST("/admin/accounts/{account_id}/api-users/", { params: { path: { account_id: account.id } }, body: { username: unique("u") } })
+    ).data!;
     const api = createPaymentsClient({ baseUrl: BASE, auth: { username: user.username, password: user.password }, fetch: send });
     const made: string[] = [];
-    for (let i = 0; i < 7; i++) made.push((await api.POST("/v1/counterparties/", { body: { internal_id: `p-${i}`, type: "supplier", name: `S${i}` } })).data!.id);
+    for (let i = 0; i < 7; i++)
+      made.push((await api.POST("/v1/counterparties/", { body: { internal_id: `p-${i}`, type: "supplier", name: `S${i}` } })).data!.id);
     const seen: string[] = [];
     for await (const row of api.each("/v1/counterparties/", { params: { query: { page_size: 3 } } })) seen.push(row.id);
     expect(seen).toEqual(made);

@@ -20,10 +20,25 @@ describe("the console's search box", () => {
   const northwind = { id: "cpty_n", name: "Northwind Paper", internal_id: "SUP-001", type: "supplier" };
   const acme = { id: "cpty_a", name: "Acme Retail", internal_id: "BUY-001", type: "buyer" };
   it.each([
-    ["an invoice number", "INV-1", { invoices: [{ id: "inv_1", invoice_number: "INV-1" }], byInternalId: [], counterparties: [northwind, acme] }, ["/invoices/inv_1"]],
+    [
+      "an invoice number",
+      "INV-1",
+      { invoices: [{ id: "inv_1", invoice_number: "INV-1" }], byInternalId: [], counterparties: [northwind, acme] },
+      ["/invoices/inv_1"],
+    ],
     ["a name, any case, in part", "northwind", { invoices: [], byInternalId: [], counterparties: [northwind, acme] }, ["/counterparties/cpty_n"]],
-    ["an internal id, once though its name matches too", "SUP-001", { invoices: [], byInternalId: [northwind], counterparties: [{ ...northwind, name: "SUP-001 Ltd" }] }, ["/counterparties/cpty_n"]],
-    ["several things", "a", { invoices: [{ id: "inv_a", invoice_number: "a" }], byInternalId: [], counterparties: [northwind, acme] }, ["/invoices/inv_a", "/counterparties/cpty_n", "/counterparties/cpty_a"]],
+    [
+      "an internal id, once though its name matches too",
+      "SUP-001",
+      { invoices: [], byInternalId: [northwind], counterparties: [{ ...northwind, name: "SUP-001 Ltd" }] },
+      ["/counterparties/cpty_n"],
+    ],
+    [
+      "several things",
+      "a",
+      { invoices: [{ id: "inv_a", invoice_number: "a" }], byInternalId: [], counterparties: [northwind, acme] },
+      ["/invoices/inv_a", "/counterparties/cpty_n", "/counterparties/cpty_a"],
+    ],
     ["nothing", "zebra", { invoices: [], byInternalId: [], counterparties: [northwind, acme] }, []],
   ])("matches %s", (_name, text, found, paths) => {
     expect(matchText(text, found).map((match) => match.path)).toEqual(paths);
@@ -38,7 +53,8 @@ describe("how the console shows values", () => {
   });
 
   it("decodes a form body field by field, and leaves JSON alone", () => {
-    const body = "object_type=payment&object_id=pmt_1&invoice_ids=inv_1&invoice_ids=inv_2&refund_reason=&payment_events=%5B%7B%22id%22%3A%22pev_1%22%7D%5D&note=a+b%26c";
+    const body =
+      "object_type=payment&object_id=pmt_1&invoice_ids=inv_1&invoice_ids=inv_2&refund_reason=&payment_events=%5B%7B%22id%22%3A%22pev_1%22%7D%5D&note=a+b%26c";
     expect(formFields(body, "application/x-www-form-urlencoded")).toEqual([
       ["object_type", "payment"],
       ["object_id", "pmt_1"],

@@ -24,12 +24,15 @@ type Row = Record<string, unknown>;
  */
 async function schemaOf(d1: D1Database) {
   const { results: objects } = await d1
-    .prepare("select type, name, tbl_name, sql from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type, name")
+    .prepare(
+      "select type, name, tbl_name, sql from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type, name",
+    )
     .all<{ type: string; name: string; tbl_name: string; sql: string | null }>();
   const all = async (sql: string) => (await d1.prepare(sql).all<Row>()).results;
   const tables: Record<string, unknown> = {};
   for (const table of objects.filter((object) => object.type === "table")) {
-    const byName = (rows: Row[]) => rows.map(({ cid: _cid, seq: _seq, id: _id, ...rest }) => rest).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+    const byName = (rows: Row[]) =>
+      rows.map(({ cid: _cid, seq: _seq, id: _id, ...rest }) => rest).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
     const indexes = await all(`pragma index_list(\`${table.name}\`)`);
     tables[table.name] = {
       columns: byName(await all(`pragma table_xinfo(\`${table.name}\`)`)),
@@ -38,13 +41,18 @@ async function schemaOf(d1: D1Database) {
       keys: await Promise.all(
         indexes
           .filter((index) => index.origin !== "c")
-          .map(async (index) => ({ origin: index.origin, unique: index.unique, columns: (await all(`pragma index_info(\`${index.name}\`)`)).map((column) => column.name) })),
+          .map(async (index) => ({
+            origin: index.origin,
+            unique: index.unique,
+            columns: (await all(`pragma index_info(\`${index.name}\`)`)).map((column) => column.name),
+          })),
       ),
       withoutRowid: /\)\s*WITHOUT ROWID\s*$/i.test(table.sql ?? ""),
     };
   }
   const text = (sql: string | null) => (sql ?? "").replace(/\s+/g, " ").trim();
-  const named = (type: string) => Object.fromEntries(objects.filter((object) => object.type === type).map((object) => [object.name, { table: object.tbl_name, sql: text(object.sql) }]));
+  const named = (type: string) =>
+    Object.fromEntries(objects.filter((object) => object.type === type).map((object) => [object.name, { table: object.tbl_name, sql: text(object.sql) }]));
   return { tables, indexes: named("index"), triggers: named("trigger"), views: named("view") };
 }
 
@@ -56,7 +64,11 @@ describe("the baseline migrations", () => {
     expect(env.MIGRATIONS_SHARD.map((migration) => migration.name)).toEqual(["0000_shard.sql", "0001_move_triggers.sql"]);
     const stepped = await schemaOf(env.STEPPED_SHARD);
     const baseline = await schemaOf(env.BASELINE_SHARD);
-    expect(Object.keys(stepped.triggers).filter((name) => DEPLOY_WINDOW_GUARDS.includes(name)).sort()).toEqual(DEPLOY_WINDOW_GUARDS);
+    expect(
+      Object.keys(stepped.triggers)
+        .filter((name) => DEPLOY_WINDOW_GUARDS.includes(name))
+        .sort(),
+    ).toEqual(DEPLOY_WINDOW_GUARDS);
     for (const guard of DEPLOY_WINDOW_GUARDS) delete stepped.triggers[guard];
     expect(Object.keys(baseline.tables)).toHaveLength(16);
     expect(Object.keys(baseline.triggers)).toHaveLength(39);
@@ -82,7 +94,13 @@ describe("the baseline migrations", () => {
     type Schema = Awaited<ReturnType<typeof schemaOf>>;
     const changes: [string[], (schema: Schema) => unknown][] = [
       // Rebuilt with a rowid
-      [["drop table list_counts", env.MIGRATIONS_SHARD[0]!.queries.find((query) => query.includes("CREATE TABLE `list_counts`"))!.replace(/\)\s*WITHOUT ROWID/, ")")], (schema) => schema.tables.list_counts],
+      [
+        [
+          "drop table list_counts",
+          env.MIGRATIONS_SHARD[0]!.queries.find((query) => query.includes("CREATE TABLE `list_counts`"))!.replace(/\)\s*WITHOUT ROWID/, ")"),
+        ],
+        (schema) => schema.tables.list_counts,
+      ],
       // A default changed
       [["drop table sweep_marks", create.replace(/integer NOT NULL/, "integer DEFAULT 0 NOT NULL")], (schema) => schema.tables.sweep_marks],
       // An index over other columns

@@ -22,7 +22,10 @@ describe("the D1 tally behind SERVER_TIMING", () => {
     await d1.exec("create table tally_probe (id integer primary key, name text unique)");
     try {
       const { db, tally } = countingD1(d1);
-      await db.batch([db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID()), db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID())]);
+      await db.batch([
+        db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID()),
+        db.prepare("insert into tally_probe (name) values (?)").bind(crypto.randomUUID()),
+      ]);
       await db.prepare("delete from tally_probe").run();
       expect(tally.writtenByTable.tally_probe).toBe(tally.rowsWritten);
       expect(tally.rowsWritten).toBeGreaterThanOrEqual(4); // two rows, each with its unique index entry

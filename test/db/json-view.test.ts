@@ -19,7 +19,19 @@ describe("a view made by SQL equals the same view made in JS", () => {
     const supplier = await makeCounterparty(client, "supplier");
     const db = createDb(await shardD1(account.id));
     const id = `inv_view${crypto.randomUUID().replaceAll("-", "")}`;
-    await db.insert(invoices).values({ id, accountId: account.id, invoiceNumber: text, buyerId: buyer.id, supplierId: supplier.id, amountCents: at % 1_000_000_007, currency: "USD", createdAt: at, updatedAt: at + 1 });
+    await db
+      .insert(invoices)
+      .values({
+        id,
+        accountId: account.id,
+        invoiceNumber: text,
+        buyerId: buyer.id,
+        supplierId: supplier.id,
+        amountCents: at % 1_000_000_007,
+        currency: "USD",
+        createdAt: at,
+        updatedAt: at + 1,
+      });
     const [row] = await db.select({ row: invoices, json: invoiceView.json }).from(invoices).where(eq(invoices.id, id));
     expect(JSON.parse(row!.json)).toStrictEqual(invoiceView.of(row!.row));
     expect(invoiceView.of(row!.row).created).toBe(new Date(at).toISOString());
@@ -29,7 +41,17 @@ describe("a view made by SQL equals the same view made in JS", () => {
     const { account } = await makeTenant();
     const db = createDb(await shardD1(account.id));
     const id = `cpty_view${crypto.randomUUID().replaceAll("-", "")}`;
-    await db.insert(counterparties).values({ id, accountId: account.id, internalId: `${text}-${id}`, type: "supplier", name: text, createdAt: 1_700_000_000_001, updatedAt: 1_700_000_000_999 });
+    await db
+      .insert(counterparties)
+      .values({
+        id,
+        accountId: account.id,
+        internalId: `${text}-${id}`,
+        type: "supplier",
+        name: text,
+        createdAt: 1_700_000_000_001,
+        updatedAt: 1_700_000_000_999,
+      });
     const [row] = await db.select({ row: counterparties, json: counterpartyView.json }).from(counterparties).where(eq(counterparties.id, id));
     expect(JSON.parse(row!.json)).toStrictEqual(counterpartyView.of(row!.row));
   });
@@ -38,7 +60,10 @@ describe("a view made by SQL equals the same view made in JS", () => {
     const { client } = await makeTenant();
     const buyer = await makeCounterparty(client, "buyer");
     const supplier = await makeCounterparty(client, "supplier");
-    const created = await call("POST", "/v1/invoices/", { headers: client.headers, body: { invoice_number: 'INV "\n🙂', buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 12345, currency: "EUR" } });
+    const created = await call("POST", "/v1/invoices/", {
+      headers: client.headers,
+      body: { invoice_number: 'INV "\n🙂', buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 12345, currency: "EUR" },
+    });
     const list = await call("GET", "/v1/invoices/", { headers: client.headers });
     expect(list.headers.get("content-type")).toMatch(/^application\/json/);
     // The detail adds the payment that covers the invoice (none here); the rest is the list's row.

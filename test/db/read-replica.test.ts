@@ -57,12 +57,25 @@ describe("API requests on a lagging read replica", () => {
   it("read the feed at the primary, which the feed's route asks for itself: every delivery made so far, though the replica has none", async () => {
     const { api, tenant } = onReplica();
     const { client } = await tenant();
-    const made = await api("POST", "/v1/webhooks/", client.headers, { event: "payment.changed", url: "http://127.0.0.1:9/hooks", content_type: "application/json", username: "hook", password: "hook-pass" });
+    const made = await api("POST", "/v1/webhooks/", client.headers, {
+      event: "payment.changed",
+      url: "http://127.0.0.1:9/hooks",
+      content_type: "application/json",
+      username: "hook",
+      password: "hook-pass",
+    });
     expect((await api("PATCH", `/v1/webhooks/${made.json.id}/`, client.headers, { is_active: false })).status).toBe(200);
     const buyer = (await api("POST", "/v1/counterparties/", client.headers, counterparty("Buyer"))).json;
     const supplier = (await api("POST", "/v1/counterparties/", client.headers, { ...counterparty("Supplier"), type: "supplier" })).json;
-    const invoice = (await api("POST", "/v1/invoices/", client.headers, { invoice_number: unique("INV"), buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 })).json;
-    const paid = await api("POST", "/v2/payments/", client.headers, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" });
+    const invoice = (
+      await api("POST", "/v1/invoices/", client.headers, { invoice_number: unique("INV"), buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 })
+    ).json;
+    const paid = await api("POST", "/v2/payments/", client.headers, {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: [invoice.id],
+      payment_method: "ach",
+    });
     expect(paid.status).toBe(201);
     // The delivery log, read with no bookmark, may come from the replica: it has not even the subscription yet.
     expect((await api("GET", `/v1/webhooks/${made.json.id}/deliveries/`, client.headers)).status).toBe(404);
@@ -110,7 +123,12 @@ describe("API requests on a lagging read replica", () => {
     };
     const made: string[] = [];
     for (let round = 0; round < 6; round++) {
-      const invoice = await api("POST", "/v1/invoices/", client.headers, { invoice_number: unique("INV"), buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 });
+      const invoice = await api("POST", "/v1/invoices/", client.headers, {
+        invoice_number: unique("INV"),
+        buyer_id: buyer.id,
+        supplier_id: supplier.id,
+        amount_cents: 100,
+      });
       const payment = await api("POST", "/v2/payments/", client.headers, {
         originating_counterparty_id: buyer.id,
         receiving_counterparty_id: supplier.id,
@@ -158,7 +176,10 @@ describe("Payments-Bookmark sent back", () => {
     ];
     const readsBefore = replica.state.replicaReads + replica.state.primaryReads;
     for (const [name, header, detail] of cases) {
-      for (const [method, path, body] of [["GET", "/v1/counterparties/"], ["POST", "/v1/counterparties/", counterparty("Refused")]] as const) {
+      for (const [method, path, body] of [
+        ["GET", "/v1/counterparties/"],
+        ["POST", "/v1/counterparties/", counterparty("Refused")],
+      ] as const) {
         const res = await api(method, path, { ...mine.client.headers, [BOOKMARK]: header }, body);
         expect([name, method, res.status, res.json]).toEqual([name, method, 400, detail]);
       }

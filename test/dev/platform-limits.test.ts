@@ -4,7 +4,14 @@ import { CLOUDFLARE, InvocationBudget, PlatformLimitError } from "../../src/dev/
 import { limitedD1, limitedEnv, writes } from "../../src/dev/limited-bindings";
 import { widestFunctionCall } from "../../src/dev/sql-functions";
 import { withinLimits } from "../../src/dev/within-limits";
-import { D1_MAX_FUNCTION_ARGUMENTS, D1_MAX_RESULT_BYTES, D1_MAX_VALUE_BYTES, D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS, SUBREQUESTS_PER_INVOCATION } from "../../src/lib/platform-limits";
+import {
+  D1_MAX_FUNCTION_ARGUMENTS,
+  D1_MAX_RESULT_BYTES,
+  D1_MAX_VALUE_BYTES,
+  D1_QUERIES_PER_INVOCATION,
+  SIMULTANEOUS_CONNECTIONS,
+  SUBREQUESTS_PER_INVOCATION,
+} from "../../src/lib/platform-limits";
 import { call, makeTenant } from "../helpers/api";
 
 const args = (n: number) => Array.from({ length: n }, (_, i) => `?${i + 1}`).join(", ");
@@ -72,15 +79,32 @@ describe("the development layer bites at each of Cloudflare's limits", () => {
     const d1 = limitedD1(env.DB, new InvocationBudget());
     expect(await d1.prepare("select length(?) as n").bind("x".repeat(D1_MAX_VALUE_BYTES)).first("n")).toBe(D1_MAX_VALUE_BYTES);
     expect(() => d1.prepare("select length(?) as n").bind("x".repeat(D1_MAX_VALUE_BYTES + 1))).toThrow(PlatformLimitError);
-    expect(await env.DB.prepare("select length(?) as n").bind("x".repeat(D1_MAX_VALUE_BYTES + 1)).first("n")).toBe(D1_MAX_VALUE_BYTES + 1);
+    expect(
+      await env.DB.prepare("select length(?) as n")
+        .bind("x".repeat(D1_MAX_VALUE_BYTES + 1))
+        .first("n"),
+    ).toBe(D1_MAX_VALUE_BYTES + 1);
   });
 
   it(`refuses a SQL function of more than ${D1_MAX_FUNCTION_ARGUMENTS} arguments, which local D1 would run`, async () => {
     const d1 = limitedD1(env.DB, new InvocationBudget());
     const values = (n: number) => Array.from({ length: n }, (_, i) => i);
-    expect(JSON.parse((await d1.prepare(`select json_array(${args(32)}) as a`).bind(...values(32)).first<string>("a"))!)).toEqual(values(32));
+    expect(
+      JSON.parse(
+        (await d1
+          .prepare(`select json_array(${args(32)}) as a`)
+          .bind(...values(32))
+          .first<string>("a"))!,
+      ),
+    ).toEqual(values(32));
     expect(() => d1.prepare(`select json_array(${args(33)}) as a`)).toThrow(PlatformLimitError);
-    expect(JSON.parse((await env.DB.prepare(`select json_array(${args(33)}) as a`).bind(...values(33)).first<string>("a"))!)).toEqual(values(33));
+    expect(
+      JSON.parse(
+        (await env.DB.prepare(`select json_array(${args(33)}) as a`)
+          .bind(...values(33))
+          .first<string>("a"))!,
+      ),
+    ).toEqual(values(33));
   });
 
   it(`refuses a D1 result over ${D1_MAX_RESULT_BYTES / 1e6} MB`, async () => {
@@ -117,7 +141,12 @@ describe("the development layer bites at each of Cloudflare's limits", () => {
     ["the binding itself (the consumer, the cron): the primary", null, ["select 1", "select 1"], [false, false]],
     ["a first-primary session: its first read the primary, later reads a replica", "first-primary", ["select 1", "select 1", "select 1"], [false, true, true]],
     ["a first-unconstrained session: every read a replica", "first-unconstrained", ["select 1", "select 1"], [true, true]],
-    ["a write: the primary in any session", "first-unconstrained", ["insert into auth_failures (key, window_start, failures) values ('platform-limits-test', 0, 1) on conflict do nothing", "select 1"], [false, true]],
+    [
+      "a write: the primary in any session",
+      "first-unconstrained",
+      ["insert into auth_failures (key, window_start, failures) values ('platform-limits-test', 0, 1) on conflict do nothing", "select 1"],
+      [false, true],
+    ],
   ])("counts the round trips a read replica may serve: %s", async (_name, constraint, sqls, replica) => {
     const budget = new InvocationBudget();
     const d1 = limitedD1(env.DB, budget);

@@ -5,7 +5,15 @@ import { existsSync } from "node:fs";
 import { chromium } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 const MISSING = `no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH) to run the browser tests`;
 
 /** For `it(name, { skip: noBrowser }, …)`: the reason to skip, or false. */

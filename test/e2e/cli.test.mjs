@@ -44,12 +44,26 @@ describe("packages/cli against npm start", () => {
     });
     return { status: res.status, json: await res.json().catch(() => null) };
   };
-  const env = (user, extra = {}) => ({ ...process.env, PAYMENTS_API_URL: service.base, PAYMENTS_API_USERNAME: user.username, PAYMENTS_API_PASSWORD: user.password, ...extra });
+  const env = (user, extra = {}) => ({
+    ...process.env,
+    PAYMENTS_API_URL: service.base,
+    PAYMENTS_API_USERNAME: user.username,
+    PAYMENTS_API_PASSWORD: user.password,
+    ...extra,
+  });
   const cli = (args, user = client, extra = {}) => run(process.execPath, [CLI, ...args], { env: env(user, extra) });
 
   /** A paused subscription: nothing is pushed, the feed has everything (a pull-only subscription). */
   async function pullOnly(fields = {}) {
-    const res = await api(client, "POST", "/v1/webhooks/", { event: "payment.changed", url: "https://hooks.example.com/never", content_type: "application/json", ...HOOK, payment_status: true, is_active: false, ...fields });
+    const res = await api(client, "POST", "/v1/webhooks/", {
+      event: "payment.changed",
+      url: "https://hooks.example.com/never",
+      content_type: "application/json",
+      ...HOOK,
+      payment_status: true,
+      is_active: false,
+      ...fields,
+    });
     assert.equal(res.status, 201, JSON.stringify(res.json));
     return res.json;
   }
@@ -61,7 +75,10 @@ describe("packages/cli against npm start", () => {
   }
 
   function startListener(subscription, forwardTo) {
-    const child = spawn(process.execPath, [CLI, "listen", "--subscription", subscription.id, "--forward-to", forwardTo, "--limit", "5"], { env: env(client), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "listen", "--subscription", subscription.id, "--forward-to", forwardTo, "--limit", "5"], {
+      env: env(client),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (chunk) => (output += chunk));
     child.stderr.on("data", (chunk) => (output += chunk));
@@ -81,8 +98,18 @@ describe("packages/cli against npm start", () => {
     for (let i = 0; i < n; i += 5) {
       await Promise.all(
         Array.from({ length: Math.min(5, n - i) }, async () => {
-          const invoice = await api(client, "POST", "/v1/invoices/", { invoice_number: `CLI-${crypto.randomUUID()}`, buyer_id: "cpty_demoBuyerAcme00000001", supplier_id: "cpty_demoSupplierNorthwind1", amount_cents: 100 });
-          const payment = await api(client, "POST", "/v2/payments/", { originating_counterparty_id: "cpty_demoBuyerAcme00000001", receiving_counterparty_id: "cpty_demoSupplierNorthwind1", invoice_ids: [invoice.json.id], payment_method: "ach" });
+          const invoice = await api(client, "POST", "/v1/invoices/", {
+            invoice_number: `CLI-${crypto.randomUUID()}`,
+            buyer_id: "cpty_demoBuyerAcme00000001",
+            supplier_id: "cpty_demoSupplierNorthwind1",
+            amount_cents: 100,
+          });
+          const payment = await api(client, "POST", "/v2/payments/", {
+            originating_counterparty_id: "cpty_demoBuyerAcme00000001",
+            receiving_counterparty_id: "cpty_demoSupplierNorthwind1",
+            invoice_ids: [invoice.json.id],
+            payment_method: "ach",
+          });
           assert.equal(payment.status, 201, JSON.stringify(payment.json));
         }),
       );
@@ -112,7 +139,10 @@ describe("packages/cli against npm start", () => {
     // Counted once the listener has stopped: a duplicate could come from nowhere else.
     const got = box.got();
     const sequences = got.map((entry) => Number(entry.headers["hook-sequence"])).sort((a, b) => a - b);
-    assert.deepEqual(sequences, Array.from({ length: N }, (_, i) => i + 1));
+    assert.deepEqual(
+      sequences,
+      Array.from({ length: N }, (_, i) => i + 1),
+    );
     assert.ok(before < N, "the listener was stopped mid-burst");
     for (const entry of got) assert.deepEqual(entry.verified, { basic: true, hmac: true, standard: true, kit: true });
     assert.match(second.output(), /#\d+ payment\.changed pmt_[\w-]+ -> 200/);
@@ -128,7 +158,9 @@ describe("packages/cli against npm start", () => {
     const wrongPassword = await cli(["listen", "--subscription", crypto.randomUUID(), "--forward-to", "http://127.0.0.1:9/"], { ...client, password: "wrong" });
     assert.equal(wrongPassword.code, 1);
     assert.match(wrongPassword.stderr, /refused the credentials of "demo-client" \(401\)/);
-    const down = await cli(["listen", "--subscription", "x", "--forward-to", "http://127.0.0.1:9/"], client, { PAYMENTS_API_URL: `http://127.0.0.1:${await freePort()}` });
+    const down = await cli(["listen", "--subscription", "x", "--forward-to", "http://127.0.0.1:9/"], client, {
+      PAYMENTS_API_URL: `http://127.0.0.1:${await freePort()}`,
+    });
     assert.equal(down.code, 1);
     assert.match(down.stderr, /Cannot reach the service at http:\/\/127\.0\.0\.1:\d+ \(connection refused/);
     const noCredentials = await run(process.execPath, [CLI, "trigger"], { env: { ...process.env, PAYMENTS_API_USERNAME: "", PAYMENTS_API_PASSWORD: "" } });
@@ -171,7 +203,10 @@ describe("packages/cli against npm start", () => {
     assert.match(asClient.stderr, /Only a processor records payment events/);
 
     const feed = await api(client, "GET", `/v1/webhooks/${subscription.id}/feed/?signed=true`);
-    assert.deepEqual(feed.json.results.map((item) => JSON.parse(item.body).payment_status), ["pending", "in-progress", "settled"]);
+    assert.deepEqual(
+      feed.json.results.map((item) => JSON.parse(item.body).payment_status),
+      ["pending", "in-progress", "settled"],
+    );
     const saved = join(scratch, "delivery.json");
     writeFileSync(saved, JSON.stringify(feed.json.results.at(-1)));
     const good = await cli(["verify", saved, "--secret", subscription.secret, "--hook-username", HOOK.username, "--hook-password", HOOK.password]);
@@ -188,24 +223,47 @@ describe("packages/cli against npm start", () => {
 
   it("npm run receiver -- --subscription <id> reads the subscription's secret and credentials through the API and verifies its deliveries", async () => {
     const port = await freePort();
-    const made = await api(client, "POST", "/v1/webhooks/", { event: "payment.changed", url: `http://127.0.0.1:${port}/hooks`, content_type: "application/json", ...HOOK, payment_status: true });
+    const made = await api(client, "POST", "/v1/webhooks/", {
+      event: "payment.changed",
+      url: `http://127.0.0.1:${port}/hooks`,
+      content_type: "application/json",
+      ...HOOK,
+      payment_status: true,
+    });
     assert.equal(made.status, 201, JSON.stringify(made.json));
-    const receiverProcess = spawn(process.execPath, [join(ROOT, "tools/receiver/index.mjs"), "--subscription", made.json.id], { cwd: scratch, env: env(client, { RECEIVER_PORT: String(port) }), stdio: ["ignore", "pipe", "pipe"] });
+    const receiverProcess = spawn(process.execPath, [join(ROOT, "tools/receiver/index.mjs"), "--subscription", made.json.id], {
+      cwd: scratch,
+      env: env(client, { RECEIVER_PORT: String(port) }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let printed = "";
     receiverProcess.stdout.on("data", (chunk) => (printed += chunk));
     receiverProcess.stderr.on("data", (chunk) => (printed += chunk));
     try {
       await until(() => printed.includes("Receiving webhooks at"), `the receiver to start; it printed: ${printed}`);
       assert.match(printed, new RegExp(`Verifying against subscription ${made.json.id}`));
-      const event = await api(processor, "POST", "/v2/payments/pmt_demoPaymentInProgress1/events/", { event_code: "PU15", description: "Trace received", instrument_number: "TRACE-R" });
+      const event = await api(processor, "POST", "/v2/payments/pmt_demoPaymentInProgress1/events/", {
+        event_code: "PU15",
+        description: "Trace received",
+        instrument_number: "TRACE-R",
+      });
       assert.equal(event.status, 201);
-      await until(() => /payment\.changed delivery \S+ -> 200 \(basic ok, hmac ok, standard ok, kit ok\)/.test(printed), `a verified delivery; the receiver printed: ${printed}`);
+      await until(
+        () => /payment\.changed delivery \S+ -> 200 \(basic ok, hmac ok, standard ok, kit ok\)/.test(printed),
+        `a verified delivery; the receiver printed: ${printed}`,
+      );
     } finally {
       receiverProcess.kill();
     }
     // An unknown subscription: one line, exit 1.
-    const unknown = await run(process.execPath, [join(ROOT, "tools/receiver/index.mjs"), "--subscription", "00000000-0000-4000-8000-000000000000"], { cwd: scratch, env: env(client, { RECEIVER_PORT: String(await freePort()) }) });
+    const unknown = await run(process.execPath, [join(ROOT, "tools/receiver/index.mjs"), "--subscription", "00000000-0000-4000-8000-000000000000"], {
+      cwd: scratch,
+      env: env(client, { RECEIVER_PORT: String(await freePort()) }),
+    });
     assert.equal(unknown.code, 1);
-    assert.match(unknown.stderr, /^npm run receiver: cannot read subscription 00000000-0000-4000-8000-000000000000: GET \/v1\/webhooks\/00000000-0000-4000-8000-000000000000\/ as demo-client answered 404/);
+    assert.match(
+      unknown.stderr,
+      /^npm run receiver: cannot read subscription 00000000-0000-4000-8000-000000000000: GET \/v1\/webhooks\/00000000-0000-4000-8000-000000000000\/ as demo-client answered 404/,
+    );
   });
 });

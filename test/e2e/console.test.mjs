@@ -106,7 +106,11 @@ describe("the console", { skip: noBrowser }, () => {
 
     // A test delivery arrives, signed: the standardwebhooks library verifies it with the secret shown.
     await page.getByRole("button", { name: "Send test delivery" }).click();
-    const [test] = await until(() => receiver.got, (got) => got.length >= 1, "the test delivery");
+    const [test] = await until(
+      () => receiver.got,
+      (got) => got.length >= 1,
+      "the test delivery",
+    );
     const verified = new Webhook(secret).verify(test.body, test.headers);
     assert.equal(verified.test, true);
     assert.match(verified.object_id, /^pmt_/);
@@ -119,10 +123,18 @@ describe("the console", { skip: noBrowser }, () => {
     receiver.mode.status = 410;
     const processor = { authorization: `Basic ${btoa(`demo-processor:${service.vars.DEMO_PROCESSOR_PASSWORD}`)}`, "content-type": "application/json" };
     const paymentId = "pmt_demoPaymentPending0001";
-    const event = await fetch(`${service.base}/v2/payments/${paymentId}/events/`, { method: "POST", headers: processor, body: JSON.stringify({ event_code: "PU10", description: "Sent to the bank", status: "in-progress" }) });
+    const event = await fetch(`${service.base}/v2/payments/${paymentId}/events/`, {
+      method: "POST",
+      headers: processor,
+      body: JSON.stringify({ event_code: "PU10", description: "Sent to the bank", status: "in-progress" }),
+    });
     assert.equal(event.status, 201);
     const eventId = (await event.json()).id;
-    await until(() => receiver.got, (got) => got.length >= 2, "the failing attempt");
+    await until(
+      () => receiver.got,
+      (got) => got.length >= 2,
+      "the failing attempt",
+    );
     await until(
       async () => {
         await page.getByRole("button", { name: "Refresh" }).click();
@@ -131,7 +143,12 @@ describe("the console", { skip: noBrowser }, () => {
       (n) => n >= 1,
       "the failed delivery in the log",
     );
-    await page.locator("tbody tr", { has: page.locator(".badge", { hasText: "failed" }) }).first().getByRole("link").first().click();
+    await page
+      .locator("tbody tr", { has: page.locator(".badge", { hasText: "failed" }) })
+      .first()
+      .getByRole("link")
+      .first()
+      .click();
     await page.getByRole("heading", { name: "Delivery" }).waitFor();
     await shot(page, "failed-delivery");
     await page.locator(".timeline").getByText("HTTP 410").first().waitFor();
@@ -146,7 +163,11 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("status").filter({ hasText: "Resumed." }).waitFor();
     await page.getByRole("button", { name: "Recover", exact: true }).click();
     await page.getByRole("status").filter({ hasText: "1 delivery recovered and queued." }).waitFor();
-    const resent = await until(() => receiver.got, (got) => got.length >= 3, "the recovered delivery");
+    const resent = await until(
+      () => receiver.got,
+      (got) => got.length >= 3,
+      "the recovered delivery",
+    );
     assert.equal(resent[2].headers["webhook-id"], resent[1].headers["webhook-id"]);
     assert.equal(resent[2].body, resent[1].body);
     await until(
@@ -183,7 +204,11 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("button", { name: "Rotate secret" }).click();
     await page.getByRole("status").filter({ hasText: "Secret rotated." }).waitFor();
     await page.getByRole("button", { name: "Show signing secret" }).click();
-    const rotated = await until(async () => (await page.locator(".secret code").first().textContent()).trim(), (text) => text !== secret, "the new secret");
+    const rotated = await until(
+      async () => (await page.locator(".secret code").first().textContent()).trim(),
+      (text) => text !== secret,
+      "the new secret",
+    );
     assert.match(rotated, /^whsec_/);
     page.once("dialog", (dialog) => dialog.accept());
     await page.getByRole("button", { name: "Delete" }).click();
@@ -199,7 +224,15 @@ describe("the console", { skip: noBrowser }, () => {
     const made = await fetch(`${service.base}/v1/webhooks/`, {
       method: "POST",
       headers: client,
-      body: JSON.stringify({ event: "payment.changed", url: receiver.url, content_type: "application/x-www-form-urlencoded", username: "hook-user", password: "hook-pass-123", invoice_ids: true, payment_events: true }),
+      body: JSON.stringify({
+        event: "payment.changed",
+        url: receiver.url,
+        content_type: "application/x-www-form-urlencoded",
+        username: "hook-user",
+        password: "hook-pass-123",
+        invoice_ids: true,
+        payment_events: true,
+      }),
     });
     const subscriptionId = (await made.json()).id;
     const test = await (await fetch(`${service.base}/v1/webhooks/${subscriptionId}/test/`, { method: "POST", headers: client })).json();
@@ -259,7 +292,11 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByLabel("Invoice number").fill("INV-1005");
     await page.getByRole("button", { name: "Find" }).click();
     await page.waitForURL(/#\/invoices\?invoice_number=INV-1005$/);
-    await until(() => page.locator("tbody tr").allTextContents(), (rows) => rows.length === 1 && rows[0].includes("INV-1005"), "only INV-1005");
+    await until(
+      () => page.locator("tbody tr").allTextContents(),
+      (rows) => rows.length === 1 && rows[0].includes("INV-1005"),
+      "only INV-1005",
+    );
 
     // By an invoice number, and by a counterparty's name: one match goes to its page.
     await search("INV-1005");
@@ -283,14 +320,25 @@ describe("the console", { skip: noBrowser }, () => {
       fetch(`${service.base}/v1/webhooks/`, {
         method: "POST",
         headers: client,
-        body: JSON.stringify({ event: "payment.changed", url: receiver.url, content_type: "application/json", username: "hook-user", password: "hook-pass-123", ...fields }),
+        body: JSON.stringify({
+          event: "payment.changed",
+          url: receiver.url,
+          content_type: "application/json",
+          username: "hook-user",
+          password: "hook-pass-123",
+          ...fields,
+        }),
       }).then((res) => res.json());
     const paused = await hook({ is_active: false, description: "paused with filters", filters: { status: ["in-progress", "settled"] } });
     const health = await hook({ event: "subscription.health", description: "health events" });
     const processor = { authorization: `Basic ${btoa(`demo-processor:${service.vars.DEMO_PROCESSOR_PASSWORD}`)}`, "content-type": "application/json" };
     // Two changes after which the payment is in progress: held, numbered 1 and 2.
     for (const code of ["PU15", "PU16"]) {
-      const res = await fetch(`${service.base}/v2/payments/pmt_demoPaymentInProgress1/events/`, { method: "POST", headers: processor, body: JSON.stringify({ event_code: code, description: code }) });
+      const res = await fetch(`${service.base}/v2/payments/pmt_demoPaymentInProgress1/events/`, {
+        method: "POST",
+        headers: processor,
+        body: JSON.stringify({ event_code: code, description: code }),
+      });
       assert.equal(res.status, 201);
     }
     const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
@@ -303,7 +351,11 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByText("2 held").first().waitFor();
     await page.getByText("status in in-progress, settled").waitFor();
     const rows = page.locator(".card:has(#log) tbody tr");
-    await until(() => rows.allTextContents(), (texts) => texts.length === 2 && texts.every((text) => text.includes("held")), "two held deliveries");
+    await until(
+      () => rows.allTextContents(),
+      (texts) => texts.length === 2 && texts.every((text) => text.includes("held")),
+      "two held deliveries",
+    );
     assert.deepEqual(await page.locator(".card:has(#log) tbody td[data-label='Seq.']").allTextContents(), ["2", "1"]);
     page.once("dialog", (dialog) => dialog.accept());
     await page.getByRole("button", { name: "Discard held" }).click();
@@ -336,9 +388,18 @@ describe("the console", { skip: noBrowser }, () => {
     assert.match(publicKey, /^whpk_/);
     await page.getByRole("button", { name: "Send test delivery" }).click();
     const mine = (got) => got.filter((entry) => entry.headers["hook-subscription"] === subscriptionId);
-    const [test] = mine(await until(() => receiver.got, (got) => mine(got).length >= 1, "the Ed25519 test delivery"));
+    const [test] = mine(
+      await until(
+        () => receiver.got,
+        (got) => mine(got).length >= 1,
+        "the Ed25519 test delivery",
+      ),
+    );
     assert.match(test.headers["webhook-signature"], /^v1a,/);
-    assert.deepEqual(await verify({ body: test.body, headers: test.headers, secrets: [publicKey], username: "hook-user", password: "hook-pass-123" }), { ok: true, reason: null });
+    assert.deepEqual(await verify({ body: test.body, headers: test.headers, secrets: [publicKey], username: "hook-user", password: "hook-pass-123" }), {
+      ok: true,
+      reason: null,
+    });
     await page.getByRole("button", { name: "Edit" }).click();
     const signing = page.locator("select[name=signing]");
     assert.equal(await signing.inputValue(), "ed25519");

@@ -12,7 +12,6 @@ import { launchBrowser, noBrowser, openPage } from "./browser.mjs";
 import { freePort, freshCopy, ROOT, run, startNpmStart as startService } from "../../tools/lib/service.mjs";
 const ARTIFACTS = join(ROOT, "artifacts");
 
-
 describe("npm start, as a newcomer runs it", () => {
   let copy;
   let service;
@@ -55,7 +54,11 @@ describe("npm start, as a newcomer runs it", () => {
     const document = await (await fetch(`${service.base}/openapi.json`)).json();
     const file = join(copy.dir, "openapi.json");
     writeFileSync(file, JSON.stringify(document, null, 2));
-    const lint = await run(join(copy.dir, "node_modules/.bin/redocly"), ["lint", `--config=${join(import.meta.dirname, "redocly.yaml")}`, "--format=json", file], { cwd: copy.dir });
+    const lint = await run(
+      join(copy.dir, "node_modules/.bin/redocly"),
+      ["lint", `--config=${join(import.meta.dirname, "redocly.yaml")}`, "--format=json", file],
+      { cwd: copy.dir },
+    );
     const problems = JSON.parse(lint.stdout.slice(lint.stdout.indexOf("{"))).problems;
     const summary = problems.map((p) => `${p.severity} ${p.ruleId} ${p.location?.[0]?.pointer}`);
     // /healthz has no 4xx answer to describe; the rule's one warning is expected there and nowhere else.
@@ -69,7 +72,12 @@ describe("npm start, as a newcomer runs it", () => {
       const refused = await run(process.execPath, ["tools/dev/start.mjs"], { cwd: copy.dir, env: { ...process.env, PORT: second } });
       assert.equal(refused.code, 1);
       assert.equal(refused.stdout, "");
-      assert.match(refused.stderr.trim(), new RegExp(`^npm start: this checkout's service already runs \\(process \\d+, http://127\\.0\\.0\\.1:${port}\\) on its local database; use that one, or stop it first \\(kill \\d+\\)\\.`));
+      assert.match(
+        refused.stderr.trim(),
+        new RegExp(
+          `^npm start: this checkout's service already runs \\(process \\d+, http://127\\.0\\.0\\.1:${port}\\) on its local database; use that one, or stop it first \\(kill \\d+\\)\\.`,
+        ),
+      );
     }
     assert.equal((await fetch(`${service.base}/healthz`)).status, 200);
   });

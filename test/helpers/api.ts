@@ -29,11 +29,7 @@ export function basic(username: string, password: string): string {
  * `waitUntil` work. (SELF.fetch got slower with every call in a file: 10x after a few hundred.)
  * A plain object body is sent as JSON; `bindings` replace the Worker's bindings for this request.
  */
-export async function call(
-  method: string,
-  path: string,
-  options: { body?: unknown; headers?: Record<string, string>; bindings?: Partial<typeof env> } = {},
-) {
+export async function call(method: string, path: string, options: { body?: unknown; headers?: Record<string, string>; bindings?: Partial<typeof env> } = {}) {
   const headers: Record<string, string> = { ...options.headers };
   let body: BodyInit | undefined;
   if (options.body !== undefined) {
@@ -136,9 +132,11 @@ export async function insertInvoiceAt(accountId: string, buyerId: string, suppli
   const ms = Date.parse(createdIso);
   const db = await shardD1(accountId);
   await db.batch([
-    db.prepare(
-      "insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at) values (?, ?, ?, ?, ?, 100, 'USD', ?, ?)",
-    ).bind(id, accountId, invoiceNumber, buyerId, supplierId, ms, ms),
+    db
+      .prepare(
+        "insert into invoices (id, account_id, invoice_number, buyer_id, supplier_id, amount_cents, currency, created_at, updated_at) values (?, ?, ?, ?, ?, 100, 'USD', ?, ?)",
+      )
+      .bind(id, accountId, invoiceNumber, buyerId, supplierId, ms, ms),
     db.prepare("insert into list_counts (account_id, resource, n) values (?, 'invoices', 1) on conflict do update set n = n + 1").bind(accountId),
   ]);
   // What createInvoice's batch also keeps: the time buckets that count created ranges.
@@ -169,7 +167,13 @@ export async function wholeList(path: string, headers: Record<string, string>): 
 /** The Server-Timing header's D1 rows written by table (SERVER_TIMING on); a table it did not write is absent. */
 export function writtenByTable(res: { headers: Headers }): Record<string, number> {
   const listed = /d1-written-by-table;desc="([^"]*)"/.exec(res.headers.get("server-timing") ?? "")?.[1] ?? "";
-  return Object.fromEntries(listed.split(" ").filter(Boolean).map((pair) => pair.split(":")).map(([table, n]) => [table!, Number(n)]));
+  return Object.fromEntries(
+    listed
+      .split(" ")
+      .filter(Boolean)
+      .map((pair) => pair.split(":"))
+      .map(([table, n]) => [table!, Number(n)]),
+  );
 }
 
 /** The Server-Timing header's D1 figures (SERVER_TIMING on): counts, and D1's SQL time in ms. */

@@ -38,7 +38,10 @@ const DAY = 86_400_000;
  */
 export async function ageForRetention(user: User, subscriptionId: string, upTo: number): Promise<void> {
   const shard = await shardD1(user.accountId);
-  await shard.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = created_at - ?1 where subscription_id = ?2 and sequence <= ?3").bind(40 * DAY, subscriptionId, upTo).run();
+  await shard
+    .prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = created_at - ?1 where subscription_id = ?2 and sequence <= ?3")
+    .bind(40 * DAY, subscriptionId, upTo)
+    .run();
 }
 
 /** Cron runs of retention until none of the subscription's deliveries numbered up to `upTo` is left (aged by ageForRetention). */
@@ -46,7 +49,10 @@ export async function runRetention(user: User, subscriptionId: string, upTo: num
   const shard = await shardD1(user.accountId);
   for (let run = 0; run < 100; run++) {
     await applyRetention(createDb(shard), undefined, 30, Date.now());
-    const left = await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ? and sequence <= ?").bind(subscriptionId, upTo).first<{ n: number }>();
+    const left = await shard
+      .prepare("select count(*) as n from webhook_deliveries where subscription_id = ? and sequence <= ?")
+      .bind(subscriptionId, upTo)
+      .first<{ n: number }>();
     if (left!.n === 0) return;
   }
   throw new Error("retention left deliveries it should have removed (are they all ended or held, and aged?)");

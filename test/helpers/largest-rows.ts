@@ -18,7 +18,10 @@ export async function largestCounterparty(user: User, type: "buyer" | "supplier"
 }
 
 export async function largestInvoice(user: User, buyerId: string, supplierId: string) {
-  const res = await call("POST", "/v1/invoices/", { body: { invoice_number: widest(255, next()), buyer_id: buyerId, supplier_id: supplierId, amount_cents: 1 }, headers: user.headers });
+  const res = await call("POST", "/v1/invoices/", {
+    body: { invoice_number: widest(255, next()), buyer_id: buyerId, supplier_id: supplierId, amount_cents: 1 },
+    headers: user.headers,
+  });
   if (res.status !== 201) throw new Error(`invoice: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json as { id: string };
 }
@@ -30,13 +33,21 @@ export async function largestPayment(client: User, processor: User) {
   const invoices = [];
   for (let i = 0; i < 100; i++) invoices.push(await largestInvoice(client, buyer.id, supplier.id));
   const made = await call("POST", "/v2/payments/", {
-    body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: invoices.map((invoice) => invoice.id), payment_method: "ach" },
+    body: {
+      originating_counterparty_id: buyer.id,
+      receiving_counterparty_id: supplier.id,
+      invoice_ids: invoices.map((invoice) => invoice.id),
+      payment_method: "ach",
+    },
     headers: client.headers,
   });
   if (made.status !== 201) throw new Error(`payment: ${made.status} ${JSON.stringify(made.json)}`);
   const id = made.json.id as string;
   const event = async (body: Record<string, unknown>) => {
-    const res = await call("POST", `/v2/payments/${id}/events/`, { body: { event_code: widest(64, "E"), description: widest(1000, "d"), ...body }, headers: processor.headers });
+    const res = await call("POST", `/v2/payments/${id}/events/`, {
+      body: { event_code: widest(64, "E"), description: widest(1000, "d"), ...body },
+      headers: processor.headers,
+    });
     if (res.status !== 201) throw new Error(`event: ${res.status} ${JSON.stringify(res.json)}`);
   };
   // The creation is the first event; the last three move it to refunded.

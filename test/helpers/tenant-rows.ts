@@ -22,7 +22,10 @@ export const CHILD_COUNTS = {
 /** How many rows of the account each table of a shard holds. */
 export async function tenantRows(d1: D1Database, accountId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  const queries = [...TENANT_TABLES.map(([table, column]) => [table, `select count(*) as n from ${table} where ${column} = ?`] as const), ...Object.entries(CHILD_COUNTS)];
+  const queries = [
+    ...TENANT_TABLES.map(([table, column]) => [table, `select count(*) as n from ${table} where ${column} = ?`] as const),
+    ...Object.entries(CHILD_COUNTS),
+  ];
   for (const [name, sql] of queries) counts[name] = (await d1.prepare(sql).bind(accountId).first<{ n: number }>())!.n;
   return counts;
 }

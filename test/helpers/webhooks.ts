@@ -9,7 +9,10 @@ export interface Box {
 }
 
 /** A fresh path on the receiver, with what it verifies against and the statuses it answers. */
-export async function mailbox(config: { secret: string; publicKey?: string; username: string; password: string; responses?: number[]; delayMs?: number }, path = `/hooks/${unique("box")}`): Promise<Box> {
+export async function mailbox(
+  config: { secret: string; publicKey?: string; username: string; password: string; responses?: number[]; delayMs?: number },
+  path = `/hooks/${unique("box")}`,
+): Promise<Box> {
   const res = await fetch(`${receiverUrl()}/_config${path}`, { method: "POST", body: JSON.stringify(config) });
   if (!res.ok) throw new Error(`receiver config: ${res.status}`);
   return { path, url: `${receiverUrl()}${path}` };
@@ -63,7 +66,10 @@ export async function secondAttempt(user: User, subscriptionId: string, box: Box
   const [newest] = log.json.results as { id: string }[];
   const res = await call("POST", `/v1/webhooks/${subscriptionId}/deliveries/${newest!.id}/redeliver/`, { headers: user.headers });
   if (res.status !== 202) throw new Error(`redeliver: ${res.status} ${JSON.stringify(res.json)}`);
-  await waitFor(() => receivedAt(box), (got) => got.length === before + 1);
+  await waitFor(
+    () => receivedAt(box),
+    (got) => got.length === before + 1,
+  );
   await waitFor(
     () => call("GET", `/v1/webhooks/${subscriptionId}/deliveries/${newest!.id}/`, { headers: user.headers }),
     (one) => one.json.attempts.length === 2 && one.json.status === "succeeded",
@@ -72,7 +78,10 @@ export async function secondAttempt(user: User, subscriptionId: string, box: Box
 
 /** Subscribes `user` to a URL nothing answers (tests that mock the receiver's answers); returns the record. */
 export async function subscribeUnanswered(user: User, event = "payment.changed"): Promise<{ id: string; event: string }> {
-  const res = await call("POST", "/v1/webhooks/", { body: { event, url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER }, headers: user.headers });
+  const res = await call("POST", "/v1/webhooks/", {
+    body: { event, url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER },
+    headers: user.headers,
+  });
   if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json;
 }

@@ -29,13 +29,19 @@ const secretsOf = (subscription: Subscribed["subscription"]) => [subscription.se
 
 async function changes(client: User, processor: User) {
   const { payment } = await makePayment(client);
-  const event = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "In flight", status: "in-progress" }, headers: processor.headers });
+  const event = await call("POST", `/v2/payments/${payment.id}/events/`, {
+    body: { event_code: "PU10", description: "In flight", status: "in-progress" },
+    headers: processor.headers,
+  });
   expect(event.status).toBe(201);
   return payment.id as string;
 }
 
 async function arrivals(box: Subscribed["box"], n: number): Promise<Received[]> {
-  return waitFor(() => receivedAt(box), (all) => all.length >= n);
+  return waitFor(
+    () => receivedAt(box),
+    (all) => all.length >= n,
+  );
 }
 
 describe("packages/verify on every kind of delivery the service sends", () => {
@@ -76,13 +82,15 @@ describe("packages/verify on every kind of delivery the service sends", () => {
           if (KINDS[kind].content_type === "application/json") expect(svix).not.toThrow();
           else expect(svix).toThrow(SyntaxError);
           expect(() => new SvixWebhook(subscription.secret).verify(`${delivery.body} `, delivery.headers)).toThrow(WebhookVerificationError);
-          if (KINDS[kind].content_type === "application/json") expect(new Webhook(subscription.secret).verify(delivery.body, delivery.headers)).toEqual(JSON.parse(delivery.body));
+          if (KINDS[kind].content_type === "application/json")
+            expect(new Webhook(subscription.secret).verify(delivery.body, delivery.headers)).toEqual(JSON.parse(delivery.body));
         }
       }
     }
 
     // A form body parses to exactly what the same change's JSON body says (repeated invoice_ids, JSON text, empty as null).
-    const byVersion = (list: Received[]) => new Map(list.filter((d) => d.headers["hook-payment-version"]).map((d) => [d.headers["hook-payment-version"], parse(d).data]));
+    const byVersion = (list: Received[]) =>
+      new Map(list.filter((d) => d.headers["hook-payment-version"]).map((d) => [d.headers["hook-payment-version"], parse(d).data]));
     for (const [form, json] of [
       ["form, every flag", "JSON, every flag"],
       ["form, all_payment_details", "JSON, all_payment_details"],
@@ -109,7 +117,13 @@ describe("packages/verify on every kind of delivery the service sends", () => {
       sequence: 1,
       paymentVersion: null,
       test: false,
-      data: { object_type: "subscription", object_id: gone.subscription.id, event: "subscription.disabled", reason: "gone", occurred_at: expect.stringMatching(/Z$/) },
+      data: {
+        object_type: "subscription",
+        object_id: gone.subscription.id,
+        event: "subscription.disabled",
+        reason: "gone",
+        occurred_at: expect.stringMatching(/Z$/),
+      },
     });
   });
 
@@ -138,17 +152,35 @@ describe("packages/verify on every kind of delivery the service sends", () => {
     }
 
     // The 24 hours end: the previous secret and key stop signing, and the public-key endpoint stops listing it.
-    await (await shardD1(client.accountId)).prepare("update webhook_subscriptions set previous_secret_expires_at = ? where account_id = ?").bind(Date.now() - 1000, client.accountId).run();
-    expect((await call("GET", `/v1/webhooks/${ed.subscription.id}/public-key/`, { headers: client.headers })).json).toEqual({ public_key: rotated.ed.public_key, previous_public_key: null, previous_expires_at: null });
+    await (
+      await shardD1(client.accountId)
+    )
+      .prepare("update webhook_subscriptions set previous_secret_expires_at = ? where account_id = ?")
+      .bind(Date.now() - 1000, client.accountId)
+      .run();
+    expect((await call("GET", `/v1/webhooks/${ed.subscription.id}/public-key/`, { headers: client.headers })).json).toEqual({
+      public_key: rotated.ed.public_key,
+      previous_public_key: null,
+      previous_expires_at: null,
+    });
     await changes(client, processor);
     const after = (await arrivals(hmac.box, 3)).at(-1)!;
     const edAfter = (await arrivals(ed.box, 3)).at(-1)!;
     expect(await verify({ body: after.body, headers: after.headers, secrets: [rotated.hmac.secret] })).toEqual({ ok: true, reason: null });
     expect(await verify({ body: after.body, headers: after.headers, secrets: [old.hmac.secret] })).toMatchObject({ ok: false, reason: "signature_mismatch" });
     expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key] })).toEqual({ ok: true, reason: null });
-    expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [old.ed.public_key] })).toMatchObject({ ok: false, reason: "signature_mismatch" });
+    expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [old.ed.public_key] })).toMatchObject({
+      ok: false,
+      reason: "signature_mismatch",
+    });
     // hook-hmac keeps its meaning on an Ed25519 subscription: the HMAC with its (new) secret.
-    expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key, old.ed.secret] })).toMatchObject({ ok: false, reason: "hmac_mismatch" });
-    expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key, rotated.ed.secret] })).toEqual({ ok: true, reason: null });
+    expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key, old.ed.secret] })).toMatchObject({
+      ok: false,
+      reason: "hmac_mismatch",
+    });
+    expect(await verify({ body: edAfter.body, headers: edAfter.headers, secrets: [rotated.ed.public_key, rotated.ed.secret] })).toEqual({
+      ok: true,
+      reason: null,
+    });
   });
 });

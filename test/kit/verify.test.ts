@@ -14,12 +14,19 @@ const FORM_BODY = "object_type=payment&object_id=pmt_1&event=payment.changed&inv
 
 async function signed(body: string, { ed25519 = false, contentType = "application/json" } = {}): Promise<VerifyInput> {
   const secrets = { current: SECRET, previous: null, ed25519: ed25519 ? { current: PAIR.signingKey, previous: null } : null };
-  const headers = { authorization: basicAuthorization(USER.username, USER.password), "content-type": contentType, ...(await signatureHeaders(secrets, "d-1", TIMESTAMP, body)) };
+  const headers = {
+    authorization: basicAuthorization(USER.username, USER.password),
+    "content-type": contentType,
+    ...(await signatureHeaders(secrets, "d-1", TIMESTAMP, body)),
+  };
   return { body, headers, secrets: ed25519 ? [SECRET, PAIR.publicKey] : [SECRET], ...USER, now: NOW };
 }
 
 const without = (headers: unknown, name: string) => Object.fromEntries(Object.entries(headers as Record<string, string>).filter(([key]) => key !== name));
-const withHeader = (input: VerifyInput, name: string, value: string) => ({ ...input, headers: { ...(input.headers as Record<string, string>), [name]: value } });
+const withHeader = (input: VerifyInput, name: string, value: string) => ({
+  ...input,
+  headers: { ...(input.headers as Record<string, string>), [name]: value },
+});
 
 const CASES: [string, (input: VerifyInput) => unknown, string | null][] = [
   ["a genuine delivery", (i) => i, null],
@@ -77,7 +84,11 @@ describe("verify(): which check failed, never a throw", () => {
     const ed = await signed(JSON_BODY, { ed25519: true });
     expect(await verify({ ...ed, secrets: [SECRET] })).toMatchObject({ ok: false, reason: "no_key_for_signature", detail: expect.stringContaining("whpk_") });
     const hmac = await signed(JSON_BODY);
-    expect(await verify({ ...hmac, secrets: [PAIR.publicKey] })).toMatchObject({ ok: false, reason: "no_key_for_signature", detail: expect.stringContaining("whsec_") });
+    expect(await verify({ ...hmac, secrets: [PAIR.publicKey] })).toMatchObject({
+      ok: false,
+      reason: "no_key_for_signature",
+      detail: expect.stringContaining("whsec_"),
+    });
     expect(await verify({ ...ed, secrets: [(await newSigningKeyPair()).publicKey] })).toMatchObject({ ok: false, reason: "signature_mismatch" });
   });
 });
@@ -99,8 +110,18 @@ describe("parse()", () => {
   });
 
   it.each([
-    ["a form body that repeats a key holding one value", "object_type=payment&object_id=p&event=payment.changed&payment_status=a&payment_status=b", "application/x-www-form-urlencoded", /repeats the key "payment_status"/],
-    ["a form field that should be JSON", "object_type=payment&object_id=p&event=payment.changed&object=%7B", "application/x-www-form-urlencoded", /"object" is not JSON/],
+    [
+      "a form body that repeats a key holding one value",
+      "object_type=payment&object_id=p&event=payment.changed&payment_status=a&payment_status=b",
+      "application/x-www-form-urlencoded",
+      /repeats the key "payment_status"/,
+    ],
+    [
+      "a form field that should be JSON",
+      "object_type=payment&object_id=p&event=payment.changed&object=%7B",
+      "application/x-www-form-urlencoded",
+      /"object" is not JSON/,
+    ],
     ["a JSON body that is not JSON", "{", "application/json", /not JSON/],
     ["a JSON body that is not a delivery", "[1,2]", "application/json", /not a delivery/],
   ])("throws ParseError on %s", (_name, body, contentType, message) => {

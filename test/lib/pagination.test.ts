@@ -63,12 +63,15 @@ describe("readPageSize", () => {
 });
 
 describe("each list's bounds", () => {
-  it.each(Object.keys(LARGEST_ROW_BYTES) as (keyof typeof LARGEST_ROW_BYTES)[])("%s: its largest page, and the row read past it, fit the page's bytes", (list) => {
-    const { max, default: fallback } = pageBounds(list);
-    expect((max + 1) * LARGEST_ROW_BYTES[list]).toBeLessThanOrEqual(LIST_PAGE_BYTES);
-    expect(max === 1000 || (max + 2) * LARGEST_ROW_BYTES[list] > LIST_PAGE_BYTES).toBe(true);
-    expect(fallback).toBe(Math.min(100, max));
-  });
+  it.each(Object.keys(LARGEST_ROW_BYTES) as (keyof typeof LARGEST_ROW_BYTES)[])(
+    "%s: its largest page, and the row read past it, fit the page's bytes",
+    (list) => {
+      const { max, default: fallback } = pageBounds(list);
+      expect((max + 1) * LARGEST_ROW_BYTES[list]).toBeLessThanOrEqual(LIST_PAGE_BYTES);
+      expect(max === 1000 || (max + 2) * LARGEST_ROW_BYTES[list] > LIST_PAGE_BYTES).toBe(true);
+      expect(fallback).toBe(Math.min(100, max));
+    },
+  );
 
   it("are these (docs/interface.md states them)", () => {
     expect(Object.fromEntries(Object.keys(LARGEST_ROW_BYTES).map((list) => [list, pageBounds(list as keyof typeof LARGEST_ROW_BYTES).max]))).toEqual({

@@ -91,12 +91,18 @@ describe("a cron run's budget", () => {
   it("serves every job within as many runs as there are jobs, however many jobs and however little the run holds, when every job spends all it gets", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ w: fc.integer({ min: 1, max: 5 }), floor: fc.integer({ min: 1, max: 400 }), reserve: fc.integer({ min: 0, max: 6 }) }), { minLength: 1, maxLength: 120 }),
+        fc.array(fc.record({ w: fc.integer({ min: 1, max: 5 }), floor: fc.integer({ min: 1, max: 400 }), reserve: fc.integer({ min: 0, max: 6 }) }), {
+          minLength: 1,
+          maxLength: 120,
+        }),
         fc.integer({ min: 0, max: 10_000 }),
         (jobs, firstRun) => {
           const served = new Set<number>();
           for (let run = firstRun; run < firstRun + jobs.length; run++) {
-            const order = inTurn(jobs.map((_, i) => i), run);
+            const order = inTurn(
+              jobs.map((_, i) => i),
+              run,
+            );
             const budget = new RunBudget({ d1Queries: 900, queueMessages: 0 }, { d1Queries: jobs.reduce((sum, job) => sum + job.w, 0), queueMessages: 0 });
             for (const i of order) {
               const job = budget.start(weight(jobs[i]!.w, 0, jobs[i]!.floor, jobs[i]!.reserve));

@@ -13,13 +13,26 @@ function serve(handler) {
     req.on("data", (chunk) => (body += chunk));
     req.on("end", () => handler(req, res, body));
   });
-  return new Promise((done) => server.listen(0, "127.0.0.1", () => done({ url: `http://127.0.0.1:${server.address().port}`, close: () => (server.closeAllConnections(), new Promise((closed) => server.close(closed))) })));
+  return new Promise((done) =>
+    server.listen(0, "127.0.0.1", () =>
+      done({ url: `http://127.0.0.1:${server.address().port}`, close: () => (server.closeAllConnections(), new Promise((closed) => server.close(closed))) }),
+    ),
+  );
 }
 
 const json = (res, status, body) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 
 test("a feed read that never answers is read again; the delivery is forwarded once and acked", async () => {
-  const item = { sequence: 1, delivery_id: "d-1", payment_id: "pmt_1", status: "held", created: "2026-11-25T00:00:00.000Z", body: '{"object_id":"pmt_1"}', cursor: "c-1", headers: { "content-type": "application/json", "hook-event": "payment.changed", "webhook-id": "d-1" } };
+  const item = {
+    sequence: 1,
+    delivery_id: "d-1",
+    payment_id: "pmt_1",
+    status: "held",
+    created: "2026-11-25T00:00:00.000Z",
+    body: '{"object_id":"pmt_1"}',
+    cursor: "c-1",
+    headers: { "content-type": "application/json", "hook-event": "payment.changed", "webhook-id": "d-1" },
+  };
   const feedReads = [];
   const acks = [];
   const ackKeys = [];
@@ -49,18 +62,24 @@ test("a feed read that never answers is read again; the delivery is forwarded on
   const lines = [];
   const out = { isTTY: false, write: (text) => lines.push(text) };
   try {
-    const running = listen(serviceClient({ url: service.url, username: "u", password: "p" }), { subscription: "sub", forwardTo: `${target.url}/hooks`, out, signal: stop.signal, feedTimeoutMs: 300 });
+    const running = listen(serviceClient({ url: service.url, username: "u", password: "p" }), {
+      subscription: "sub",
+      forwardTo: `${target.url}/hooks`,
+      out,
+      signal: stop.signal,
+      feedTimeoutMs: 300,
+    });
     // Stopped once it has read the feed twice after its ack: the second read comes only after the
     // first one's page was handled, so a second forward would have come by then.
     const readsAtAck = async () => {
-      for (const deadline = Date.now() + 90_000; acks.length === 0; ) {
+      for (const deadline = Date.now() + 90_000; acks.length === 0;) {
         if (Date.now() > deadline) assert.fail("no ack in 90 s");
         await new Promise((done) => setTimeout(done, 50));
       }
       return feedReads.length;
     };
     const atAck = await readsAtAck();
-    for (const deadline = Date.now() + 90_000; feedReads.length <= atAck + 1; ) {
+    for (const deadline = Date.now() + 90_000; feedReads.length <= atAck + 1;) {
       if (Date.now() > deadline) assert.fail("no two feed reads after the ack in 90 s");
       await new Promise((done) => setTimeout(done, 50));
     }

@@ -35,7 +35,10 @@ console.log(JSON.stringify(urls));`,
   try {
     const run = spawnSync(process.execPath, ["main.js"], { cwd: user.dir, encoding: "utf8" });
     assert.equal(run.status, 0, run.stderr);
-    assert.deepEqual(JSON.parse(run.stdout), ["http://127.0.0.1:1/v1/counterparties/?type=supplier", "http://127.0.0.1:1/v1/counterparties/?type=buyer&type=supplier&internal_id=SUP-001"]);
+    assert.deepEqual(JSON.parse(run.stdout), [
+      "http://127.0.0.1:1/v1/counterparties/?type=supplier",
+      "http://127.0.0.1:1/v1/counterparties/?type=buyer&type=supplier&internal_id=SUP-001",
+    ]);
   } finally {
     user.remove();
   }
@@ -51,7 +54,10 @@ export const many = api.GET("/v2/payments/", { params: { query: { status: ["pend
 export const wrong = api.GET("/v1/counterparties/", { params: { query: { type: "vendor" } } });
 // @ts-expect-error: not a choice, in a list
 export const wrongInList = api.GET("/v1/counterparties/", { params: { query: { type: ["buyer", "vendor"] } } });`,
-    "tsconfig.json": JSON.stringify({ compilerOptions: { target: "ES2022", module: "Node16", moduleResolution: "Node16", strict: true, noEmit: true, lib: ["ES2023", "DOM"], types: [] }, files: ["main.ts"] }),
+    "tsconfig.json": JSON.stringify({
+      compilerOptions: { target: "ES2022", module: "Node16", moduleResolution: "Node16", strict: true, noEmit: true, lib: ["ES2023", "DOM"], types: [] },
+      files: ["main.ts"],
+    }),
   });
   try {
     const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");

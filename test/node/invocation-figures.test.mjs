@@ -3,7 +3,19 @@ import { test } from "node:test";
 import { invocationFigures } from "../../tools/lib/service.mjs";
 
 test("the benchmark reads the development layer's lines from wrangler's output: per handler, how many, the most of each figure, and a queue batch's round trips per message", () => {
-  const line = (handler, d1Queries, peakConnections, more = {}) => JSON.stringify({ type: "invocation_limits", handler, ...more, d1Calls: 1, d1Queries, subrequests: 0, peakConnections, waitedConnections: 0, largestResultBytes: 10, largestValueBytes: 5 });
+  const line = (handler, d1Queries, peakConnections, more = {}) =>
+    JSON.stringify({
+      type: "invocation_limits",
+      handler,
+      ...more,
+      d1Calls: 1,
+      d1Queries,
+      subrequests: 0,
+      peakConnections,
+      waitedConnections: 0,
+      largestResultBytes: 10,
+      largestValueBytes: 5,
+    });
   const output = [
     "[wrangler:info] Ready on http://127.0.0.1:8787",
     line("queue", 12, 6, { messages: 3 }),
@@ -13,7 +25,31 @@ test("the benchmark reads the development layer's lines from wrangler's output: 
     '{"type":"request","status":200}',
   ].join("\n");
   assert.deepEqual(invocationFigures(output), {
-    queue: { invocations: 2, totalD1Calls: 2, totalMessages: 4, d1CallsPerMessage: 0.5, d1Calls: 1, d1Queries: 40, subrequests: 0, peakConnections: 6, waitedConnections: 0, largestResultBytes: 10, largestValueBytes: 5 },
-    scheduled: { invocations: 1, totalD1Calls: 1, totalMessages: 0, d1CallsPerMessage: null, d1Calls: 1, d1Queries: 225, subrequests: 0, peakConnections: 3, waitedConnections: 0, largestResultBytes: 10, largestValueBytes: 5 },
+    queue: {
+      invocations: 2,
+      totalD1Calls: 2,
+      totalMessages: 4,
+      d1CallsPerMessage: 0.5,
+      d1Calls: 1,
+      d1Queries: 40,
+      subrequests: 0,
+      peakConnections: 6,
+      waitedConnections: 0,
+      largestResultBytes: 10,
+      largestValueBytes: 5,
+    },
+    scheduled: {
+      invocations: 1,
+      totalD1Calls: 1,
+      totalMessages: 0,
+      d1CallsPerMessage: null,
+      d1Calls: 1,
+      d1Queries: 225,
+      subrequests: 0,
+      peakConnections: 3,
+      waitedConnections: 0,
+      largestResultBytes: 10,
+      largestValueBytes: 5,
+    },
   });
 });

@@ -12,7 +12,8 @@ import { OFFLINE_ENV, ROOT, run } from "../../tools/lib/service.mjs";
 function state(dir) {
   return Object.fromEntries(
     d1Databases().map(({ binding }) => {
-      const sql = "select type, name, sql from sqlite_master where name not like 'sqlite_%' union all select 'applied', name, applied_at from d1_migrations order by 1, 2";
+      const sql =
+        "select type, name, sql from sqlite_master where name not like 'sqlite_%' union all select 'applied', name, applied_at from d1_migrations order by 1, 2";
       const result = wranglerSync(["d1", "execute", binding, "--local", "--persist-to", dir, "--json", "--command", sql]);
       assert.equal(result.status, 0, result.stderr);
       return [binding, JSON.parse(result.stdout)[0].results];
@@ -23,7 +24,8 @@ function state(dir) {
 test("db:migrate applies the directory's and every shard's migrations, and a second run changes nothing", async () => {
   const dir = mkdtempSync(join(tmpdir(), "payments-migrate-"));
   try {
-    const migrate = () => run(process.execPath, ["tools/dev/migrate.mjs", "--local", "--persist-to", dir], { cwd: ROOT, env: { ...process.env, ...OFFLINE_ENV } });
+    const migrate = () =>
+      run(process.execPath, ["tools/dev/migrate.mjs", "--local", "--persist-to", dir], { cwd: ROOT, env: { ...process.env, ...OFFLINE_ENV } });
     const first = await migrate();
     assert.equal(first.code, 0, first.stderr);
     assert.deepEqual(first.stdout.trim().split("\n"), ["DB: migrated", "SHARD_A: migrated", "SHARD_B: migrated"]);

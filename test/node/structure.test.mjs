@@ -1,7 +1,17 @@
 // The house's rules (tools/dev/structure.mjs) hold in src/, and each check finds what it is for.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { devImports, filesUnder, missingFileNames, missingSections, numberedSections, repeatedRuns, unknownNames, upwardImports, walkProblems } from "../../tools/dev/structure.mjs";
+import {
+  devImports,
+  filesUnder,
+  missingFileNames,
+  missingSections,
+  numberedSections,
+  repeatedRuns,
+  unknownNames,
+  upwardImports,
+  walkProblems,
+} from "../../tools/dev/structure.mjs";
 
 const src = filesUnder("src");
 const planted = (texts) => (path) => texts[path];
@@ -59,7 +69,11 @@ describe("the house's rules", () => {
       "src/db/scope.ts":
         "/**\n * As `applyRefund()` and `detailBefore` do, or `KeyWandered`; `runNamedBatch`, `RETENTION_PER_RUN` and\n * `scopeHere` are there; `pending`, `p.updated_at` and `hook-sequence` are no names of code.\n */\nexport const scopeHere = 1;\n",
     };
-    assert.deepEqual(unknownNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: `applyRefund`", "src/db/scope.ts: `detailBefore`", "src/db/scope.ts: `KeyWandered`"]);
+    assert.deepEqual(unknownNames(Object.keys(texts), planted(texts)), [
+      "src/db/scope.ts: `applyRefund`",
+      "src/db/scope.ts: `detailBefore`",
+      "src/db/scope.ts: `KeyWandered`",
+    ]);
   });
 
   it("finds an import that points up, between rooms and between the webhooks' rooms, a type import included", () => {
@@ -85,21 +99,29 @@ describe("the house's rules", () => {
       "src/webhooks/upkeep/sweeper.ts": 'import { lostAtRestart } from "../../dev/restart-sweep";\n',
       "src/dev/index.ts": 'export { localSettings } from "./local-faults";\n',
     };
-    assert.deepEqual(devImports(Object.keys(texts), planted(texts)), ["routes/common.ts -> dev/index.ts", "webhooks/upkeep/sweeper.ts -> dev/restart-sweep.ts"]);
+    assert.deepEqual(devImports(Object.keys(texts), planted(texts)), [
+      "routes/common.ts -> dev/index.ts",
+      "webhooks/upkeep/sweeper.ts -> dev/restart-sweep.ts",
+    ]);
   });
 
   it("finds a comment that names a file that is not there, whichever folder it is named from", () => {
     const texts = {
-      "src/db/scope.ts": "/** See services/counts/index.ts, ./client.ts and webhooks/retention.ts. */\n// and schema/gone.ts\nconst url = \"https://example.com/x.ts\";\n",
+      "src/db/scope.ts":
+        '/** See services/counts/index.ts, ./client.ts and webhooks/retention.ts. */\n// and schema/gone.ts\nconst url = "https://example.com/x.ts";\n',
     };
     assert.deepEqual(missingFileNames(Object.keys(texts), planted(texts)), ["src/db/scope.ts: webhooks/retention.ts", "src/db/scope.ts: schema/gone.ts"]);
   });
 
   it("finds a comment that cites a section its document does not have, across a comment's lines", () => {
     const texts = {
-      "src/db/scope.ts": '/**\n * See docs/interface.md, "The feed", "Recover" and "Nowhere"; and docs/operations.md, "Erasing an\n * account" and "Gone".\n */\n// docs/interface.md, "Filters"\n',
+      "src/db/scope.ts":
+        '/**\n * See docs/interface.md, "The feed", "Recover" and "Nowhere"; and docs/operations.md, "Erasing an\n * account" and "Gone".\n */\n// docs/interface.md, "Filters"\n',
     };
-    assert.deepEqual(missingSections(Object.keys(texts), planted(texts)), ['src/db/scope.ts: docs/interface.md, "Nowhere"', 'src/db/scope.ts: docs/operations.md, "Gone"']);
+    assert.deepEqual(missingSections(Object.keys(texts), planted(texts)), [
+      'src/db/scope.ts: docs/interface.md, "Nowhere"',
+      'src/db/scope.ts: docs/operations.md, "Gone"',
+    ]);
   });
 
   it("finds six repeated lines, and passes over blank lines, comments, brackets and import lists", () => {

@@ -4,7 +4,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { inList } from "../../src/db/in-list";
 import { counterparties, invoiceClaimed, invoices, paymentInvoices, tenants } from "../../src/db/schema";
-import { CREATION_CHECKS, creationSql, refusalOf, verdictOf, verdictSql, type CreationCheckName, type CreationRead } from "../../src/services/payments/creation";
+import {
+  CREATION_CHECKS,
+  creationSql,
+  refusalOf,
+  verdictOf,
+  verdictSql,
+  type CreationCheckName,
+  type CreationRead,
+} from "../../src/services/payments/creation";
 import type { PaymentFields } from "../../src/services/payments/lifecycle";
 import { call, makeCounterparty, makeInvoice, makeTenant, type User } from "../helpers/api";
 
@@ -24,7 +32,11 @@ beforeAll(async () => {
   client = tenant.client;
   accountId = tenant.account.id;
   const other = await makeTenant({ shard: "A" });
-  const [buyer, supplier, otherSupplier] = [await makeCounterparty(client, "buyer"), await makeCounterparty(client, "supplier"), await makeCounterparty(client, "supplier")];
+  const [buyer, supplier, otherSupplier] = [
+    await makeCounterparty(client, "buyer"),
+    await makeCounterparty(client, "supplier"),
+    await makeCounterparty(client, "supplier"),
+  ];
   const foreignBuyer = await makeCounterparty(other.client, "buyer");
   const foreignSupplier = await makeCounterparty(other.client, "supplier");
   Object.assign(ids, { buyer: buyer.id, supplier: supplier.id, otherSupplier: otherSupplier.id });
@@ -37,21 +49,38 @@ beforeAll(async () => {
   ids.live = (await makeInvoice(client, buyer.id, supplier.id)).id;
   ids.released = (await makeInvoice(client, buyer.id, supplier.id)).id;
   const pay = (invoice: string) =>
-    call("POST", "/v2/payments/", { body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice], payment_method: "ach" }, headers: client.headers });
+    call("POST", "/v2/payments/", {
+      body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice], payment_method: "ach" },
+      headers: client.headers,
+    });
   expect((await pay(ids.live!)).status).toBe(201);
   const failed = await pay(ids.released!);
-  expect((await call("POST", `/v2/payments/${failed.json.id}/events/`, { body: { event_code: "PU90", description: "Rejected", status: "failed" }, headers: tenant.processor.headers })).status).toBe(201);
+  expect(
+    (
+      await call("POST", `/v2/payments/${failed.json.id}/events/`, {
+        body: { event_code: "PU90", description: "Rejected", status: "failed" },
+        headers: tenant.processor.headers,
+      })
+    ).status,
+  ).toBe(201);
 });
 
 /** What the payment's batch reads for its checks (new-payment.ts), read the same way. */
 async function readFor(input: PaymentFields): Promise<CreationRead> {
   const d = db();
-  const one = (id: string) => d.select().from(counterparties).where(and(eq(counterparties.accountId, accountId), eq(counterparties.id, id)));
+  const one = (id: string) =>
+    d
+      .select()
+      .from(counterparties)
+      .where(and(eq(counterparties.accountId, accountId), eq(counterparties.id, id)));
   return {
     input,
     buyer: (await one(input.originating_counterparty_id))[0],
     supplier: (await one(input.receiving_counterparty_id))[0],
-    found: await d.select().from(invoices).where(and(eq(invoices.accountId, accountId), inList(invoices.id, input.invoice_ids))),
+    found: await d
+      .select()
+      .from(invoices)
+      .where(and(eq(invoices.accountId, accountId), inList(invoices.id, input.invoice_ids))),
     claimed: await d
       .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
       .from(paymentInvoices)
@@ -65,7 +94,12 @@ const CASES: Case[] = [
   ["two invoices in one currency", () => ({ invoice_ids: [ids.usd1!, ids.usd2!] }), [], 0],
   ["a buyer the account does not have", () => ({ originating_counterparty_id: "cpty_missing" }), ["buyer", "invoices_between"], 400],
   ["a supplier as the buyer", () => ({ originating_counterparty_id: ids.supplier! }), ["buyer", "invoices_between"], 400],
-  ["the roles swapped", () => ({ originating_counterparty_id: ids.supplier!, receiving_counterparty_id: ids.buyer! }), ["buyer", "supplier", "invoices_between"], 400],
+  [
+    "the roles swapped",
+    () => ({ originating_counterparty_id: ids.supplier!, receiving_counterparty_id: ids.buyer! }),
+    ["buyer", "supplier", "invoices_between"],
+    400,
+  ],
   ["an invoice named twice", () => ({ invoice_ids: [ids.usd1!, ids.usd1!] }), ["distinct_invoices"], 400],
   ["an invoice that does not exist", () => ({ invoice_ids: ["inv_missing"] }), ["invoices_between"], 400],
   ["an invoice of another account", () => ({ invoice_ids: [ids.foreign!] }), ["invoices_between"], 400],
@@ -73,13 +107,27 @@ const CASES: Case[] = [
   ["two currencies", () => ({ invoice_ids: [ids.usd1!, ids.eur!] }), ["one_currency"], 400],
   ["an invoice a live payment holds", () => ({ invoice_ids: [ids.usd1!, ids.live!] }), ["no_live_claim"], 409],
   ["an invoice a failed payment let go", () => ({ invoice_ids: [ids.released!] }), [], 0],
-  ["a live claim and a missing buyer", () => ({ originating_counterparty_id: "cpty_missing", invoice_ids: [ids.live!] }), ["buyer", "invoices_between", "no_live_claim"], 400],
+  [
+    "a live claim and a missing buyer",
+    () => ({ originating_counterparty_id: "cpty_missing", invoice_ids: [ids.live!] }),
+    ["buyer", "invoices_between", "no_live_claim"],
+    400,
+  ],
 ];
 
 describe("a new payment's checks, SQL against TypeScript", () => {
   it.each(CASES)("%s", async (_name, change, failing, status) => {
-    const input: PaymentFields = { originating_counterparty_id: ids.buyer!, receiving_counterparty_id: ids.supplier!, invoice_ids: [ids.usd1!], payment_method: "ach", ...change() };
-    const [sqlVerdict] = await db().select(verdictSql(creationSql(accountId, input))).from(tenants).where(eq(tenants.id, accountId));
+    const input: PaymentFields = {
+      originating_counterparty_id: ids.buyer!,
+      receiving_counterparty_id: ids.supplier!,
+      invoice_ids: [ids.usd1!],
+      payment_method: "ach",
+      ...change(),
+    };
+    const [sqlVerdict] = await db()
+      .select(verdictSql(creationSql(accountId, input)))
+      .from(tenants)
+      .where(eq(tenants.id, accountId));
     const read = await readFor(input);
     const tsVerdict = verdictOf(read);
     const names = Object.keys(CREATION_CHECKS) as CreationCheckName[];
@@ -90,7 +138,13 @@ describe("a new payment's checks, SQL against TypeScript", () => {
 
   it("answers a 400 or a 409 whatever the verdict says, never anything else", () => {
     const names = Object.keys(CREATION_CHECKS) as CreationCheckName[];
-    const read: CreationRead = { input: { originating_counterparty_id: "a", receiving_counterparty_id: "b", invoice_ids: ["i"], payment_method: "ach" }, buyer: undefined, supplier: undefined, found: [], claimed: [] };
+    const read: CreationRead = {
+      input: { originating_counterparty_id: "a", receiving_counterparty_id: "b", invoice_ids: ["i"], payment_method: "ach" },
+      buyer: undefined,
+      supplier: undefined,
+      found: [],
+      claimed: [],
+    };
     for (let bits = 0; bits < 2 ** names.length; bits++) {
       const verdict = Object.fromEntries(names.map((name, i) => [name, (bits >> i) & 1])) as Record<CreationCheckName, number>;
       expect([400, 409]).toContain(refusalOf(verdict, read).status);

@@ -27,7 +27,10 @@ async function paymentIn(status: PaymentStatus, version = 3): Promise<{ db: D1Da
   const shown = (await db.prepare("select detail from payments where id = ?").bind(payment.id).first<{ detail: string }>())!;
   const refundReason = status === "refunded" ? "Paid twice" : null;
   const detail = JSON.stringify({ ...(JSON.parse(shown.detail) as PaymentView), status, instrument_number: "TRACE-1", refund_reason: refundReason, version });
-  await db.prepare("update payments set status = ?, version = ?, instrument_number = 'TRACE-1', refund_reason = ?, detail = ? where id = ?").bind(status, version, refundReason, detail, payment.id).run();
+  await db
+    .prepare("update payments set status = ?, version = ?, instrument_number = 'TRACE-1', refund_reason = ?, detail = ? where id = ?")
+    .bind(status, version, refundReason, detail, payment.id)
+    .run();
   return { db, row: await readRow(db, payment.id) };
 }
 
@@ -86,13 +89,19 @@ async function checked(status: PaymentStatus, input: PaymentEventFields, version
     refund_reason: expected.event.refundReason,
     created_at: expected.event.createdAt,
   });
-  expect(res.json).toEqual({ id: expected.event.id, event_code: input.event_code, status: expected.event.status, description: input.description, created: res.json.created });
+  expect(res.json).toEqual({
+    id: expected.event.id,
+    event_code: input.event_code,
+    status: expected.event.status,
+    description: input.description,
+    created: res.json.created,
+  });
 }
 
 describe("an event's one batch, against the lifecycle's rules", () => {
   const statusless: [string, Omit<PaymentEventFields, "event_code" | "description">][] = [
     ["names nothing", {}],
-    ["sets instrument_number", { instrument_number: "TRACE-2 \"quoted\" \n ✓" }],
+    ["sets instrument_number", { instrument_number: 'TRACE-2 "quoted" \n ✓' }],
     ["clears instrument_number", { instrument_number: null }],
   ];
   const withoutStatus = PAYMENT_STATUSES.flatMap((status) => statusless.map(([label, input]) => [status, label, input] as const));
@@ -101,9 +110,13 @@ describe("an event's one batch, against the lifecycle's rules", () => {
   );
 
   const pairs = PAYMENT_STATUSES.flatMap((from) => PAYMENT_STATUSES.map((to) => [from, to] as const));
-  it.each(pairs)("%s -> %s", (from, to) => checked(from, { event_code: "PX", description: "move", status: to, ...(to === "refunded" ? { refund_reason: "Returned goods" } : {}) }));
+  it.each(pairs)("%s -> %s", (from, to) =>
+    checked(from, { event_code: "PX", description: "move", status: to, ...(to === "refunded" ? { refund_reason: "Returned goods" } : {}) }),
+  );
 
-  it.each([MAX_EVENTS - 1, MAX_EVENTS, MAX_EVENTS + 3])("on a payment at version %i", (version) => checked("in-progress", { event_code: "PU15", description: "note" }, version));
+  it.each([MAX_EVENTS - 1, MAX_EVENTS, MAX_EVENTS + 3])("on a payment at version %i", (version) =>
+    checked("in-progress", { event_code: "PU15", description: "note" }, version),
+  );
 
   it("answers 404 for a payment the account does not have, and writes nothing", async () => {
     const res = await call("POST", "/v2/payments/pmt_nothing/events/", { headers: processor.headers, body: { event_code: "PU15", description: "note" } });

@@ -11,7 +11,10 @@ const WITHOUT_ROWID = ["payment_events", "payment_invoices", "webhook_deliveries
 
 /** Every row of the account in a table, in key order. */
 async function rowsOf(d1: D1Database, table: (typeof MOVED_TABLES)[number], accountId: string) {
-  const { results } = await d1.prepare(`select * from "${table.name}" where ${table.rows} order by ${table.key.map((k) => `"${k}"`).join(", ")}`).bind(accountId).all();
+  const { results } = await d1
+    .prepare(`select * from "${table.name}" where ${table.rows} order by ${table.key.map((k) => `"${k}"`).join(", ")}`)
+    .bind(accountId)
+    .all();
   return results;
 }
 
@@ -20,8 +23,18 @@ describe("the bulk copy of a move", () => {
     const { client, processor } = await makeTenant({ shard: "A" });
     const { subscription, box } = await subscribeToReceiver(client, { payment_events: true });
     const { payment } = await makePayment(client);
-    expect((await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers })).status).toBe(201);
-    await waitFor(() => receivedAt(box), (received) => received.length === 2);
+    expect(
+      (
+        await call("POST", `/v2/payments/${payment.id}/events/`, {
+          body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+          headers: processor.headers,
+        })
+      ).status,
+    ).toBe(201);
+    await waitFor(
+      () => receivedAt(box),
+      (received) => received.length === 2,
+    );
     await secondAttempt(client, subscription.id, box);
     const a = env.SHARD_A!;
     // More events and deliveries than several chunks hold (rows only: the copy reads rows, not the API).
@@ -57,8 +70,24 @@ describe("the bulk copy of a move", () => {
       }
     }
     for (const table of MOVED_TABLES) expect(await rowsOf(b, table, client.accountId), table.name).toEqual(await rowsOf(a, table, client.accountId));
-    expect((await rowsOf(b, MOVED_TABLES.find((t) => t.name === "payment_events")!, client.accountId)).length).toBe(extra + 2);
-    expect((await rowsOf(b, MOVED_TABLES.find((t) => t.name === "webhook_attempts")!, client.accountId)).length).toBe(1);
+    expect(
+      (
+        await rowsOf(
+          b,
+          MOVED_TABLES.find((t) => t.name === "payment_events")!,
+          client.accountId,
+        )
+      ).length,
+    ).toBe(extra + 2);
+    expect(
+      (
+        await rowsOf(
+          b,
+          MOVED_TABLES.find((t) => t.name === "webhook_attempts")!,
+          client.accountId,
+        )
+      ).length,
+    ).toBe(1);
     expect(chunks).toBeGreaterThan(2 * 3);
   });
 
@@ -69,7 +98,11 @@ describe("the bulk copy of a move", () => {
         expect(row!.sql, name).toMatch(/\)\s*WITHOUT ROWID$/);
       }
     }
-    expect(MOVED_TABLES.filter((table) => table.withoutRowid).map((table) => table.name).sort()).toEqual([...WITHOUT_ROWID].sort());
+    expect(
+      MOVED_TABLES.filter((table) => table.withoutRowid)
+        .map((table) => table.name)
+        .sort(),
+    ).toEqual([...WITHOUT_ROWID].sort());
   });
 
   it("bounds a chunk by bytes as well as rows, and copies a row whose JSON is past D1's 2 MB value limit with its columns bound apart", async () => {
@@ -86,7 +119,7 @@ describe("the bulk copy of a move", () => {
     const copied: number[] = [];
     for (const table of MOVED_TABLES) {
       const upTo = table.withoutRowid ? 0 : Number((await a.prepare(`select coalesce(max(rowid), 0) as n from "${table.name}"`).first<{ n: number }>())!.n);
-      for (let after: CopyCursor = 0; ; ) {
+      for (let after: CopyCursor = 0; ;) {
         const chunk = await copyChunk(a, b, table, client.accountId, after, upTo);
         if (chunk.last === null) break;
         if (table.name === "webhook_deliveries") copied.push(chunk.copied);
@@ -98,6 +131,7 @@ describe("the bulk copy of a move", () => {
     expect(Math.max(...copied)).toBeLessThanOrEqual(Math.floor(COPY_READ_BYTES / 100_000));
     expect(copied.reduce((sum, n) => sum + n, 0)).toBe(61);
     // Compared as text: a difference would print megabytes.
-    for (const table of MOVED_TABLES) expect(JSON.stringify(await rowsOf(b, table, client.accountId)) === JSON.stringify(await rowsOf(a, table, client.accountId)), table.name).toBe(true);
+    for (const table of MOVED_TABLES)
+      expect(JSON.stringify(await rowsOf(b, table, client.accountId)) === JSON.stringify(await rowsOf(a, table, client.accountId)), table.name).toBe(true);
   });
 });

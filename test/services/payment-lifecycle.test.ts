@@ -40,7 +40,17 @@ describe("applyEvent without a status", () => {
     const { next, event } = applyEvent(payment, { event_code: "PU15", description: "note", ...input }, stamp);
     expect(next).toEqual({ ...payment, ...changed, version: 4, updatedAt: 2_000 });
     // The event keeps what it left: the status, instrument number and refund reason after it.
-    expect(event).toEqual({ id: "pev_next", paymentId: "pmt_1", seq: 4, eventCode: "PU15", status, description: "note", instrumentNumber: next.instrumentNumber, refundReason: next.refundReason, createdAt: 2_000 });
+    expect(event).toEqual({
+      id: "pev_next",
+      paymentId: "pmt_1",
+      seq: 4,
+      eventCode: "PU15",
+      status,
+      description: "note",
+      instrumentNumber: next.instrumentNumber,
+      refundReason: next.refundReason,
+      createdAt: 2_000,
+    });
   });
 });
 
@@ -89,12 +99,42 @@ describe("applyEvent past the cap", () => {
 describe("detailAfter", () => {
   const invoices = [
     { id: "inv_a", invoiceNumber: "A-1", amountCents: 1000, createdAt: 10 },
-    { id: "inv_b", invoiceNumber: "B-\"2\"\n", amountCents: 250, createdAt: 20 },
+    { id: "inv_b", invoiceNumber: 'B-"2"\n', amountCents: 250, createdAt: 20 },
   ];
   const earlier: EventRow[] = [
-    { id: "pev_1", paymentId: "pmt_1", seq: 1, eventCode: "PU00", status: "pending", description: "Payment created", instrumentNumber: null, refundReason: null, createdAt: 1_000 },
-    { id: "pev_2", paymentId: "pmt_1", seq: 2, eventCode: "PU10", status: "in-progress", description: "Sent", instrumentNumber: "ACH-1", refundReason: null, createdAt: 1_200 },
-    { id: "pev_3", paymentId: "pmt_1", seq: 3, eventCode: "PU20", status: "settled", description: "Paid ✓", instrumentNumber: "ACH-1", refundReason: null, createdAt: 1_500 },
+    {
+      id: "pev_1",
+      paymentId: "pmt_1",
+      seq: 1,
+      eventCode: "PU00",
+      status: "pending",
+      description: "Payment created",
+      instrumentNumber: null,
+      refundReason: null,
+      createdAt: 1_000,
+    },
+    {
+      id: "pev_2",
+      paymentId: "pmt_1",
+      seq: 2,
+      eventCode: "PU10",
+      status: "in-progress",
+      description: "Sent",
+      instrumentNumber: "ACH-1",
+      refundReason: null,
+      createdAt: 1_200,
+    },
+    {
+      id: "pev_3",
+      paymentId: "pmt_1",
+      seq: 3,
+      eventCode: "PU20",
+      status: "settled",
+      description: "Paid ✓",
+      instrumentNumber: "ACH-1",
+      refundReason: null,
+      createdAt: 1_500,
+    },
   ];
   const inputs: [string, PaymentEventFields][] = [
     ["a note", { event_code: "PU15", description: "note" }],

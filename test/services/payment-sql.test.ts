@@ -25,19 +25,42 @@ describe("a new payment's one batch, against the rules in plain TypeScript", () 
   const orders: [string, string[]][] = [
     ["one invoice", ["2026-03-01T00:00:00.000Z"]],
     ["invoices named newest first", ["2026-03-03T00:00:00.000Z", "2026-03-02T00:00:00.000Z", "2026-03-01T00:00:00.000Z"]],
-    ["invoices made in the same millisecond, and one before", ["2026-03-05T00:00:00.000Z", "2026-03-05T00:00:00.000Z", "2026-03-04T00:00:00.000Z", "2026-03-05T00:00:00.000Z"]],
+    [
+      "invoices made in the same millisecond, and one before",
+      ["2026-03-05T00:00:00.000Z", "2026-03-05T00:00:00.000Z", "2026-03-04T00:00:00.000Z", "2026-03-05T00:00:00.000Z"],
+    ],
   ];
   it.each(orders)("%s", async (_label, createdAt) => {
     const ids: string[] = [];
-    for (const [n, at] of createdAt.entries()) ids.push(await insertInvoiceAt(client.accountId, buyer.id, supplier.id, at, `${NUMBERS[n % NUMBERS.length]} ${crypto.randomUUID()}`));
+    for (const [n, at] of createdAt.entries())
+      ids.push(await insertInvoiceAt(client.accountId, buyer.id, supplier.id, at, `${NUMBERS[n % NUMBERS.length]} ${crypto.randomUUID()}`));
     const method: PaymentMethod = "wire";
-    const res = await call("POST", "/v2/payments/", { headers: client.headers, body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: ids, payment_method: method } });
+    const res = await call("POST", "/v2/payments/", {
+      headers: client.headers,
+      body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: ids, payment_method: method },
+    });
     expect(res.status).toBe(201);
     const db = await shardD1(client.accountId);
     const row = (await db.prepare("select * from payments where id = ?").bind(res.json.id).first<Record<string, unknown>>())!;
     const event = (await db.prepare("select * from payment_events where payment_id = ?").bind(res.json.id).first<Record<string, unknown>>())!;
-    const invoiceRows = (await db.prepare(`select id, invoice_number, amount_cents, currency, created_at from invoices where id in (${ids.map(() => "?").join(",")})`).bind(...ids).all<Record<string, unknown>>()).results;
-    const byId = new Map(invoiceRows.map((r) => [r.id as string, { id: r.id as string, invoiceNumber: r.invoice_number as string, amountCents: r.amount_cents as number, currency: r.currency as string, createdAt: r.created_at as number }]));
+    const invoiceRows = (
+      await db
+        .prepare(`select id, invoice_number, amount_cents, currency, created_at from invoices where id in (${ids.map(() => "?").join(",")})`)
+        .bind(...ids)
+        .all<Record<string, unknown>>()
+    ).results;
+    const byId = new Map(
+      invoiceRows.map((r) => [
+        r.id as string,
+        {
+          id: r.id as string,
+          invoiceNumber: r.invoice_number as string,
+          amountCents: r.amount_cents as number,
+          currency: r.currency as string,
+          createdAt: r.created_at as number,
+        },
+      ]),
+    );
     const named = ids.map((id) => byId.get(id)!);
     const expected = newPayment(
       client.accountId,
@@ -67,12 +90,36 @@ describe("a new payment's one batch, against the rules in plain TypeScript", () 
       updated_at: expected.payment.updatedAt,
       detail: undefined,
     });
-    expect(event).toEqual({ id: expected.event.id, payment_id: res.json.id, seq: 1, event_code: "PU00", status: "pending", description: "Payment created", instrument_number: null, refund_reason: null, created_at: expected.event.createdAt });
-    const links = (await db.prepare("select invoice_id, claim, payment_id, invoice_number, amount_cents, invoice_created_at from payment_invoices where payment_id = ? order by invoice_id").bind(res.json.id).all()).results;
+    expect(event).toEqual({
+      id: expected.event.id,
+      payment_id: res.json.id,
+      seq: 1,
+      event_code: "PU00",
+      status: "pending",
+      description: "Payment created",
+      instrument_number: null,
+      refund_reason: null,
+      created_at: expected.event.createdAt,
+    });
+    const links = (
+      await db
+        .prepare(
+          "select invoice_id, claim, payment_id, invoice_number, amount_cents, invoice_created_at from payment_invoices where payment_id = ? order by invoice_id",
+        )
+        .bind(res.json.id)
+        .all()
+    ).results;
     expect(links).toEqual(
       [...named]
         .sort((a, b) => (a.id < b.id ? -1 : 1))
-        .map((invoice) => ({ invoice_id: invoice.id, claim: "", payment_id: res.json.id, invoice_number: invoice.invoiceNumber, amount_cents: invoice.amountCents, invoice_created_at: invoice.createdAt })),
+        .map((invoice) => ({
+          invoice_id: invoice.id,
+          claim: "",
+          payment_id: res.json.id,
+          invoice_number: invoice.invoiceNumber,
+          amount_cents: invoice.amountCents,
+          invoice_created_at: invoice.createdAt,
+        })),
     );
   });
 });

@@ -10,12 +10,27 @@ import { receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 import { canMove } from "../../src/services/payments/lifecycle";
 import type { PaymentStatus } from "../../src/db/schema";
 
-const FLAGS: ExpansionFlags = { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false };
+const FLAGS: ExpansionFlags = {
+  invoiceIds: false,
+  paymentStatus: false,
+  paymentEvents: false,
+  refundReason: false,
+  instrumentNumber: false,
+  allPaymentDetails: false,
+};
 /** A payment's deliveries in the order they were made, with the bodies their attempts send. */
 async function bodiesOf(accountId: string, paymentId: string) {
   const db = createDb(await shardD1(accountId));
-  const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, paymentId)).orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.sequence));
-  return applyBodies(rows, await bodySources(db, eventsToRebuild(rows))).map((row) => ({ subscription_id: row.subscriptionId, body: row.body, content_type: row.contentType }));
+  const rows = await db
+    .select()
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.paymentId, paymentId))
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.sequence));
+  return applyBodies(rows, await bodySources(db, eventsToRebuild(rows))).map((row) => ({
+    subscription_id: row.subscriptionId,
+    body: row.body,
+    content_type: row.contentType,
+  }));
 }
 
 describe("the payment write fence", () => {
@@ -26,7 +41,10 @@ describe("the payment write fence", () => {
     const { payment } = await makePayment(client);
     // Text that looks like a stamp, including the far-future kind the write renders bodies with.
     const description = "Paid 5123-04-05T06:07:08.999Z, see 9999-12-31T23:59:59.999Z";
-    const event = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description, instrument_number: "TR-1:2" }, headers: processor.headers });
+    const event = await call("POST", `/v2/payments/${payment.id}/events/`, {
+      body: { event_code: "PU05", description, instrument_number: "TR-1:2" },
+      headers: processor.headers,
+    });
     expect(event.status).toBe(201);
     const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
     expect(detail.updated).toBe(event.json.created);
@@ -49,7 +67,9 @@ describe("the payment write fence", () => {
     const payments = await Promise.all(Array.from({ length: 12 }, () => makePayment(client).then((made) => made.payment)));
     const before = (await call("GET", "/v2/payments/?ordering=updated&page_size=100", { headers: client.headers })).json.results.at(-1).updated;
     const answers = await Promise.all(
-      payments.map((payment) => call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "concurrent" }, headers: processor.headers })),
+      payments.map((payment) =>
+        call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "concurrent" }, headers: processor.headers }),
+      ),
     );
     expect(answers.map((res) => res.status)).toEqual(payments.map(() => 201));
     const stamps = answers.map((res) => res.json.created);
@@ -67,7 +87,9 @@ describe("50 concurrent events on one payment", () => {
     const { client, processor } = await makeTenant();
     const { payment } = await makePayment(client);
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: `PN${i}`, description: `note ${i}` }, headers: processor.headers })),
+      Array.from({ length: 50 }, (_, i) =>
+        call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: `PN${i}`, description: `note ${i}` }, headers: processor.headers }),
+      ),
     );
     expect(answers.map((res) => res.status)).toEqual(Array(50).fill(201));
     const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
@@ -82,7 +104,12 @@ describe("50 concurrent events on one payment", () => {
     const statuses = [undefined, "in-progress", "settled", "canceled", "failed", "refunded", "pending"] as const;
     const bodies = Array.from({ length: 50 }, (_, i) => {
       const status = statuses[i % statuses.length];
-      return { event_code: `PX${i}`, description: `event ${i}`, ...(status ? { status } : {}), ...(status === "refunded" ? { refund_reason: "Paid twice" } : {}) };
+      return {
+        event_code: `PX${i}`,
+        description: `event ${i}`,
+        ...(status ? { status } : {}),
+        ...(status === "refunded" ? { refund_reason: "Paid twice" } : {}),
+      };
     });
     const answers = await Promise.all(bodies.map((body) => call("POST", `/v2/payments/${payment.id}/events/`, { body, headers: processor.headers })));
     expect(answers.filter((res) => ![201, 409, 503].includes(res.status))).toEqual([]);
@@ -91,7 +118,12 @@ describe("50 concurrent events on one payment", () => {
 
     const detail = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json;
     // The history is the creation and exactly the accepted events, in stamp order, each move legal.
-    expect(detail.events.slice(1).map((event: { id: string }) => event.id).sort()).toEqual(accepted.map((event) => event.id).sort());
+    expect(
+      detail.events
+        .slice(1)
+        .map((event: { id: string }) => event.id)
+        .sort(),
+    ).toEqual(accepted.map((event) => event.id).sort());
     expect(detail.events.map((event: { created: string }) => event.created)).toEqual(detail.events.map((event: { created: string }) => event.created).sort());
     let status = "pending";
     for (const event of detail.events.slice(1)) {
@@ -105,11 +137,17 @@ describe("50 concurrent events on one payment", () => {
       const rows = (await bodiesOf(client.accountId, payment.id)).filter((row) => row.subscription_id === subscription.id);
       expect(rows).toHaveLength(1 + accepted.length);
     }
-    const objects = (await bodiesOf(client.accountId, payment.id)).filter((row) => row.subscription_id === second.subscription.id).map((row) => JSON.parse(row.body).object);
+    const objects = (await bodiesOf(client.accountId, payment.id))
+      .filter((row) => row.subscription_id === second.subscription.id)
+      .map((row) => JSON.parse(row.body).object);
     expect(objects.map((object) => object.updated).sort()).toEqual([detail.created, ...accepted.map((event) => event.created)].sort());
     expect(objects.find((object) => object.updated === detail.updated)).toEqual(detail);
     // And every one of them arrives.
-    for (const { box } of [first, second]) await waitFor(() => receivedAt(box), (got) => got.length === 1 + accepted.length);
+    for (const { box } of [first, second])
+      await waitFor(
+        () => receivedAt(box),
+        (got) => got.length === 1 + accepted.length,
+      );
   });
 });
 
@@ -154,22 +192,44 @@ describe("a subscription deleted just before a write's batch", () => {
     );
     let paymentId: string;
     if (label === "an event") {
-      const res = await call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers, bindings: shard });
+      const res = await call("POST", `/v2/payments/${made.payment.id}/events/`, {
+        body: { event_code: "PU15", description: "note" },
+        headers: processor.headers,
+        bindings: shard,
+      });
       expect(res.status).toBe(201);
       paymentId = made.payment.id;
     } else {
-      const invoice = await call("POST", "/v1/invoices/", { body: { invoice_number: "INV-race", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 }, headers: client.headers });
+      const invoice = await call("POST", "/v1/invoices/", {
+        body: { invoice_number: "INV-race", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 },
+        headers: client.headers,
+      });
       const res = await call("POST", "/v2/payments/", {
-        body: { originating_counterparty_id: made.buyer.id, receiving_counterparty_id: made.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
+        body: {
+          originating_counterparty_id: made.buyer.id,
+          receiving_counterparty_id: made.supplier.id,
+          invoice_ids: [invoice.json.id],
+          payment_method: "ach",
+        },
         headers: client.headers,
         bindings: shard,
       });
       expect(res.status).toBe(201);
       paymentId = res.json.id;
     }
-    const rows = await (await shardD1(client.accountId)).prepare("select subscription_id from webhook_deliveries where payment_id = ? order by created_at").bind(paymentId).all<{ subscription_id: string }>();
-    expect(rows.results.map((row) => row.subscription_id)).toEqual(label === "an event" ? [kept.subscription.id, kept.subscription.id] : [kept.subscription.id]);
-    await waitFor(() => receivedAt(kept.box), (got) => got.length === 2);
+    const rows = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select subscription_id from webhook_deliveries where payment_id = ? order by created_at")
+      .bind(paymentId)
+      .all<{ subscription_id: string }>();
+    expect(rows.results.map((row) => row.subscription_id)).toEqual(
+      label === "an event" ? [kept.subscription.id, kept.subscription.id] : [kept.subscription.id],
+    );
+    await waitFor(
+      () => receivedAt(kept.box),
+      (got) => got.length === 2,
+    );
   });
 });
 
@@ -178,7 +238,10 @@ describe("a write batch that fails in D1", () => {
     const { client, processor, account } = await makeTenant();
     const { box } = await subscribeToReceiver(client);
     const made = await makePayment(client);
-    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+    await waitFor(
+      () => receivedAt(box),
+      (got) => got.length === 1,
+    );
     const snapshot = async () => {
       const db = await shardD1(account.id);
       const [payments, events, deliveries, counts] = await db.batch([
@@ -189,13 +252,25 @@ describe("a write batch that fails in D1", () => {
       ]);
       return [payments!.results, events!.results, deliveries!.results, counts!.results];
     };
-    const invoice = await call("POST", "/v1/invoices/", { body: { invoice_number: "INV-fail", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 }, headers: client.headers });
+    const invoice = await call("POST", "/v1/invoices/", {
+      body: { invoice_number: "INV-fail", buyer_id: made.buyer.id, supplier_id: made.supplier.id, amount_cents: 100 },
+      headers: client.headers,
+    });
     const before = await snapshot();
     const send = (bindings: Partial<typeof env> = {}) =>
       label === "an event"
-        ? call("POST", `/v2/payments/${made.payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers, bindings })
+        ? call("POST", `/v2/payments/${made.payment.id}/events/`, {
+            body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+            headers: processor.headers,
+            bindings,
+          })
         : call("POST", "/v2/payments/", {
-            body: { originating_counterparty_id: made.buyer.id, receiving_counterparty_id: made.supplier.id, invoice_ids: [invoice.json.id], payment_method: "ach" },
+            body: {
+              originating_counterparty_id: made.buyer.id,
+              receiving_counterparty_id: made.supplier.id,
+              invoice_ids: [invoice.json.id],
+              payment_method: "ach",
+            },
             headers: client.headers,
             bindings,
           });
@@ -209,6 +284,9 @@ describe("a write batch that fails in D1", () => {
     const after = await snapshot();
     expect(after[1]!.length).toBe(before[1]!.length + 1); // one event more
     expect(after[2]!.length).toBe(before[2]!.length + 1); // one delivery more
-    await waitFor(() => receivedAt(box), (got) => got.length === 2);
+    await waitFor(
+      () => receivedAt(box),
+      (got) => got.length === 2,
+    );
   });
 });

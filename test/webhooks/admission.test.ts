@@ -17,7 +17,15 @@ import {
 } from "../../src/webhooks/delivery/admission";
 
 const NOW = Date.UTC(2026, 10, 25, 12);
-const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({ inFlight: 0, oldestStart: null, heldUntil: null, timeouts: 0, answers: 0, since: NOW - 1000, ...fields });
+const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({
+  inFlight: 0,
+  oldestStart: null,
+  heldUntil: null,
+  timeouts: 0,
+  answers: 0,
+  since: NOW - 1000,
+  ...fields,
+});
 
 describe("admit", () => {
   // [case, state, deliveries asking, expected admission]
@@ -26,7 +34,12 @@ describe("admit", () => {
   const cases: [string, AdmissionState, number, { cap: number; admitted: number; comeBackAt: number; spreadMs: number }][] = [
     ["idle: all it asks", state(), 5, { cap: BURST_CAP, admitted: 5, ...busy }],
     ["busy, every attempt young: up to the burst cap", state({ inFlight: BURST_CAP - 3, oldestStart: NOW - 100 }), 5, { cap: BURST_CAP, admitted: 3, ...busy }],
-    ["at the burst cap, answering quickly: none, back shortly", state({ inFlight: BURST_CAP, oldestStart: NOW - SLOW_MS }), 5, { cap: BURST_CAP, admitted: 0, ...busy }],
+    [
+      "at the burst cap, answering quickly: none, back shortly",
+      state({ inFlight: BURST_CAP, oldestStart: NOW - SLOW_MS }),
+      5,
+      { cap: BURST_CAP, admitted: 0, ...busy },
+    ],
     [
       "its oldest attempt waiting past SLOW_MS, under the slow cap: up to it",
       state({ inFlight: IN_FLIGHT_CAP - 2, oldestStart: slowSince }),
@@ -41,8 +54,18 @@ describe("admit", () => {
     ],
     ["over a cap (claims that lapse count no more): none", state({ inFlight: BURST_CAP + 7, oldestStart: NOW }), 1, { cap: BURST_CAP, admitted: 0, ...busy }],
     ["held: none until the hold ends", state({ heldUntil: NOW + 5000, timeouts: 9 }), 5, { cap: 0, admitted: 0, comeBackAt: NOW + 5000, spreadMs: HOLD_MS }],
-    ["hold ended, still hanging: probes only", state({ heldUntil: NOW, timeouts: 9, answers: 2 }), 50, { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS }],
-    ["hanging, probes in flight: the rest of the probes", state({ timeouts: 9, inFlight: PROBE_CAP - 4 }), 50, { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS }],
+    [
+      "hold ended, still hanging: probes only",
+      state({ heldUntil: NOW, timeouts: 9, answers: 2 }),
+      50,
+      { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS },
+    ],
+    [
+      "hanging, probes in flight: the rest of the probes",
+      state({ timeouts: 9, inFlight: PROBE_CAP - 4 }),
+      50,
+      { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS },
+    ],
     ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
     ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
     ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],

@@ -15,8 +15,18 @@ describe("sortClaims", () => {
     ["held by another copy, due now", false, { status: "pending", nextAttemptAt: NOW }, { kind: "done" }],
     ["due within the slack, held elsewhere", false, { status: "pending", nextAttemptAt: NOW + EARLY_SLACK_MS }, { kind: "done" }],
     ["early by a minute: comes back then", false, { status: "pending", nextAttemptAt: NOW + 60_000 }, { kind: "early", delaySeconds: 60 }],
-    ["early by 30 hours: the queue's longest delay, then again", false, { status: "pending", nextAttemptAt: NOW + 30 * 3600_000 }, { kind: "early", delaySeconds: 12 * 3600 }],
-    ["due, its account at a move's cut-over: comes back shortly", false, { status: "pending", nextAttemptAt: NOW, held: true }, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }],
+    [
+      "early by 30 hours: the queue's longest delay, then again",
+      false,
+      { status: "pending", nextAttemptAt: NOW + 30 * 3600_000 },
+      { kind: "early", delaySeconds: 12 * 3600 },
+    ],
+    [
+      "due, its account at a move's cut-over: comes back shortly",
+      false,
+      { status: "pending", nextAttemptAt: NOW, held: true },
+      { kind: "early", delaySeconds: MOVE_HOLD_SECONDS },
+    ],
     ["ended, its account moving: done", false, { status: "succeeded", nextAttemptAt: null, held: true }, { kind: "done" }],
   ];
   it.each(cases)("%s", (_name, claimed, state, expected) => {

@@ -30,11 +30,23 @@ async function pendingDelivery(responses?: number[], fields: Record<string, unkn
   const id = crypto.randomUUID();
   const now = Date.now();
   const row = { next_attempt_at: now, enqueued_at: now, status: "pending", attempts: 0, ...rowOverrides };
-  await db.prepare(
-    `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+  await db
+    .prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
      values (?, ?, ?, 'pmt_test', ?, ?, ?, ?, null, ?, null, ?, ?)`,
-  )
-    .bind(id, subscription.id, client.accountId, JSON.stringify({ object_type: "payment", object_id: "pmt_test", event: "payment.changed" }), row.status, row.attempts, row.next_attempt_at, row.enqueued_at, now, now)
+    )
+    .bind(
+      id,
+      subscription.id,
+      client.accountId,
+      JSON.stringify({ object_type: "payment", object_id: "pmt_test", event: "payment.changed" }),
+      row.status,
+      row.attempts,
+      row.next_attempt_at,
+      row.enqueued_at,
+      now,
+      now,
+    )
     .run();
   return { client, subscription, box, id };
 }
@@ -42,7 +54,8 @@ async function pendingDelivery(responses?: number[], fields: Record<string, unkn
 /** A stand-in for the DELIVERIES queue that keeps what is sent to it (retries go back as new, delayed messages). */
 function recordingQueue() {
   const sent: { id: string; delaySeconds: number }[] = [];
-  const keep = (message: { body: { delivery_id: string }; delaySeconds?: number }) => sent.push({ id: message.body.delivery_id, delaySeconds: message.delaySeconds ?? 0 });
+  const keep = (message: { body: { delivery_id: string }; delaySeconds?: number }) =>
+    sent.push({ id: message.body.delivery_id, delaySeconds: message.delaySeconds ?? 0 });
   const queue = {
     send: async (body: { delivery_id: string }, options?: { delaySeconds?: number }) => void keep({ body, delaySeconds: options?.delaySeconds }),
     sendBatch: async (messages: { body: { delivery_id: string }; delaySeconds?: number }[]) => void messages.forEach(keep),
@@ -107,10 +120,11 @@ function heldFetch() {
 async function extraDelivery(accountId: string, subscriptionId: string): Promise<string> {
   const id = crypto.randomUUID();
   const now = Date.now();
-  await db.prepare(
-    `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+  await db
+    .prepare(
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
      values (?, ?, ?, 'pmt_test', '{"object_id":"pmt_test"}', 'pending', 0, ?, null, ?, null, ?, ?)`,
-  )
+    )
     .bind(id, subscriptionId, accountId, now, now, now, now)
     .run();
   return id;
@@ -129,7 +143,11 @@ const STORED_ATTEMPTS = `select id as delivery_id, 1 as number, first_started_at
   from webhook_deliveries where first_started_at is not null
   union all select delivery_id, number, started_at, duration_ms, response_status, error, response_excerpt, ended, headers from webhook_attempts`;
 const storedAttempts = (ids: string[]) =>
-  db.prepare(`select * from (${STORED_ATTEMPTS}) where delivery_id in (select value from json_each(?)) order by delivery_id, number`).bind(JSON.stringify(ids)).all<Record<string, any>>().then((r) => r.results);
+  db
+    .prepare(`select * from (${STORED_ATTEMPTS}) where delivery_id in (select value from json_each(?)) order by delivery_id, number`)
+    .bind(JSON.stringify(ids))
+    .all<Record<string, any>>()
+    .then((r) => r.results);
 const attemptRows = (id: string) => storedAttempts([id]);
 const subscriptionRow = (id: string) => db.prepare("select * from webhook_subscriptions where id = ?").bind(id).first<Record<string, any>>();
 
@@ -159,7 +177,11 @@ describe("the delivery consumer", () => {
 
   it("starts a batch's attempts in log order, whatever order its messages came in (a released hold goes out oldest first)", async () => {
     const { client, subscription, id: first } = await pendingDelivery();
-    const later = [await extraDelivery(client.accountId, subscription.id), await extraDelivery(client.accountId, subscription.id), await extraDelivery(client.accountId, subscription.id)];
+    const later = [
+      await extraDelivery(client.accountId, subscription.id),
+      await extraDelivery(client.accountId, subscription.id),
+      await extraDelivery(client.accountId, subscription.id),
+    ];
     const inLog = [first, ...later];
     await oneAfterAnother(inLog);
     const started: string[] = [];
@@ -175,7 +197,11 @@ describe("the delivery consumer", () => {
   it("gets every delivery of a healthy subscription through on its first attempt beside 7 hanging ones, never holding more connections than a Worker has", async () => {
     const hanging = await Promise.all(Array.from({ length: 7 }, () => pendingDelivery(undefined, { url: `${receiverUrl()}/hang/${crypto.randomUUID()}` })));
     const healthy = await pendingDelivery([200, 200, 200]);
-    const healthyIds = [healthy.id, await extraDelivery(healthy.client.accountId, healthy.subscription.id), await extraDelivery(healthy.client.accountId, healthy.subscription.id)];
+    const healthyIds = [
+      healthy.id,
+      await extraDelivery(healthy.client.accountId, healthy.subscription.id),
+      await extraDelivery(healthy.client.accountId, healthy.subscription.id),
+    ];
     // The hanging subscriptions' deliveries are the oldest: their attempts start first.
     await oneAfterAnother([...hanging.map((h) => h.id), ...healthyIds]);
     const log = vi.spyOn(console, "warn");
@@ -191,7 +217,10 @@ describe("the delivery consumer", () => {
     }
     // The platform's view (src/dev/within-limits.ts): six connections at most, and none of ours
     // ever waited for one, so each attempt's timeout ran from its own start.
-    const figures = log.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('"invocation_limits"')).map((line) => JSON.parse(line));
+    const figures = log.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.includes('"invocation_limits"'))
+      .map((line) => JSON.parse(line));
     expect(figures).toHaveLength(rounds.length);
     for (const f of figures) expect(f).toMatchObject({ handler: "queue", waitedConnections: 0 });
     expect(Math.max(...figures.map((f) => f.peakConnections))).toBeGreaterThanOrEqual(ATTEMPTS_AT_ONCE);
@@ -294,7 +323,10 @@ describe("the delivery consumer", () => {
   it("puts off a held subscription's deliveries unclaimed until its hold ends, oldest first, a probe's worth a round; another's go on", async () => {
     const { subscription, client } = await pendingDelivery();
     const heldUntil = Date.now() + HOLD_MS;
-    await db.prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?").bind(heldUntil, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id).run();
+    await db
+      .prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?")
+      .bind(heldUntil, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id)
+      .run();
     const ids: string[] = [];
     for (let i = 0; i < PROBE_CAP + 2; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
     await oneAfterAnother(ids);
@@ -318,7 +350,10 @@ describe("the delivery consumer", () => {
   it("admits a hanging subscription PROBE_CAP attempts at once once its hold has ended, and an answer lifts the limit", async () => {
     const { subscription, client } = await pendingDelivery();
     const hanging = () =>
-      db.prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?").bind(Date.now() - 1, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id).run();
+      db
+        .prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?")
+        .bind(Date.now() - 1, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id)
+        .run();
     await hanging();
     const ids: string[] = [];
     for (let i = 0; i < PROBE_CAP + 1; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
@@ -373,7 +408,9 @@ describe("the delivery consumer", () => {
   it("hands a batch back once its deliveries are claimed (a receiver that has not answered holds no batch behind it), and logs each attempt as started before its receiver answers", async () => {
     const { id } = await pendingDelivery();
     const held = heldFetch();
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } },
+    ]);
     const acked = vi.spyOn(batch.messages[0]!, "ack");
     const ctx = createExecutionContext();
     const running = worker.queue(batch, env, ctx);
@@ -390,17 +427,20 @@ describe("the delivery consumer", () => {
     expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 1, response_status: 200 }]);
   });
 
-
   it("sends a redelivery asked for while an attempt is in flight, after that attempt succeeds", async () => {
     const { client, subscription, id } = await pendingDelivery();
     const { answers, asked } = heldFetch();
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
+      { id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } },
+    ]);
     const ctx = createExecutionContext();
     const running = worker.queue(batch, env, ctx);
     await asked();
     const path = `/v1/webhooks/${subscription.id}/deliveries/${id}/`;
     const during = await call("GET", path, { headers: client.headers });
-    expect(during.json.attempts).toEqual([{ number: 1, started_at: expect.any(String), duration_ms: null, response_status: null, error: "in progress", response_excerpt: null }]);
+    expect(during.json.attempts).toEqual([
+      { number: 1, started_at: expect.any(String), duration_ms: null, response_status: null, error: "in progress", response_excerpt: null },
+    ]);
 
     const { queue, sent } = recordingQueue();
     expect((await call("POST", `${path}redeliver/`, { headers: client.headers, bindings: { DELIVERIES: queue } })).status).toBe(202);
@@ -414,7 +454,10 @@ describe("the delivery consumer", () => {
     await consume(id);
     expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 2 });
     const after = await call("GET", path, { headers: client.headers });
-    expect(after.json.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 200], [2, 200]]);
+    expect(after.json.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([
+      [1, 200],
+      [2, 200],
+    ]);
     expect(globalThis.fetch).toHaveBeenCalledTimes(2);
   });
 
@@ -431,7 +474,11 @@ describe("the delivery consumer", () => {
       });
     });
     // Its invocation never ends: the test goes on without it, as the service goes on without a dead worker.
-    void worker.queue(createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]), env, dying);
+    void worker.queue(
+      createMessageBatch("payments-deliveries", [{ id: "m1", timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } }]),
+      env,
+      dying,
+    );
     await posted;
     vi.restoreAllMocks();
     const claim = await deliveryRow(id);
@@ -461,7 +508,10 @@ describe("the delivery consumer", () => {
     const { answers, asked, spy } = heldFetch();
     const { queue, sent } = recordingQueue();
     const run = (consumer: typeof worker, ids: string[]) => {
-      const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })));
+      const batch = createMessageBatch<DeliveryMessage>(
+        "payments-deliveries",
+        ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })),
+      );
       const ctx = createExecutionContext();
       return (async () => {
         await consumer.queue!(batch, { ...env, DELIVERIES: queue }, ctx);
@@ -481,7 +531,11 @@ describe("the delivery consumer", () => {
     expect(fresh).not.toBe(worker);
     const later = await Promise.all([1, 2].map(() => extraDelivery(client.accountId, subscription.id)));
     // When the oldest attempt in flight started, as the admission rule reads it (claim.ts).
-    const oldest = (await db.prepare("select min(claimed_until) as at from webhook_deliveries where subscription_id = ? and claimed_until is not null").bind(subscription.id).first<{ at: number }>())!.at - CLAIM_MS;
+    const oldest =
+      (await db
+        .prepare("select min(claimed_until) as at from webhook_deliveries where subscription_id = ? and claimed_until is not null")
+        .bind(subscription.id)
+        .first<{ at: number }>())!.at - CLAIM_MS;
     const second = run(fresh, [...later, other.id]);
     await asked(ATTEMPTS_AT_ONCE + 1);
     answers.pop()!(new Response("ok"));
@@ -498,10 +552,19 @@ describe("the delivery consumer", () => {
     spy.mockImplementation(async () => new Response("ok"));
     for (const answer of answers) answer(new Response("ok"));
     await first;
-    const ended = await db.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status").bind(subscription.id).all();
-    expect(ended.results).toEqual([{ status: "pending", n: 3 }, { status: "succeeded", n: IN_FLIGHT_CAP }]);
+    const ended = await db
+      .prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status order by status")
+      .bind(subscription.id)
+      .all();
+    expect(ended.results).toEqual([
+      { status: "pending", n: 3 },
+      { status: "succeeded", n: IN_FLIGHT_CAP },
+    ]);
     // Room again: the put-off deliveries go out when due.
-    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id in (?, ?)").bind(Date.now(), ...later).run();
+    await db
+      .prepare("update webhook_deliveries set next_attempt_at = ? where id in (?, ?)")
+      .bind(Date.now(), ...later)
+      .run();
     spy.mockImplementation(async () => new Response("ok"));
     expect((await consumeAll(later)).requeued).toEqual([]);
     expect((await Promise.all(later.map(deliveryRow))).map((row) => row!.status)).toEqual(["succeeded", "succeeded"]);
@@ -518,7 +581,9 @@ describe("the delivery consumer", () => {
 
     const late = await pendingDelivery([200]);
     const { answers, asked } = heldFetch();
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "m", timestamp: new Date(), attempts: 1, body: { delivery_id: late.id, shard: SHARD } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
+      { id: "m", timestamp: new Date(), attempts: 1, body: { delivery_id: late.id, shard: SHARD } },
+    ]);
     const ctx = createExecutionContext();
     const errors = vi.spyOn(console, "error");
     const running = worker.queue(batch, env, ctx);
@@ -563,39 +628,48 @@ describe("the delivery consumer", () => {
   it.each([
     ["missing", ""],
     ["malformed", "not-a-key"],
-  ])("puts a delivery off unclaimed and untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed", async (_, key) => {
-    const { id, box } = await pendingDelivery([200]);
-    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
-    const before = Date.now();
-    const result = await consume(id, "payments-deliveries", { ENCRYPTION_KEY: key });
-    expect(result.explicitAcks).toEqual([`msg-${id}`]);
-    expect(result.requeued).toEqual([{ id, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS }]);
-    expect(await attemptRows(id)).toEqual([]);
-    const row = (await deliveryRow(id))!;
-    expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null, schedule_started_at: null });
-    expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + NOT_CONFIGURED_RETRY_SECONDS * 1000);
-    expect(await receivedAt(box)).toHaveLength(0);
-    expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).type)).toEqual(expect.arrayContaining(["config_error", "delivery_put_off"]));
-    // The sweeper leaves it alone meanwhile: its message is on its way.
-    expect(await sweepOutbox(createDb(db), { queue: recordingQueue().queue, shard: SHARD })).toBe(0);
-    // The key deployed: the delivery goes through as its first attempt.
-    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
-    expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
-    expect(await receivedAt(box)).toHaveLength(1);
-    expect((await attemptRows(id)).map((attempt) => [attempt.number, attempt.response_status])).toEqual([[1, 200]]);
-  });
+  ])(
+    "puts a delivery off unclaimed and untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed",
+    async (_, key) => {
+      const { id, box } = await pendingDelivery([200]);
+      const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+      const before = Date.now();
+      const result = await consume(id, "payments-deliveries", { ENCRYPTION_KEY: key });
+      expect(result.explicitAcks).toEqual([`msg-${id}`]);
+      expect(result.requeued).toEqual([{ id, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS }]);
+      expect(await attemptRows(id)).toEqual([]);
+      const row = (await deliveryRow(id))!;
+      expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null, schedule_started_at: null });
+      expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + NOT_CONFIGURED_RETRY_SECONDS * 1000);
+      expect(await receivedAt(box)).toHaveLength(0);
+      expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).type)).toEqual(expect.arrayContaining(["config_error", "delivery_put_off"]));
+      // The sweeper leaves it alone meanwhile: its message is on its way.
+      expect(await sweepOutbox(createDb(db), { queue: recordingQueue().queue, shard: SHARD })).toBe(0);
+      // The key deployed: the delivery goes through as its first attempt.
+      await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now(), id).run();
+      expect((await consume(id)).explicitAcks).toEqual([`msg-${id}`]);
+      expect(await receivedAt(box)).toHaveLength(1);
+      expect((await attemptRows(id)).map((attempt) => [attempt.number, attempt.response_status])).toEqual([[1, 200]]);
+    },
+  );
 
   it("gives up on a delivery past 3 days of retries and keeps it as failed", async () => {
     const { id } = await pendingDelivery([500], {}, { attempts: 10 });
-    await db.prepare("update webhook_deliveries set schedule_started_at = ? where id = ?").bind(Date.now() - 71 * 3600 * 1000, id).run();
+    await db
+      .prepare("update webhook_deliveries set schedule_started_at = ? where id = ?")
+      .bind(Date.now() - 71 * 3600 * 1000, id)
+      .run();
     const result = await consume(id);
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
-    expect((await deliveryRow(id))).toMatchObject({ status: "failed", attempts: 11, next_attempt_at: null });
+    expect(await deliveryRow(id)).toMatchObject({ status: "failed", attempts: 11, next_attempt_at: null });
   });
 
   it("deactivates a subscription whose deliveries have all failed for 5 days", async () => {
     const { id, subscription } = await pendingDelivery([500]);
-    await db.prepare("update webhook_subscriptions set failing_since = ? where id = ?").bind(Date.now() - 5 * 24 * 3600 * 1000 - 1000, subscription.id).run();
+    await db
+      .prepare("update webhook_subscriptions set failing_since = ? where id = ?")
+      .bind(Date.now() - 5 * 24 * 3600 * 1000 - 1000, subscription.id)
+      .run();
     await consume(id);
     expect((await subscriptionRow(subscription.id))!.is_active).toBe(0);
   });
@@ -623,7 +697,10 @@ describe("secrets", () => {
       utf8Base64(pair),
       hex,
       hex.toUpperCase(),
-      btoa(String.fromCharCode(...key)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+      btoa(String.fromCharCode(...key))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, ""),
       encodeURIComponent(subscription.secret),
     ];
     vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(echoes.map((echo, i) => `${i}=${echo}`).join(" "), { status: 200 }));
@@ -653,7 +730,15 @@ describe("secrets", () => {
     vi.mocked(globalThis.fetch).mockImplementation(async (url, init) => new Response(`bad request: ${JSON.stringify(init?.headers)}`, { status: 400 }));
     await consume(second);
 
-    const secrets = [HOOK_USER.password, subscription.secret, subscription.secret.slice(6), rotated.json.secret, rotated.json.secret.slice(6), client.password, btoa(`${HOOK_USER.username}:${HOOK_USER.password}`)];
+    const secrets = [
+      HOOK_USER.password,
+      subscription.secret,
+      subscription.secret.slice(6),
+      rotated.json.secret,
+      rotated.json.secret.slice(6),
+      client.password,
+      btoa(`${HOOK_USER.username}:${HOOK_USER.password}`),
+    ];
     const excerpts = { results: (await storedAttempts([id, second])).map(({ response_excerpt, error }) => ({ response_excerpt, error })) };
     expect(excerpts.results).toHaveLength(2);
     expect(excerpts.results.map((row) => row.response_excerpt).join("")).toContain("[redacted]");
@@ -677,10 +762,12 @@ describe("the delivery log", () => {
     const { client, subscription } = await pendingDelivery();
     const base = Date.UTC(2026, 5, 1);
     const statements = Array.from({ length: 150 }, (_, i) =>
-      db.prepare(
-        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+      db
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
          values (?, ?, ?, 'pmt_x', '{}', ?, 0, null, null, null, null, ?, ?)`,
-      ).bind(crypto.randomUUID(), subscription.id, client.accountId, i % 3 === 0 ? "failed" : "succeeded", base + i * 1000, base + i * 1000),
+        )
+        .bind(crypto.randomUUID(), subscription.id, client.accountId, i % 3 === 0 ? "failed" : "succeeded", base + i * 1000, base + i * 1000),
     );
     await db.batch(statements);
     const path = `/v1/webhooks/${subscription.id}/deliveries/`;
@@ -698,7 +785,9 @@ describe("the delivery log", () => {
     expect(first.json.results).toHaveLength(size);
     const second = await call("GET", first.json.next.slice(BASE.length), { headers: client.headers });
     expect(second.json.results[0].created < first.json.results[size - 1].created).toBe(true);
-    expect((await call("GET", `${path}?status=sent`, { headers: client.headers })).json).toEqual({ status: ["Select a valid choice. sent is not one of the available choices."] });
+    expect((await call("GET", `${path}?status=sent`, { headers: client.headers })).json).toEqual({
+      status: ["Select a valid choice. sent is not one of the available choices."],
+    });
   });
 });
 
@@ -733,7 +822,10 @@ describe("the outbox", () => {
     const { client, processor } = await makeTenant({ shard: SHARD });
     const { box } = await subscribeToReceiver(client, { payment_status: true });
     const { payment } = await makePayment(client);
-    await waitFor(() => receivedAt(box), (got) => got.length === 1);
+    await waitFor(
+      () => receivedAt(box),
+      (got) => got.length === 1,
+    );
 
     const brokenQueue = { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) };
     const response = await call("POST", `/v2/payments/${payment.id}/events/`, {
@@ -741,7 +833,10 @@ describe("the outbox", () => {
       headers: processor.headers,
       bindings: { DELIVERIES: brokenQueue as unknown as Queue<DeliveryMessage> },
     });
-    const pending = await db.prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'").bind(payment.id).all<{ id: string; enqueued_at: number | null }>();
+    const pending = await db
+      .prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'")
+      .bind(payment.id)
+      .all<{ id: string; enqueued_at: number | null }>();
     expect(pending.results).toHaveLength(1);
     expect(pending.results[0]!.enqueued_at).toBeNull(); // no message went: only the sweeper can send it
     expect(await receivedAt(box)).toHaveLength(1);
@@ -749,7 +844,10 @@ describe("the outbox", () => {
     const sweep = createExecutionContext();
     await worker.scheduled(createScheduledController({ cron: "* * * * *" }), env, sweep);
     await waitOnExecutionContext(sweep);
-    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    const got = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 2,
+    );
     expect(JSON.parse(got[1]!.body).payment_status).toBe("in-progress");
     const subscriptionId = (await call("GET", "/v1/webhooks/", { headers: client.headers })).json.results[0].id;
     await allEnded(client, [subscriptionId]);
@@ -765,7 +863,10 @@ describe("the sweeper after a restart", () => {
     const handedOver = (await pendingDelivery(undefined, {}, { enqueued_at: now - 1000 })).id;
     const claimed = (await pendingDelivery()).id;
     // Claimed a second before the restart, by a worker that died with the service.
-    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(now - 1_000 + CLAIM_MS, claimed).run();
+    await db
+      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?")
+      .bind(now - 1_000 + CLAIM_MS, claimed)
+      .run();
     const later = (await pendingDelivery(undefined, {}, { next_attempt_at: now + 60_000 })).id;
     const done = (await pendingDelivery(undefined, {}, { status: "succeeded", next_attempt_at: null })).id;
     const at = Date.now() + 1; // the restart, after every row was written
@@ -784,9 +885,15 @@ describe("the sweeper after a restart", () => {
     const restartedAt = Date.now() - 5_000;
     const handedOverSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
     const claimedSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
-    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(restartedAt + 2_000 + CLAIM_MS, claimedSince).run();
+    await db
+      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?")
+      .bind(restartedAt + 2_000 + CLAIM_MS, claimedSince)
+      .run();
     const claimedBefore = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt - 20_000 })).id;
-    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?").bind(restartedAt - 1_000 + CLAIM_MS, claimedBefore).run();
+    await db
+      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?")
+      .bind(restartedAt - 1_000 + CLAIM_MS, claimedBefore)
+      .run();
     const { queue, sent } = recordingQueue();
     const ids = new Set([handedOverSince, claimedSince, claimedBefore]);
     await sweepOutbox(createDb(db), { queue, shard: SHARD }, Date.now(), { restartedAt });
@@ -795,12 +902,15 @@ describe("the sweeper after a restart", () => {
     expect(await deliveryRow(claimedSince)).toMatchObject({ claim_token: "live worker", claimed_until: restartedAt + 2_000 + CLAIM_MS });
   });
 
-  it("fired as the \"@restart\" cron, takes as the restart the service's first request: what it claimed since is its own", async () => {
+  it('fired as the "@restart" cron, takes as the restart the service\'s first request: what it claimed since is its own', async () => {
     await worker.fetch(new Request(`${BASE}/healthz`), env, createExecutionContext()); // the service is up
     await new Promise((resolve) => setTimeout(resolve, 5));
     const now = Date.now();
     const live = (await pendingDelivery()).id;
-    await db.prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?").bind(now + CLAIM_MS, live).run();
+    await db
+      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?")
+      .bind(now + CLAIM_MS, live)
+      .run();
     const stale = (await pendingDelivery(undefined, {}, { enqueued_at: now - 60 * 60_000, next_attempt_at: now - 60 * 60_000 })).id;
     const { queue, sent } = recordingQueue();
     const ctx = createExecutionContext();

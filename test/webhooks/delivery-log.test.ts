@@ -10,16 +10,28 @@ describe("GET /v1/webhooks/{id}/deliveries/ filtered", () => {
     const { subscription, box } = await subscribeToReceiver(client);
     const { payment, buyer, supplier } = await makePayment(client);
     const { payment: other } = await makePayment(client, { buyer, supplier });
-    for (const [code, status] of [["PU10", "in-progress"], ["PU15", undefined]] as const) {
-      const res = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: code, description: code, status }, headers: processor.headers });
+    for (const [code, status] of [
+      ["PU10", "in-progress"],
+      ["PU15", undefined],
+    ] as const) {
+      const res = await call("POST", `/v2/payments/${payment.id}/events/`, {
+        body: { event_code: code, description: code, status },
+        headers: processor.headers,
+      });
       expect(res.status).toBe(201);
     }
     // The test delivery is built from the latest payment; it is not one of its changes.
     expect((await call("POST", `/v1/webhooks/${subscription.id}/test/`, { headers: client.headers })).status).toBe(202);
-    await waitFor(() => receivedAt(box), (received) => received.length === 5);
+    await waitFor(
+      () => receivedAt(box),
+      (received) => received.length === 5,
+    );
 
     const byPayment = async (id: string, extra = "") =>
-      (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/?payment_id=${id}${extra}`, { headers: client.headers })).json as { count: number; results: Row[] };
+      (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/?payment_id=${id}${extra}`, { headers: client.headers })).json as {
+        count: number;
+        results: Row[];
+      };
     const mine = await byPayment(payment.id);
     expect(mine.count).toBe(3);
     expect(mine.results.map((row) => [row.payment_id, row.payment_version, row.test])).toEqual([
@@ -39,10 +51,24 @@ describe("GET /v1/webhooks/{id}/deliveries/ filtered", () => {
     const { client, processor } = await makeTenant();
     const { subscription, box } = await subscribeToReceiver(client, { payment_events: true });
     const { payment } = await makePayment(client);
-    expect((await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers })).status).toBe(201);
-    await waitFor(() => receivedAt(box), (received) => received.length === 2);
+    expect(
+      (
+        await call("POST", `/v2/payments/${payment.id}/events/`, {
+          body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+          headers: processor.headers,
+        })
+      ).status,
+    ).toBe(201);
+    await waitFor(
+      () => receivedAt(box),
+      (received) => received.length === 2,
+    );
     const events = (await call("GET", `/v2/payments/${payment.id}/`, { headers: client.headers })).json.events as { id: string }[];
-    const log = async () => (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.results as (Row & { event_id: string; body: string })[];
+    const log = async () =>
+      (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.results as (Row & {
+        event_id: string;
+        body: string;
+      })[];
     const before = await log();
     expect(before.map((row) => [row.payment_version, row.event_id])).toEqual([
       [2, events[1]!.id],

@@ -11,10 +11,19 @@ describe("signing: ed25519", () => {
     const { client } = await makeTenant();
     const res = await call("POST", "/v1/webhooks/", { body: { ...fields(), signing: "ed25519" }, headers: client.headers });
     expect(res.status).toBe(201);
-    expect(res.json).toMatchObject({ signing: "ed25519", public_key: expect.stringMatching(/^whpk_[A-Za-z0-9+/]{43}=$/), secret: expect.stringMatching(/^whsec_/) });
+    expect(res.json).toMatchObject({
+      signing: "ed25519",
+      public_key: expect.stringMatching(/^whpk_[A-Za-z0-9+/]{43}=$/),
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const keys = await call("GET", `/v1/webhooks/${res.json.id}/public-key/`, { headers: client.headers });
     expect(keys).toMatchObject({ status: 200, json: { public_key: res.json.public_key, previous_public_key: null, previous_expires_at: null } });
-    const row = await (await shardD1(client.accountId)).prepare("select signing_key, public_key from webhook_subscriptions where id = ?").bind(res.json.id).first<Record<string, string>>();
+    const row = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select signing_key, public_key from webhook_subscriptions where id = ?")
+      .bind(res.json.id)
+      .first<Record<string, string>>();
     expect(row!.public_key).toBe(res.json.public_key);
     expect(row!.signing_key).toMatch(/^v2\./); // sealed with ENCRYPTION_KEY
     expect(JSON.stringify(res.json)).not.toContain("whsk_");
@@ -25,14 +34,23 @@ describe("signing: ed25519", () => {
     const other = await makeTenant();
     const hmac = await call("POST", "/v1/webhooks/", { body: fields(), headers: client.headers });
     expect(hmac.json).toMatchObject({ signing: "hmac", public_key: null });
-    expect(await call("GET", `/v1/webhooks/${hmac.json.id}/public-key/`, { headers: client.headers })).toMatchObject({ status: 404, json: { detail: expect.stringContaining("signs with HMAC") } });
+    expect(await call("GET", `/v1/webhooks/${hmac.json.id}/public-key/`, { headers: client.headers })).toMatchObject({
+      status: 404,
+      json: { detail: expect.stringContaining("signs with HMAC") },
+    });
     const ed = await call("POST", "/v1/webhooks/", { body: { ...fields(), signing: "ed25519" }, headers: client.headers });
-    expect(await call("GET", `/v1/webhooks/${ed.json.id}/public-key/`, { headers: other.client.headers })).toMatchObject({ status: 404, json: { detail: "Not found." } });
+    expect(await call("GET", `/v1/webhooks/${ed.json.id}/public-key/`, { headers: other.client.headers })).toMatchObject({
+      status: 404,
+      json: { detail: "Not found." },
+    });
   });
 
   it("is chosen at creation: a bad value is 400, PUT or PATCH may repeat it but not change it", async () => {
     const { client } = await makeTenant();
-    expect(await call("POST", "/v1/webhooks/", { body: { ...fields(), signing: "rsa" }, headers: client.headers })).toMatchObject({ status: 400, json: { signing: ['"rsa" is not a valid choice.'] } });
+    expect(await call("POST", "/v1/webhooks/", { body: { ...fields(), signing: "rsa" }, headers: client.headers })).toMatchObject({
+      status: 400,
+      json: { signing: ['"rsa" is not a valid choice.'] },
+    });
     const ed = await call("POST", "/v1/webhooks/", { body: { ...fields(), signing: "ed25519" }, headers: client.headers });
     const patched = await call("PATCH", `/v1/webhooks/${ed.json.id}/`, { body: { signing: "hmac" }, headers: client.headers });
     expect(patched).toMatchObject({ status: 400, json: { signing: [expect.stringContaining("chosen when a subscription is made")] } });
@@ -50,14 +68,26 @@ describe("the feed with signed=true", () => {
       const { subscription, box } = await subscribeToReceiver(client, { payment_status: true, signing });
       await makePayment(client);
       await makePayment(client);
-      const pushed = await waitFor(() => receivedAt(box), (list) => list.length === 2);
+      const pushed = await waitFor(
+        () => receivedAt(box),
+        (list) => list.length === 2,
+      );
       const page = await call("GET", `/v1/webhooks/${subscription.id}/feed/?signed=true`, { headers: client.headers });
       expect(page.status).toBe(200);
       const secrets = [subscription.secret, ...(subscription.public_key ? [subscription.public_key] : [])];
       for (const item of page.json.results) {
         expect(await verify({ body: item.body, headers: item.headers, secrets, ...HOOK_USER })).toEqual({ ok: true, reason: null });
         const sent = pushed.find((got) => got.headers["hook-delivery"] === item.delivery_id)!;
-        for (const name of ["content-type", "hook-subscription", "hook-delivery", "hook-event", "hook-sequence", "hook-payment-version", "authorization", "webhook-id"]) {
+        for (const name of [
+          "content-type",
+          "hook-subscription",
+          "hook-delivery",
+          "hook-event",
+          "hook-sequence",
+          "hook-payment-version",
+          "authorization",
+          "webhook-id",
+        ]) {
           expect(item.headers[name], name).toBe(sent.headers[name]);
         }
       }

@@ -15,7 +15,13 @@ const idOf = async (key: string) => keyId(Uint8Array.from(atob(key), (ch) => ch.
 
 /** A ciphertext as sealed before key ids: `v1.` + base64(IV || ciphertext+tag). */
 async function sealedV1(key: string, text: string): Promise<string> {
-  const raw = await crypto.subtle.importKey("raw", Uint8Array.from(atob(key), (ch) => ch.charCodeAt(0)), "AES-GCM", false, ["encrypt"]);
+  const raw = await crypto.subtle.importKey(
+    "raw",
+    Uint8Array.from(atob(key), (ch) => ch.charCodeAt(0)),
+    "AES-GCM",
+    false,
+    ["encrypt"],
+  );
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, raw, new TextEncoder().encode(text)));
   return `v1.${toBase64(new Uint8Array([...iv, ...sealed]))}`;
@@ -38,7 +44,11 @@ describe("ENCRYPTION_KEY with several keys", () => {
 });
 
 const subscribe = (user: User, key: string) =>
-  call("POST", "/v1/webhooks/", { body: { event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", ...HOOK_USER }, headers: user.headers, bindings: { ENCRYPTION_KEY: key } });
+  call("POST", "/v1/webhooks/", {
+    body: { event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", ...HOOK_USER },
+    headers: user.headers,
+    bindings: { ENCRYPTION_KEY: key },
+  });
 const read = (user: User, id: string, key: string) => call("GET", `/v1/webhooks/${id}/`, { headers: user.headers, bindings: { ENCRYPTION_KEY: key } });
 
 async function resealAll(key: string) {
@@ -67,7 +77,12 @@ describe("rotating ENCRYPTION_KEY", () => {
     expect((await resealAll(rotating)).resealed).toBe(0); // nothing left to do
     const after = await read(client, created.id, NEW);
     expect(after.json).toMatchObject({ secrets_readable: true, secret: created.secret, username: HOOK_USER.username, password: HOOK_USER.password });
-    const row = await (await shardD1(client.accountId)).prepare("select credentials, secret from webhook_subscriptions where id = ?").bind(created.id).first<{ credentials: string; secret: string }>();
+    const row = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select credentials, secret from webhook_subscriptions where id = ?")
+      .bind(created.id)
+      .first<{ credentials: string; secret: string }>();
     expect(row!.secret.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     expect(JSON.stringify(row)).not.toContain(created.secret);
     expect(JSON.stringify(row)).not.toContain(HOOK_USER.password);
@@ -75,11 +90,22 @@ describe("rotating ENCRYPTION_KEY", () => {
 
   it("re-seals an Ed25519 subscription's signing keys too: after NEW alone opens them, its deliveries still sign v1a with either pair", async () => {
     const { client } = await makeTenant();
-    const created = (await call("POST", "/v1/webhooks/", { body: { event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", signing: "ed25519", ...HOOK_USER }, headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } })).json;
+    const created = (
+      await call("POST", "/v1/webhooks/", {
+        body: { event: "payment.changed", url: "https://hooks.example.com/payments", content_type: "application/json", signing: "ed25519", ...HOOK_USER },
+        headers: client.headers,
+        bindings: { ENCRYPTION_KEY: SEAL_OLD },
+      })
+    ).json;
     const rotated = (await call("POST", `/v1/webhooks/${created.id}/rotate-secret/`, { headers: client.headers, bindings: { ENCRYPTION_KEY: SEAL_OLD } })).json;
     await makePayment(client);
     await resealAll(`${NEW},${OLD}`);
-    const row = await (await shardD1(client.accountId)).prepare("select signing_key, previous_signing_key from webhook_subscriptions where id = ?").bind(created.id).first<{ signing_key: string; previous_signing_key: string }>();
+    const row = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select signing_key, previous_signing_key from webhook_subscriptions where id = ?")
+      .bind(created.id)
+      .first<{ signing_key: string; previous_signing_key: string }>();
     expect(row!.signing_key.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     expect(row!.previous_signing_key.startsWith(`v2.${await idOf(NEW)}.`)).toBe(true);
     const feed = await call("GET", `/v1/webhooks/${created.id}/feed/?signed=true`, { headers: client.headers, bindings: { ENCRYPTION_KEY: NEW } });
@@ -105,11 +131,17 @@ describe("rotating ENCRYPTION_KEY", () => {
     });
     let after: string | null = null;
     do {
-      const res = await call("POST", `/admin/encryption/reseal${after ? `?after=${after}` : ""}`, { headers: ADMIN, bindings: { ENCRYPTION_KEY: rotating, ...({ [shard]: wrapped } as Partial<typeof env>) } });
+      const res = await call("POST", `/admin/encryption/reseal${after ? `?after=${after}` : ""}`, {
+        headers: ADMIN,
+        bindings: { ENCRYPTION_KEY: rotating, ...({ [shard]: wrapped } as Partial<typeof env>) },
+      });
       after = res.json.next_after;
     } while (after);
     expect(rotated).toBeDefined();
-    const row = await wrapped.prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string>>();
+    const row = await wrapped
+      .prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?")
+      .bind(created.id)
+      .first<Record<string, string>>();
     const newest = `v2.${await idOf(NEW)}.`;
     expect([row!.credentials!.startsWith(newest), row!.secret!.startsWith(newest), row!.previous_secret!.startsWith(newest)]).toEqual([true, true, true]);
     // With the old key dropped, the subscription still opens: the rotated secret and the one before it.
@@ -125,7 +157,12 @@ describe("rotating ENCRYPTION_KEY", () => {
     const [path, body] = request(created.id) as [string, Record<string, string> | undefined];
     const res = await call(body ? "PATCH" : "POST", path, { headers: client.headers, body, bindings: { ENCRYPTION_KEY: `${NEW},${OLD}` } });
     expect(res.status).toBe(200);
-    const row = await (await shardD1(client.accountId)).prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?").bind(created.id).first<Record<string, string | null>>();
+    const row = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select credentials, secret, previous_secret from webhook_subscriptions where id = ?")
+      .bind(created.id)
+      .first<Record<string, string | null>>();
     const newest = `v2.${await idOf(NEW)}.`;
     for (const sealed of Object.values(row!)) if (sealed !== null) expect(sealed.startsWith(newest)).toBe(true);
   });
@@ -138,7 +175,11 @@ describe("rotating ENCRYPTION_KEY", () => {
     const shard = await shardD1(client.accountId);
     const before = await shard.prepare("select count(*) as n from webhook_subscriptions").first<{ n: number }>();
     const refused = await subscribe(client, WRONG);
-    const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, { headers: client.headers, body: { url: "https://hooks.example.com/other" }, bindings: { ENCRYPTION_KEY: `${WRONG},${OLD}` } });
+    const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, {
+      headers: client.headers,
+      body: { url: "https://hooks.example.com/other" },
+      bindings: { ENCRYPTION_KEY: `${WRONG},${OLD}` },
+    });
     spy.mockRestore();
     expect(refused.status).toBe(500);
     expect(refused.json).toEqual({ detail: "Service is not configured." });
@@ -154,7 +195,12 @@ describe("rotating ENCRYPTION_KEY", () => {
     // Sealed with the wrong key (as a deployment from before the key check could have).
     const bad = (await subscribe(client, SEAL_OLD)).json;
     const [credentials, secret] = [await encrypt(WRONG, JSON.stringify([HOOK_USER.username, HOOK_USER.password])), await encrypt(WRONG, bad.secret)];
-    await (await shardD1(client.accountId)).prepare("update webhook_subscriptions set credentials = ?, secret = ? where id = ?").bind(credentials, secret, bad.id).run();
+    await (
+      await shardD1(client.accountId)
+    )
+      .prepare("update webhook_subscriptions set credentials = ?, secret = ? where id = ?")
+      .bind(credentials, secret, bad.id)
+      .run();
     const list = await call("GET", "/v1/webhooks/", { headers: client.headers });
     expect(list.status).toBe(200);
     const readable = new Map(list.json.results.map((row: { id: string; secrets_readable: boolean }) => [row.id, row.secrets_readable]));

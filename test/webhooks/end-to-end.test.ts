@@ -13,7 +13,11 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const first = await subscribeToReceiver(client, { payment_status: true });
     const second = await subscribeToReceiver(client, { all_payment_details: true });
     const { payment } = await makePayment(client);
-    for (const [status, code] of [[undefined, "PU05"], ["in-progress", "PU10"], ["settled", "PU20"]] as const) {
+    for (const [status, code] of [
+      [undefined, "PU05"],
+      ["in-progress", "PU10"],
+      ["settled", "PU20"],
+    ] as const) {
       const res = await call("POST", `/v2/payments/${payment.id}/events/`, {
         body: { event_code: code, description: code, ...(status ? { status } : {}) },
         headers: processor.headers,
@@ -55,7 +59,10 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(res.status).toBe(201);
     const box = await mailbox({ secret: res.json.secret, ...credentials }, new URL(res.json.url).pathname);
     await makePayment(client);
-    const [got] = await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    const [got] = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 1,
+    );
     expect(got!.verified?.basic).toBe(true);
     const sent = new TextDecoder().decode(Uint8Array.from(atob(got!.headers.authorization!.slice("Basic ".length)), (c) => c.charCodeAt(0)));
     expect(sent).toBe(`${credentials.username}:${credentials.password}`);
@@ -65,7 +72,10 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const { client } = await makeTenant();
     const { subscription, box } = await subscribeToReceiver(client, { invoice_ids: true }, [500, 200]);
     await makePayment(client);
-    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    const got = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 2,
+    );
     expect(got[0]!.headers["hook-delivery"]).toBe(got[1]!.headers["hook-delivery"]);
     expect(got[0]!.body).toBe(got[1]!.body);
     expect(got[1]!.received_at - got[0]!.received_at).toBeGreaterThanOrEqual(4_000);
@@ -76,23 +86,38 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
       (res) => res.json.status === "succeeded",
     );
     expect(detail.json).toMatchObject({ id: deliveryId, status: "succeeded", next_attempt_at: null, body: got[0]!.body });
-    expect(detail.json.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([[1, 500], [2, 200]]);
+    expect(detail.json.attempts.map((a: { number: number; response_status: number }) => [a.number, a.response_status])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
   });
 
   it("redelivers with the same delivery id and body", async () => {
     const { client } = await makeTenant();
     const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
     await makePayment(client);
-    const [first] = await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    const [first] = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 1,
+    );
     const deliveryId = first!.headers["hook-delivery"];
-    await waitFor(() => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }), (r) => r.json.status === "succeeded");
+    await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
+      (r) => r.json.status === "succeeded",
+    );
     const res = await call("POST", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/redeliver/`, { headers: client.headers });
     expect(res.status).toBe(202);
     expect(res.json.id).toBe(deliveryId);
-    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
+    const got = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 2,
+    );
     expect(got[1]!.headers["hook-delivery"]).toBe(deliveryId);
     expect(got[1]!.body).toBe(first!.body);
-    const detail = await waitFor(() => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }), (r) => r.json.attempts.length === 2);
+    const detail = await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/${deliveryId}/`, { headers: client.headers }),
+      (r) => r.json.attempts.length === 2,
+    );
     expect(detail.json.status).toBe("succeeded");
   });
 
@@ -109,9 +134,18 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     // A JSON subscriber beside it: one change's deliveries of both content types, each with the stamp written its way.
     const { box: jsonBox } = await subscribeToReceiver(client, { payment_events: true });
     const { payment, invoice } = await makePayment(client);
-    const event = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU05", description: "printed", instrument_number: "100234" }, headers: processor.headers });
-    const got = await waitFor(() => receivedAt(box), (all) => all.length === 2);
-    const jsonGot = await waitFor(() => receivedAt(jsonBox), (all) => all.length === 2);
+    const event = await call("POST", `/v2/payments/${payment.id}/events/`, {
+      body: { event_code: "PU05", description: "printed", instrument_number: "100234" },
+      headers: processor.headers,
+    });
+    const got = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 2,
+    );
+    const jsonGot = await waitFor(
+      () => receivedAt(jsonBox),
+      (all) => all.length === 2,
+    );
     const bodies = got.map((r) => new URLSearchParams(r.body));
     const later = bodies.find((form) => form.get("instrument_number") === "100234")!;
     expect(got[0]!.headers["content-type"]).toBe("application/x-www-form-urlencoded");
@@ -148,8 +182,15 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
     const rotated = await call("POST", `/v1/webhooks/${subscription.id}/rotate-secret/`, { headers: client.headers });
     await makePayment(client);
-    const [got] = await waitFor(() => receivedAt(box), (all) => all.length === 1);
-    const headers = { "webhook-id": got!.headers["webhook-id"]!, "webhook-timestamp": got!.headers["webhook-timestamp"]!, "webhook-signature": got!.headers["webhook-signature"]! };
+    const [got] = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 1,
+    );
+    const headers = {
+      "webhook-id": got!.headers["webhook-id"]!,
+      "webhook-timestamp": got!.headers["webhook-timestamp"]!,
+      "webhook-signature": got!.headers["webhook-signature"]!,
+    };
     expect(headers["webhook-signature"].split(" ")).toHaveLength(2);
     expect(() => new Webhook(subscription.secret).verify(got!.body, headers)).not.toThrow();
     expect(() => new Webhook(rotated.json.secret).verify(got!.body, headers)).not.toThrow();
@@ -163,15 +204,24 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const { client, processor } = await makeTenant();
     const { subscription, box } = await subscribeToReceiver(client, { all_payment_details: true }, [500, 200, 200]);
     const { payment } = await makePayment(client);
-    await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 1,
+    );
     // Between the failed attempt and its retry: the subscription asks for other fields, as a form, and the payment moves on.
     const patched = await call("PATCH", `/v1/webhooks/${subscription.id}/`, {
       body: { all_payment_details: false, payment_status: true, content_type: "application/x-www-form-urlencoded" },
       headers: client.headers,
     });
     expect(patched.status).toBe(200);
-    await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
-    const got = await waitFor(() => receivedAt(box), (all) => all.length === 3);
+    await call("POST", `/v2/payments/${payment.id}/events/`, {
+      body: { event_code: "PU10", description: "go", status: "in-progress" },
+      headers: processor.headers,
+    });
+    const got = await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 3,
+    );
     const firstDelivery = got.filter((r) => r.headers["hook-delivery"] === got[0]!.headers["hook-delivery"]);
     expect(firstDelivery).toHaveLength(2);
     expect(firstDelivery[1]!.body).toBe(firstDelivery[0]!.body);
@@ -180,7 +230,12 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     // The change made after the PATCH is built with the new flags.
     const later = got.find((r) => r.headers["hook-delivery"] !== got[0]!.headers["hook-delivery"])!;
     expect(later.headers["content-type"]).toBe("application/x-www-form-urlencoded");
-    expect(Object.fromEntries(new URLSearchParams(later.body))).toEqual({ object_type: "payment", object_id: payment.id, event: "payment.changed", payment_status: "in-progress" });
+    expect(Object.fromEntries(new URLSearchParams(later.body))).toEqual({
+      object_type: "payment",
+      object_id: payment.id,
+      event: "payment.changed",
+      payment_status: "in-progress",
+    });
   });
 
   it("drops pending deliveries when the subscription is deleted, and holds an inactive subscription's", async () => {
@@ -188,18 +243,27 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     const failing = await subscribeToReceiver(client, {}, Array(10).fill(500));
     const paused = await subscribeToReceiver(client, { is_active: false });
     await makePayment(client);
-    await waitFor(() => receivedAt(failing.box), (all) => all.length >= 1);
+    await waitFor(
+      () => receivedAt(failing.box),
+      (all) => all.length >= 1,
+    );
     const db = await shardD1(client.accountId);
     const count = (id: string) => db.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(id).first<{ n: number }>();
     expect((await count(failing.subscription.id))!.n).toBe(1);
     expect((await count(paused.subscription.id))!.n).toBe(1);
-    expect((await call("GET", `/v1/webhooks/${paused.subscription.id}/deliveries/`, { headers: client.headers })).json.results.map((row: { status: string }) => row.status)).toEqual(["held"]);
+    expect(
+      (await call("GET", `/v1/webhooks/${paused.subscription.id}/deliveries/`, { headers: client.headers })).json.results.map(
+        (row: { status: string }) => row.status,
+      ),
+    ).toEqual(["held"]);
     expect(await receivedAt(paused.box)).toEqual([]);
     const dropped = await db.prepare("select id from webhook_deliveries where subscription_id = ?").bind(failing.subscription.id).first<{ id: string }>();
     expect((await call("DELETE", `/v1/webhooks/${failing.subscription.id}/`, { headers: client.headers })).status).toBe(204);
     expect((await count(failing.subscription.id))!.n).toBe(0);
     // Its retry's queue message, when it comes, finds no delivery: nothing is sent, the message is acked.
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: "retry", timestamp: new Date(), attempts: 1, body: { delivery_id: dropped!.id, shard: await shardOf(client.accountId) } }]);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
+      { id: "retry", timestamp: new Date(), attempts: 1, body: { delivery_id: dropped!.id, shard: await shardOf(client.accountId) } },
+    ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
     await waitOnExecutionContext(ctx);
@@ -207,4 +271,3 @@ describe("deliveries end to end, through the queue to a real receiver on 127.0.0
     expect(await receivedAt(failing.box)).toHaveLength(1);
   });
 });
-

@@ -16,7 +16,10 @@ describe("the feed", () => {
     const { subscription, box } = await subscribeToReceiver(client, { all_payment_details: true });
     for (let i = 0; i < 5; i++) await makePayment(client);
     await call("POST", `/v1/webhooks/${subscription.id}/test/`, { headers: client.headers });
-    const received = await waitFor(() => receivedAt(box), (list) => list.length === 6);
+    const received = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === 6,
+    );
     const first = await feed(client, subscription.id, "?limit=3");
     expect(first.status).toBe(200);
     expect(first.json.results.map((item) => item.sequence)).toEqual([1, 2, 3]);
@@ -37,7 +40,10 @@ describe("the feed", () => {
     const { subscription } = await subscribeToReceiver(client);
     const empty = await feed(client, subscription.id);
     expect(empty.json.results).toEqual([]);
-    const [waited] = await Promise.all([feed(client, subscription.id, `?after=${empty.json.next}&wait=20`), new Promise((resolve) => setTimeout(resolve, 300)).then(() => makePayment(client))]);
+    const [waited] = await Promise.all([
+      feed(client, subscription.id, `?after=${empty.json.next}&wait=20`),
+      new Promise((resolve) => setTimeout(resolve, 300)).then(() => makePayment(client)),
+    ]);
     expect(waited.json.results.map((item) => item.sequence)).toEqual([1]);
   });
 
@@ -61,7 +67,12 @@ describe("the feed", () => {
     for (let i = 0; i < 3; i++) made.push((await makePayment(client)).payment);
     const page = await feed(client, subscription.id);
     expect(page.json.results.map((item) => [item.sequence, item.payment_id, item.status])).toEqual(made.map((p, i) => [i + 1, p.id, "held"]));
-    expect(JSON.parse(page.json.results[0]!.body)).toEqual({ object_type: "payment", object_id: made[0].id, event: "payment.changed", payment_status: "pending" });
+    expect(JSON.parse(page.json.results[0]!.body)).toEqual({
+      object_type: "payment",
+      object_id: made[0].id,
+      event: "payment.changed",
+      payment_status: "pending",
+    });
     expect(await receivedAt(box)).toEqual([]);
   });
 
@@ -93,7 +104,10 @@ describe("the feed", () => {
     expect(await feed(client, subscription.id, `?after=${otherEpoch}`)).toMatchObject({ status: 410, json: expired });
     // Retention removed a delivery after the cursor: what it would read next is gone.
     await makePayment(client);
-    await waitFor(() => logOf(client, subscription.id), (rows) => rows.length === 2 && rows.every((row) => row.status === "succeeded"));
+    await waitFor(
+      () => logOf(client, subscription.id),
+      (rows) => rows.length === 2 && rows.every((row) => row.status === "succeeded"),
+    );
     await ageForRetention(client, subscription.id, 2);
     const start = await feed(client, subscription.id, "?limit=1");
     await runRetention(client, subscription.id, 2);
@@ -113,7 +127,8 @@ describe("the feed", () => {
     expect(word).toMatchObject({ status: 400, json: { cursor: ['"acked" is not a cursor: send a cursor the feed handed out.'] } });
     expect((await feed(client, subscription.id, "?after=acked")).json.results.map((item) => item.sequence)).toEqual([3]);
     const handed = JSON.parse(atob(page.json.next.replace(/-/g, "+").replace(/_/g, "/"))) as { s: string; e: string; q: number; c: number };
-    const edited = (change: Partial<typeof handed>) => encodeFeedCursor({ subscriptionId: handed.s, epoch: handed.e, sequence: handed.q, created: handed.c, ...renamed(change) });
+    const edited = (change: Partial<typeof handed>) =>
+      encodeFeedCursor({ subscriptionId: handed.s, epoch: handed.e, sequence: handed.q, created: handed.c, ...renamed(change) });
     const renamed = ({ q, c }: Partial<typeof handed>) => ({ ...(q === undefined ? {} : { sequence: q }), ...(c === undefined ? {} : { created: c }) });
     const past = { after: ["This cursor points past what the feed has handed out."] };
     for (const cursor of [edited({ c: handed.c + 365 * 86_400_000 }), edited({ q: 4 }), edited({ q: 1, c: handed.c + 365 * 86_400_000 })]) {
@@ -136,9 +151,15 @@ describe("the feed", () => {
     expect((await ack(client, subscription.id, read.json.next)).status).toBe(200);
     expect(await receivedAt(box)).toEqual([]);
     await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers });
-    const pushed = await waitFor(() => receivedAt(box), (list) => list.length === 2);
+    const pushed = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === 2,
+    );
     expect(pushed.map((got) => got.headers["hook-sequence"]).sort()).toEqual(["4", "5"]);
-    const rows = await waitFor(() => logOf(client, subscription.id), (list) => list.every((row) => row.status === "succeeded"));
+    const rows = await waitFor(
+      () => logOf(client, subscription.id),
+      (list) => list.every((row) => row.status === "succeeded"),
+    );
     expect(rows.map((row) => row.sequence)).toEqual([1, 2, 3, 4, 5]);
     const settled = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${rows[0]!.id}/`, { headers: client.headers });
     expect(settled.json).toMatchObject({ status: "succeeded", attempts: [], next_attempt_at: null });
@@ -149,7 +170,10 @@ describe("the feed", () => {
     const { client } = await makeTenant();
     const { subscription } = await subscribeToReceiver(client);
     for (let i = 0; i < 6; i++) await makePayment(client);
-    await waitFor(() => logOf(client, subscription.id), (rows) => rows.length === 6 && rows.every((row) => row.status === "succeeded"));
+    await waitFor(
+      () => logOf(client, subscription.id),
+      (rows) => rows.length === 6 && rows.every((row) => row.status === "succeeded"),
+    );
     await ageForRetention(client, subscription.id, 3);
     const atThree = await feed(client, subscription.id, "?limit=3");
     await runRetention(client, subscription.id, 3);

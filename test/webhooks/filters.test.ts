@@ -6,7 +6,13 @@ import { matches, matchesSql, type FilteredPayment, type Filters } from "../../s
 import { wholeList, call, makePayment, makeTenant, type User } from "../helpers/api";
 import { allEnded, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";
 
-const payment: FilteredPayment = { status: "settled", originating_counterparty_id: "cpty_b", receiving_counterparty_id: "cpty_s", payment_method: "ach", amount_cents: 5000 };
+const payment: FilteredPayment = {
+  status: "settled",
+  originating_counterparty_id: "cpty_b",
+  receiving_counterparty_id: "cpty_s",
+  payment_method: "ach",
+  amount_cents: 5000,
+};
 
 describe("filters: the rule in TypeScript and in SQL agree", () => {
   // [case, filters, expected]
@@ -28,7 +34,10 @@ describe("filters: the rule in TypeScript and in SQL agree", () => {
   ];
   it.each(cases)("%s", async (_name, filters, expected) => {
     expect(matches(filters, payment)).toBe(expected);
-    const bound = Object.fromEntries(Object.entries(payment).map(([key, value]) => [key, sql`${value}`])) as Record<keyof FilteredPayment, ReturnType<typeof sql>>;
+    const bound = Object.fromEntries(Object.entries(payment).map(([key, value]) => [key, sql`${value}`])) as Record<
+      keyof FilteredPayment,
+      ReturnType<typeof sql>
+    >;
     const stored = filters === null ? null : JSON.stringify(filters);
     const [row] = await createDb(env.SHARD_A!).all<{ m: number }>(sql`select ${matchesSql(sql`(select ${stored})`, bound)} as m`);
     expect(Boolean(row!.m)).toBe(expected);
@@ -36,7 +45,8 @@ describe("filters: the rule in TypeScript and in SQL agree", () => {
 });
 
 const subscribe = (user: User, filters: unknown) => subscribeToReceiver(user, { payment_status: true, filters });
-const event = (user: User, paymentId: string, body: Record<string, unknown>) => call("POST", `/v2/payments/${paymentId}/events/`, { body, headers: user.headers });
+const event = (user: User, paymentId: string, body: Record<string, unknown>) =>
+  call("POST", `/v2/payments/${paymentId}/events/`, { body, headers: user.headers });
 
 describe("a subscription's filters", () => {
   it("deliver only the changes after which the payment matches; a change filtered out takes no sequence number", async () => {
@@ -46,7 +56,10 @@ describe("a subscription's filters", () => {
     const { payment } = await makePayment(client);
     expect((await event(processor, payment.id, { event_code: "PU10", description: "sent", status: "in-progress" })).status).toBe(201);
     expect((await event(processor, payment.id, { event_code: "PU20", description: "paid", status: "settled" })).status).toBe(201);
-    const [got] = await waitFor(() => receivedAt(box), (list) => list.length === 1);
+    const [got] = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === 1,
+    );
     expect(JSON.parse(got!.body)).toMatchObject({ object_id: payment.id, payment_status: "settled" });
     expect(got!.headers["hook-sequence"]).toBe("1");
     expect(got!.headers["hook-payment-version"]).toBe("3");
@@ -120,7 +133,10 @@ describe("a subscription's filters", () => {
     const inProgress = payments.filter((_, i) => i !== 4 && i % 2 === 0).map((p) => p.id);
     for (const id of [...inProgress, payments[4]!.id]) expect(rows.map((row) => row.payment_id)).toContain(id);
     expect(rows.map((row) => row.sequence).sort((a, b) => a - b)).toEqual(rows.map((_, i) => i + 1));
-    const received = await waitFor(() => receivedAt(box), (list) => list.length >= rows.length);
+    const received = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length >= rows.length,
+    );
     expect(new Set(received.map((got) => got.headers["hook-delivery"])).size).toBe(received.length);
     expect(received).toHaveLength(rows.length);
   });
@@ -128,7 +144,14 @@ describe("a subscription's filters", () => {
   it("keep a value given twice once, as a query filter does", async () => {
     const { client } = await makeTenant();
     const res = await call("POST", "/v1/webhooks/", {
-      body: { event: "payment.changed", url: "http://127.0.0.1:9/x", content_type: "application/json", username: "u", password: "p", filters: { status: ["settled", "settled", "failed"] } },
+      body: {
+        event: "payment.changed",
+        url: "http://127.0.0.1:9/x",
+        content_type: "application/json",
+        username: "u",
+        password: "p",
+        filters: { status: ["settled", "settled", "failed"] },
+      },
       headers: client.headers,
     });
     expect(res.status).toBe(201);

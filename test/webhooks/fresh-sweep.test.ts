@@ -33,7 +33,18 @@ async function withRows(rows: Row[]) {
         `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, claimed_until, claim_token, created_at, updated_at)
          values (?, ?, ?, 'pmt_test', '{}', ?, 0, ?, ?, ?, ?, ?, ?)`,
       )
-      .bind(id, subscription.id, client.accountId, row.status ?? "pending", row.created, row.enqueued === undefined ? row.created : row.enqueued, row.claimedUntil ?? null, row.claimedUntil ? "token" : null, row.created, row.created)
+      .bind(
+        id,
+        subscription.id,
+        client.accountId,
+        row.status ?? "pending",
+        row.created,
+        row.enqueued === undefined ? row.created : row.enqueued,
+        row.claimedUntil ?? null,
+        row.claimedUntil ? "token" : null,
+        row.created,
+        row.created,
+      )
       .run();
   }
   return { client, subscription, ids };
@@ -67,7 +78,10 @@ describe("the sweeper's look at fresh deliveries (handed over at their creation,
     await sweepOutbox(createDb(shard), again.queue, now + 1);
     expect(again.sent).not.toContain(ids[0]);
     if (resent) {
-      const stored = await shard.prepare("select enqueued_at, claimed_until from webhook_deliveries where id = ?").bind(ids[0]).first<{ enqueued_at: number; claimed_until: number | null }>();
+      const stored = await shard
+        .prepare("select enqueued_at, claimed_until from webhook_deliveries where id = ?")
+        .bind(ids[0])
+        .first<{ enqueued_at: number; claimed_until: number | null }>();
       expect(stored).toEqual({ enqueued_at: now, claimed_until: null });
     }
   });
@@ -121,6 +135,10 @@ describe("the sweeper's look at fresh deliveries (handed over at their creation,
     expect(byTable.webhook_deliveries).toBe(2 * 2);
     expect(byTable.payment_events).toBe(1);
     expect(d1Timing(event).rowsWritten).toBeGreaterThan(0);
-    for (const box of boxes) await waitFor(() => receivedAt(box), (received) => received.length === 2);
+    for (const box of boxes)
+      await waitFor(
+        () => receivedAt(box),
+        (received) => received.length === 2,
+      );
   });
 });

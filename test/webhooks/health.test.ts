@@ -44,7 +44,10 @@ async function consume(ids: string[], status: number) {
       sendBatch: async (messages: { body: DeliveryMessage; delaySeconds?: number }[]) =>
         void putOff.push(...messages.filter((m) => (m.delaySeconds ?? 0) <= OVERFLOW_DELAY_MS / 1000).map((m) => m.body.delivery_id)),
     } as unknown as Queue<DeliveryMessage>;
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", next.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })));
+    const batch = createMessageBatch<DeliveryMessage>(
+      "payments-deliveries",
+      next.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })),
+    );
     const ctx = createExecutionContext();
     await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
     await waitOnExecutionContext(ctx);
@@ -56,7 +59,10 @@ async function consume(ids: string[], status: number) {
 
 /** What the health subscription was told, oldest first: each event's body. */
 async function told(healthId: string) {
-  const rows = await db.prepare("select event, body, status, sequence from webhook_deliveries where subscription_id = ? order by created_at, sequence").bind(healthId).all<{ event: string; body: string; status: string; sequence: number }>();
+  const rows = await db
+    .prepare("select event, body, status, sequence from webhook_deliveries where subscription_id = ? order by created_at, sequence")
+    .bind(healthId)
+    .all<{ event: string; body: string; status: string; sequence: number }>();
   return rows.results.map((row) => ({ ...row, body: JSON.parse(row.body) as Record<string, unknown> }));
 }
 
@@ -83,7 +89,12 @@ describe("operational events", () => {
     await consume(ids.slice(FAILING_AFTER_ATTEMPTS - 1), 500);
     const failing = await told(health.id);
     expect(failing.map((row) => [row.event, row.body.object_id, row.sequence])).toEqual([["subscription.failing", watched.id, 1]]);
-    expect(failing[0]!.body).toMatchObject({ object_type: "subscription", object_id: watched.id, event: "subscription.failing", failing_since: expect.any(String) });
+    expect(failing[0]!.body).toMatchObject({
+      object_type: "subscription",
+      object_id: watched.id,
+      event: "subscription.failing",
+      failing_since: expect.any(String),
+    });
     // More failures tell nothing more.
     await consume([await pending(client, watched.id)], 500);
     expect(await told(health.id)).toHaveLength(1);
@@ -93,7 +104,9 @@ describe("operational events", () => {
     // Each health subscription is told of the other's troubles, never of its own.
     expect((await told(other.id)).map((row) => row.body.object_id)).toEqual([watched.id, watched.id]);
     // The event goes out like any delivery: signed, with its name as hook-event and its sequence.
-    const [row] = (await db.prepare("select id from webhook_deliveries where subscription_id = ? and event = 'subscription.recovered'").bind(health.id).all<{ id: string }>()).results;
+    const [row] = (
+      await db.prepare("select id from webhook_deliveries where subscription_id = ? and event = 'subscription.recovered'").bind(health.id).all<{ id: string }>()
+    ).results;
     expect(row!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     const [headers] = await consume([row!.id], 200);
     expect(headers).toMatchObject({ "hook-event": "subscription.recovered", "hook-sequence": "2", "hook-subscription": health.id });
@@ -107,7 +120,10 @@ describe("operational events", () => {
     const health = await subscribeUnanswered(client, "subscription.health");
     const watched = await subscribeUnanswered(client);
     const [gone, waiting] = [await pending(client, watched.id), await pending(client, watched.id)];
-    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now() + 3_600_000, waiting).run();
+    await db
+      .prepare("update webhook_deliveries set next_attempt_at = ? where id = ?")
+      .bind(Date.now() + 3_600_000, waiting)
+      .run();
     await consume([gone], 410);
     expect((await told(health.id)).map((row) => [row.event, row.body.reason])).toEqual([["subscription.disabled", "gone"]]);
     const subscription = await call("GET", `/v1/webhooks/${watched.id}/`, { headers: client.headers });
@@ -119,7 +135,10 @@ describe("operational events", () => {
     const { client } = await makeTenant({ shard: SHARD });
     const health = await subscribeUnanswered(client, "subscription.health");
     const watched = await subscribeUnanswered(client);
-    await db.prepare("update webhook_subscriptions set failing_since = ?, consecutive_failures = 1 where id = ?").bind(Date.now() - 3_600_000 - 1000, watched.id).run();
+    await db
+      .prepare("update webhook_subscriptions set failing_since = ?, consecutive_failures = 1 where id = ?")
+      .bind(Date.now() - 3_600_000 - 1000, watched.id)
+      .run();
     await consume([await pending(client, watched.id)], 500);
     const events = await told(health.id);
     expect(events.map((row) => [row.event, row.body.object_id])).toEqual([["subscription.failing", watched.id]]);
@@ -130,8 +149,14 @@ describe("operational events", () => {
     const health = await subscribeUnanswered(client, "subscription.health");
     const watched = await subscribeUnanswered(client);
     const [failing, waiting] = [await pending(client, watched.id), await pending(client, watched.id)];
-    await db.prepare("update webhook_deliveries set next_attempt_at = ? where id = ?").bind(Date.now() + 3_600_000, waiting).run();
-    await db.prepare("update webhook_subscriptions set failing_since = ?, failing_reported = 1, consecutive_failures = 40 where id = ?").bind(Date.now() - 5 * 86_400_000 - 1000, watched.id).run();
+    await db
+      .prepare("update webhook_deliveries set next_attempt_at = ? where id = ?")
+      .bind(Date.now() + 3_600_000, waiting)
+      .run();
+    await db
+      .prepare("update webhook_subscriptions set failing_since = ?, failing_reported = 1, consecutive_failures = 40 where id = ?")
+      .bind(Date.now() - 5 * 86_400_000 - 1000, watched.id)
+      .run();
     await consume([failing], 500);
     expect((await told(health.id)).map((row) => [row.event, row.body.reason])).toEqual([["subscription.disabled", "failing"]]);
     expect((await call("GET", `/v1/webhooks/${watched.id}/`, { headers: client.headers })).json.is_active).toBe(false);

@@ -18,7 +18,10 @@ const statsOf = async (user: User, id: string) => (await call("GET", `/v1/webhoo
 
 /** Every delivery the receiver got, by hook-delivery: how many times each, and their sequences in arrival order. */
 async function arrivals(box: Box, expected: number) {
-  const got = await waitFor(() => receivedAt(box), (list) => list.length >= expected);
+  const got = await waitFor(
+    () => receivedAt(box),
+    (list) => list.length >= expected,
+  );
   const times = new Map<string, number>();
   for (const one of got) times.set(one.headers["hook-delivery"]!, (times.get(one.headers["hook-delivery"]!) ?? 0) + 1);
   return { got, times, sequences: got.map((one) => Number(one.headers["hook-sequence"])) };
@@ -42,7 +45,10 @@ describe("holds", () => {
     const { times, sequences } = await arrivals(box, 6);
     expect([...times.values()]).toEqual([1, 1, 1, 1, 1, 1]);
     expect([...sequences].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
-    const sent = await waitFor(() => logOf(client, subscription.id), (log) => log.results.every((row) => row.status === "succeeded"));
+    const sent = await waitFor(
+      () => logOf(client, subscription.id),
+      (log) => log.results.every((row) => row.status === "succeeded"),
+    );
     expect(sent.results.map((row) => row.sequence)).toEqual([6, 5, 4, 3, 2, 1]);
     expect((await statsOf(client, subscription.id)).held).toBe(0);
   });
@@ -58,7 +64,10 @@ describe("holds", () => {
     expect((await receivedAt(box)).length).toBe(11);
     expect([...times.values()].every((n) => n === 1)).toBe(true);
     expect([...sequences].sort((a, b) => a - b)).toEqual(Array.from({ length: 11 }, (_, i) => i + 1));
-    const log = await waitFor(() => logOf(client, subscription.id), (l) => l.results.every((row) => row.status === "succeeded"));
+    const log = await waitFor(
+      () => logOf(client, subscription.id),
+      (l) => l.results.every((row) => row.status === "succeeded"),
+    );
     expect(log.count).toBe(11);
   });
 
@@ -68,13 +77,24 @@ describe("holds", () => {
     // The receiver answers 500 then 200, each after 800 ms: the pause lands while the first is under way.
     await mailbox({ secret: subscription.secret, ...HOOK_USER, responses: [500, 200], delayMs: 800 }, box.path);
     await makePayment(client);
-    await waitFor(() => receivedAt(box), (list) => list.length === 1);
+    await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === 1,
+    );
     await setActive(client, subscription.id, false);
-    const [row] = (await waitFor(() => logOf(client, subscription.id), (l) => l.results[0]?.status !== "pending")).results;
+    const [row] = (
+      await waitFor(
+        () => logOf(client, subscription.id),
+        (l) => l.results[0]?.status !== "pending",
+      )
+    ).results;
     expect(row).toMatchObject({ status: "held", attempts: [{ number: 1, response_status: 500 }] }); // held: nothing sends it
     expect(await receivedAt(box)).toHaveLength(1);
     await setActive(client, subscription.id, true);
-    const after = await waitFor(() => logOf(client, subscription.id), (l) => l.results[0]?.status === "succeeded");
+    const after = await waitFor(
+      () => logOf(client, subscription.id),
+      (l) => l.results[0]?.status === "succeeded",
+    );
     expect(after.results[0]!.attempts.map((attempt) => attempt.response_status)).toEqual([500, 200]);
     expect(await receivedAt(box)).toHaveLength(2);
   });
@@ -110,7 +130,14 @@ describe("holds", () => {
     return shard;
   }
   const statusCounts = async (shard: D1Database, subscriptionId: string) =>
-    Object.fromEntries((await shard.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status").bind(subscriptionId).all<{ status: string; n: number }>()).results.map((row) => [row.status, row.n]));
+    Object.fromEntries(
+      (
+        await shard
+          .prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status")
+          .bind(subscriptionId)
+          .all<{ status: string; n: number }>()
+      ).results.map((row) => [row.status, row.n]),
+    );
 
   it(`releases at most ${RELEASED_AT_ONCE} held deliveries on a resume, oldest first, and the cron the rest, each once, in sequence order`, async () => {
     const { client } = await makeTenant();
@@ -122,7 +149,11 @@ describe("holds", () => {
       send: async (body: DeliveryMessage) => void sent.push(body.delivery_id),
       sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
     } as unknown as Queue<DeliveryMessage>;
-    const resumed = await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers, bindings: { DELIVERIES: queue } });
+    const resumed = await call("PATCH", `/v1/webhooks/${subscription.id}/`, {
+      body: { is_active: true },
+      headers: client.headers,
+      bindings: { DELIVERIES: queue },
+    });
     expect(resumed.status).toBe(200);
     expect(await statusCounts(shard, subscription.id)).toEqual({ pending: RELEASED_AT_ONCE, held: 200 });
     expect(sent).toEqual(Array.from({ length: RELEASED_AT_ONCE }, (_, i) => `${subscription.id}-${i + 1}`));
@@ -139,7 +170,10 @@ describe("holds", () => {
     // The reader acked through sequence 1,100 (as POST …/feed/ack/ keeps it).
     await shard.prepare("update webhook_subscriptions set feed_acked_sequence = 1100, feed_acked = 'x' where id = ?").bind(subscription.id).run();
     const sent: string[] = [];
-    const queue = { send: async () => {}, sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)) } as unknown as Queue<DeliveryMessage>;
+    const queue = {
+      send: async () => {},
+      sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    } as unknown as Queue<DeliveryMessage>;
     await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers, bindings: { DELIVERIES: queue } });
     await runCron({ ...env, DELIVERIES: queue }, Date.now());
     expect(await statusCounts(shard, subscription.id)).toEqual({ succeeded: 1100, pending: RELEASED_AT_ONCE + 300 - 1100 });
@@ -162,16 +196,25 @@ describe("holds", () => {
       .run();
     expect((await setActive(client, subscription.id, false)).status).toBe(200);
     expect(await statusCounts(shard, subscription.id)).toEqual({ held: RELEASED_AT_ONCE, pending: 300 });
-    const first = await shard.prepare("select min(sequence) as n from webhook_deliveries where subscription_id = ? and status = 'pending'").bind(subscription.id).first<{ n: number }>();
+    const first = await shard
+      .prepare("select min(sequence) as n from webhook_deliveries where subscription_id = ? and status = 'pending'")
+      .bind(subscription.id)
+      .first<{ n: number }>();
     expect(first!.n).toBe(RELEASED_AT_ONCE + 1);
     // The sweeper hands the rest to the queue; the consumer holds each it claims.
     const sent: string[] = [];
-    const queue = { send: async () => {}, sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)) } as unknown as Queue<DeliveryMessage>;
+    const queue = {
+      send: async () => {},
+      sendBatch: async (messages: { body: DeliveryMessage }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    } as unknown as Queue<DeliveryMessage>;
     await runCron({ ...env, DELIVERIES: queue }, Date.now());
     expect(sent).toHaveLength(300);
     const shardOfAccount = await shardName(client.accountId);
     for (let start = 0; start < sent.length; start += 100) {
-      const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", sent.slice(start, start + 100).map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: shardOfAccount } })));
+      const batch = createMessageBatch<DeliveryMessage>(
+        "payments-deliveries",
+        sent.slice(start, start + 100).map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: shardOfAccount } })),
+      );
       const ctx = createExecutionContext();
       await worker.queue(batch, env, ctx);
       await waitOnExecutionContext(ctx);
@@ -187,7 +230,10 @@ describe("holds", () => {
     const shard = await held(client, subscription.id, DISCARDED_AT_ONCE + 5);
     const discard = () => call("POST", `/v1/webhooks/${subscription.id}/held/discard/`, { headers: client.headers });
     expect((await discard()).json).toEqual({ discarded: DISCARDED_AT_ONCE });
-    const left = await shard.prepare("select min(sequence) as first from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ first: number }>();
+    const left = await shard
+      .prepare("select min(sequence) as first from webhook_deliveries where subscription_id = ?")
+      .bind(subscription.id)
+      .first<{ first: number }>();
     expect(left!.first).toBe(DISCARDED_AT_ONCE + 1);
     expect((await discard()).json).toEqual({ discarded: 5 });
     expect((await discard()).json).toEqual({ discarded: 0 });
@@ -201,8 +247,12 @@ describe("holds", () => {
     for (let i = 0; i < 2; i++) await makePayment(client);
     const [newer, older] = (await logOf(client, subscription.id)).results;
     const day = 86_400_000;
-    await env.SHARD_A!.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where id = ?2").bind(40 * day, older!.id).run();
-    for (let run = 0; run < 20 && (await logOf(client, subscription.id)).count > 1; run++) await applyRetention(createDb(env.SHARD_A!), undefined, 30, Date.now());
+    await env
+      .SHARD_A!.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where id = ?2")
+      .bind(40 * day, older!.id)
+      .run();
+    for (let run = 0; run < 20 && (await logOf(client, subscription.id)).count > 1; run++)
+      await applyRetention(createDb(env.SHARD_A!), undefined, 30, Date.now());
     expect((await logOf(client, subscription.id)).results.map((row) => [row.id, row.status])).toEqual([[newer!.id, "held"]]);
   });
 

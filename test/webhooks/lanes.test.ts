@@ -9,8 +9,16 @@ const row = (id: string, subscriptionId: string, createdAt: number) => ({ id, su
 describe("a consumer invocation's lanes", () => {
   it.each([
     ["one subscription: the log's order", [row("c", "s", 3), row("a", "s", 1), row("b", "s", 2)], ["a", "b", "c"]],
-    ["subscriptions take turns, the oldest delivery's first", [row("a1", "A", 1), row("a2", "A", 2), row("a3", "A", 3), row("b1", "B", 4), row("b2", "B", 5)], ["a1", "b1", "a2", "b2", "a3"]],
-    ["a busy subscription never fills the lanes before another's first", [...Array.from({ length: 8 }, (_, i) => row(`h${i}`, "H", i)), row("g", "G", 100)], ["h0", "g", "h1", "h2", "h3", "h4", "h5", "h6", "h7"]],
+    [
+      "subscriptions take turns, the oldest delivery's first",
+      [row("a1", "A", 1), row("a2", "A", 2), row("a3", "A", 3), row("b1", "B", 4), row("b2", "B", 5)],
+      ["a1", "b1", "a2", "b2", "a3"],
+    ],
+    [
+      "a busy subscription never fills the lanes before another's first",
+      [...Array.from({ length: 8 }, (_, i) => row(`h${i}`, "H", i)), row("g", "G", 100)],
+      ["h0", "g", "h1", "h2", "h3", "h4", "h5", "h6", "h7"],
+    ],
     ["same age: by id", [row("b", "s", 1), row("a", "s", 1)], ["a", "b"]],
     ["none", [], []],
   ])("%s", (_name, rows, expected) => {

@@ -24,14 +24,19 @@ describe("a consumer batch of the largest bodies", () => {
       send: async (body: DeliveryMessage) => void queued.push(body.delivery_id),
       sendBatch: async (messages: { body: DeliveryMessage }[]) => void queued.push(...messages.map((m) => m.body.delivery_id)),
     } as unknown as Queue<DeliveryMessage>;
-    expect((await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers, bindings: { DELIVERIES: queue } })).status).toBe(200);
+    expect(
+      (await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: true }, headers: client.headers, bindings: { DELIVERIES: queue } })).status,
+    ).toBe(200);
     expect(queued).toHaveLength(100);
 
     const warn = vi.spyOn(console, "warn");
     const claimed: number[] = [];
     for (let round = 0; round < 40 && queued.length > 0; round++) {
       const ids = queued.splice(0, 100);
-      const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", ids.map((id, i) => ({ id: `m-${round}-${i}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })));
+      const batch = createMessageBatch<DeliveryMessage>(
+        "payments-deliveries",
+        ids.map((id, i) => ({ id: `m-${round}-${i}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
+      );
       const ctx = createExecutionContext();
       const before = (await receivedAt(box)).length;
       await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
@@ -46,9 +51,14 @@ describe("a consumer batch of the largest bodies", () => {
     expect(new Set(got.map((one) => one.headers["hook-delivery"])).size).toBe(100);
     expect(got.every((one) => one.verified?.hmac)).toBe(true);
     const shard = await shardD1(client.accountId);
-    expect(await shard.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status").bind(subscription.id).all()).toMatchObject({ results: [{ status: "succeeded", n: 100 }] });
+    expect(
+      await shard.prepare("select status, count(*) as n from webhook_deliveries where subscription_id = ? group by status").bind(subscription.id).all(),
+    ).toMatchObject({ results: [{ status: "succeeded", n: 100 }] });
     // Each invocation's largest D1 result, as the development layer counted it.
-    const figures = warn.mock.calls.map(([line]) => String(line)).filter((line) => line.includes('"invocation_limits"')).map((line) => JSON.parse(line));
+    const figures = warn.mock.calls
+      .map(([line]) => String(line))
+      .filter((line) => line.includes('"invocation_limits"'))
+      .map((line) => JSON.parse(line));
     expect(figures.length).toBe(claimed.length);
     for (const f of figures) expect(f.largestResultBytes).toBeLessThanOrEqual(Math.min(D1_MAX_RESULT_BYTES, 2 * CLAIM_BODY_BYTES));
   });

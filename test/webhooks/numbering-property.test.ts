@@ -38,13 +38,31 @@ async function world(): Promise<World> {
   const { client, processor } = await makeTenant();
   const { subscription: watched } = await subscribeToReceiver(client);
   const { subscription: health } = await subscribeToReceiver(client, { event: "subscription.health" });
-  return { client, processor, payments: [], watched: watched.id, health: health.id, seen: new Map([[watched.id, new Map()], [health.id, new Map()]]), made: new Map([[watched.id, 0], [health.id, 0]]) };
+  return {
+    client,
+    processor,
+    payments: [],
+    watched: watched.id,
+    health: health.id,
+    seen: new Map([
+      [watched.id, new Map()],
+      [health.id, new Map()],
+    ]),
+    made: new Map([
+      [watched.id, 0],
+      [health.id, 0],
+    ]),
+  };
 }
 
 const patch = (w: World, id: string, body: Record<string, unknown>) => call("PATCH", `/v1/webhooks/${id}/`, { body, headers: w.client.headers });
 
 /** Waits until no delivery of the subscription is on its way (retention takes only what ended or is held). */
-const settled = (w: World, id: string) => waitFor(() => logOf(w.client, id), (rows) => rows.every((row) => row.status !== "pending"));
+const settled = (w: World, id: string) =>
+  waitFor(
+    () => logOf(w.client, id),
+    (rows) => rows.every((row) => row.status !== "pending"),
+  );
 
 async function step(w: World, what: Step, pick: number): Promise<void> {
   // Pauses, discards and retention act on the payment subscription three times in four.
@@ -81,7 +99,11 @@ async function step(w: World, what: Step, pick: number): Promise<void> {
       const event = { event: "subscription.failing" as const, subscriptionId: w.watched, at: Date.now(), detail: {} };
       const [made] = (await runBatch(db, [healthDeliveries(db, w.client.accountId, event, sql`1`, Date.now())])) as [{ id: string; status: string }[]];
       const queue = { queue: env.DELIVERIES, shard: await shardOf(w.client.accountId) };
-      await handOver(db, queue, made.filter((row) => row.status === "pending").map((row) => row.id));
+      await handOver(
+        db,
+        queue,
+        made.filter((row) => row.status === "pending").map((row) => row.id),
+      );
       w.made.set(w.health, w.made.get(w.health)! + 1);
       return;
     }
@@ -112,11 +134,12 @@ async function check(w: World, limit: number): Promise<void> {
 }
 
 describe("numbering, as a property", () => {
-  it(
-    "gives every subscription 1..n with no gap and no repeat, and a feed equal to its log, through any mix of changes, pauses, discards, health events and retention",
-    async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.array(fc.tuple(stepArbitrary, fc.nat(100)), { minLength: 1, maxLength: 20 }), fc.integer({ min: 1, max: 3 }), async (steps, limit) => {
+  it("gives every subscription 1..n with no gap and no repeat, and a feed equal to its log, through any mix of changes, pauses, discards, health events and retention", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(stepArbitrary, fc.nat(100)), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (steps, limit) => {
           const w = await world();
           for (const [what, pick] of steps) {
             await step(w, what, pick);
@@ -126,11 +149,10 @@ describe("numbering, as a property", () => {
             const numbers = [...w.seen.get(id)!.values()].sort((a, b) => a - b);
             expect(numbers).toEqual(Array.from({ length: w.made.get(id)! }, (_, i) => i + 1));
           }
-        }),
-        // The issue's case first: delivered, paused, five held, discarded, eight more.
-        { numRuns: RUNS, examples: [[[["change", 1], ["pause", 1], ...Array(5).fill(["change", 1]), ["discard", 0], ...Array(8).fill(["change", 1])], 1]] },
-      );
-    },
-    300_000,
-  );
+        },
+      ),
+      // The issue's case first: delivered, paused, five held, discarded, eight more.
+      { numRuns: RUNS, examples: [[[["change", 1], ["pause", 1], ...Array(5).fill(["change", 1]), ["discard", 0], ...Array(8).fill(["change", 1])], 1]] },
+    );
+  }, 300_000);
 });

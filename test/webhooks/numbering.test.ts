@@ -40,7 +40,10 @@ async function consume(ids: string[], status: number, skewMs: number) {
   vi.spyOn(Date, "now").mockImplementation(() => realNow() + skewMs);
   vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("x", { status }));
   try {
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })));
+    const batch = createMessageBatch<DeliveryMessage>(
+      "payments-deliveries",
+      ids.map((id) => ({ id, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: SHARD } })),
+    );
     const queue = { send: async () => {}, sendBatch: async () => {} } as unknown as Queue<DeliveryMessage>;
     const ctx = createExecutionContext();
     await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
@@ -81,9 +84,13 @@ describe("numbering", () => {
     const { client, processor } = await makeTenant({ shard: SHARD });
     const { subscription } = await subscribeToReceiver(client);
     const payment = (await makePayment(client)).payment as { id: string };
-    const event = (code: string) => call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: code, description: code }, headers: processor.headers });
+    const event = (code: string) =>
+      call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: code, description: code }, headers: processor.headers });
     for (const code of ["PU01", "PU02"]) expect((await event(code)).status).toBe(201); // 1..3, delivered
-    await waitFor(() => logOf(client, subscription.id), (rows) => rows.length === 3 && rows.every((row) => row.status === "succeeded"));
+    await waitFor(
+      () => logOf(client, subscription.id),
+      (rows) => rows.length === 3 && rows.every((row) => row.status === "succeeded"),
+    );
     const early = await call("GET", `/v1/webhooks/${subscription.id}/feed/?limit=2`, { headers: client.headers });
     await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { is_active: false }, headers: client.headers });
     for (let i = 0; i < 5; i++) expect((await event(`PU1${i}`)).status).toBe(201); // held as 4..8
@@ -102,6 +109,7 @@ describe("numbering", () => {
     const fromEarly = await call("GET", `/v1/webhooks/${subscription.id}/feed/?after=${early.json.next}`, { headers: client.headers });
     expect(fromEarly.json.results.map((item: Item) => item.sequence)).toEqual([3, 9, 10, 11, 12, 13, 14, 15, 16]);
     // Page by page from the start, following next: every kept delivery, once.
-    for (const limit of [1, 2, 3]) expect((await feedFromStart(client, subscription.id, limit)).map((item) => item.sequence)).toEqual(log.map((row) => row.sequence));
+    for (const limit of [1, 2, 3])
+      expect((await feedFromStart(client, subscription.id, limit)).map((item) => item.sequence)).toEqual(log.map((row) => row.sequence));
   });
 });

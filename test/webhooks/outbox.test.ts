@@ -30,7 +30,7 @@ describe("a delivery row's flags", () => {
 
 /** A payment's detail after each of its changes, as the writes store it (services/payments). */
 function history(): PaymentView[] {
-  const invoices = [{ id: "inv_a", invoiceNumber: "A-1 \"quoted\"\n", amountCents: 1000, createdAt: 10, currency: "EUR" }];
+  const invoices = [{ id: "inv_a", invoiceNumber: 'A-1 "quoted"\n', amountCents: 1000, createdAt: 10, currency: "EUR" }];
   const made = newPayment(
     "acct_1",
     "pmt_1",
@@ -63,15 +63,18 @@ describe("a body rebuilt from the payment's detail now", () => {
   const now = JSON.parse(JSON.stringify(details.at(-1)!, (key, value) => (key === "_events" ? undefined : value))) as PaymentView;
   const events = (details.at(-1) as unknown as { _events: EventRow[] })._events;
 
-  it.each(details.map((detail, i) => [i + 1, detail] as const))("after change %i is the detail that change wrote, byte for byte, in each content type and flag set", (seq, detail) => {
-    const event = events[seq - 1]!;
-    const written = JSON.parse(JSON.stringify(detail, (key, value) => (key === "_events" ? undefined : value)));
-    const rebuilt = snapshotAt(now, { seq, instrumentNumber: event.instrumentNumber, refundReason: event.refundReason });
-    expect(JSON.stringify(rebuilt)).toBe(JSON.stringify(written));
-    for (const flags of FLAG_SETS) {
-      for (const contentType of ["application/json", "application/x-www-form-urlencoded"] as const) {
-        expect(encodeBody(payloadFor(rebuilt, flags), contentType)).toBe(encodeBody(payloadFor(written, flags), contentType));
+  it.each(details.map((detail, i) => [i + 1, detail] as const))(
+    "after change %i is the detail that change wrote, byte for byte, in each content type and flag set",
+    (seq, detail) => {
+      const event = events[seq - 1]!;
+      const written = JSON.parse(JSON.stringify(detail, (key, value) => (key === "_events" ? undefined : value)));
+      const rebuilt = snapshotAt(now, { seq, instrumentNumber: event.instrumentNumber, refundReason: event.refundReason });
+      expect(JSON.stringify(rebuilt)).toBe(JSON.stringify(written));
+      for (const flags of FLAG_SETS) {
+        for (const contentType of ["application/json", "application/x-www-form-urlencoded"] as const) {
+          expect(encodeBody(payloadFor(rebuilt, flags), contentType)).toBe(encodeBody(payloadFor(written, flags), contentType));
+        }
       }
-    }
-  });
+    },
+  );
 });

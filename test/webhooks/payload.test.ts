@@ -21,7 +21,14 @@ const payment: PaymentView = {
   created: "2026-11-21T10:00:00.000Z",
   updated: "2026-11-21T10:05:00.000Z",
 };
-const none: ExpansionFlags = { invoiceIds: false, paymentStatus: false, paymentEvents: false, refundReason: false, instrumentNumber: false, allPaymentDetails: false };
+const none: ExpansionFlags = {
+  invoiceIds: false,
+  paymentStatus: false,
+  paymentEvents: false,
+  refundReason: false,
+  instrumentNumber: false,
+  allPaymentDetails: false,
+};
 const base = { object_type: "payment", object_id: "pmt_1", event: "payment.changed" };
 
 describe("payloadFor", () => {
@@ -32,7 +39,10 @@ describe("payloadFor", () => {
     [{ paymentEvents: true }, { payment_events: payment.events }],
     [{ refundReason: true }, { refund_reason: null }],
     [{ instrumentNumber: true }, { instrument_number: "TRACE-9" }],
-    [{ invoiceIds: true, paymentStatus: true, instrumentNumber: true }, { invoice_ids: ["inv_1", "inv_2"], payment_status: "settled", instrument_number: "TRACE-9" }],
+    [
+      { invoiceIds: true, paymentStatus: true, instrumentNumber: true },
+      { invoice_ids: ["inv_1", "inv_2"], payment_status: "settled", instrument_number: "TRACE-9" },
+    ],
     [{ allPaymentDetails: true }, { object: payment }],
     [{ allPaymentDetails: true, paymentStatus: true, invoiceIds: true }, { object: payment }],
   ])("flags %j add %j", (flags, extra) => {

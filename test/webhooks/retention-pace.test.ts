@@ -19,7 +19,10 @@ async function agedLog(client: User, processor: User, shard: D1Database) {
   const { subscription } = await subscribeToReceiver(client, { payment_status: true, payment_events: true });
   const { payment } = await makePayment(client);
   for (let i = 0; i < 7; i++) {
-    const res = await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU15", description: "d".repeat(1000) }, headers: processor.headers });
+    const res = await call("POST", `/v2/payments/${payment.id}/events/`, {
+      body: { event_code: "PU15", description: "d".repeat(1000) },
+      headers: processor.headers,
+    });
     expect(res.status).toBe(201);
   }
   const log = await waitFor(
@@ -77,7 +80,9 @@ describe("retention's pace", () => {
         }
       }
       expect(ids.size).toBe(archived);
-      const left = await env[`SHARD_${shard}`]!.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?1 and created_at < ?2").bind(subscription.id, Date.now() - 30 * DAY).first<{ n: number }>();
+      const left = await env[`SHARD_${shard}`]!.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?1 and created_at < ?2")
+        .bind(subscription.id, Date.now() - 30 * DAY)
+        .first<{ n: number }>();
       expect(archived).toBe(AGED - left!.n);
     }
   });
@@ -87,7 +92,11 @@ describe("retention's pace", () => {
     await agedLog(client, processor, env.SHARD_A!);
     const job = cronJobs(env, Date.now()).find((each) => each.job === "retention" && each.shard === "A")!;
     const budget = new JobBudget({ d1Queries: job.weight.floor + job.weight.reserve, queueMessages: 0 }, job.weight.reserve);
-    const aged = () => env.SHARD_A!.prepare("select count(*) as n from webhook_deliveries where created_at < ?1").bind(Date.now() - 30 * DAY).first<{ n: number }>();
+    const aged = () =>
+      env
+        .SHARD_A!.prepare("select count(*) as n from webhook_deliveries where created_at < ?1")
+        .bind(Date.now() - 30 * DAY)
+        .first<{ n: number }>();
     const before = (await aged())!.n;
     const line = await runJob(job, env, budget);
     const { removed } = line.result as { removed: number };

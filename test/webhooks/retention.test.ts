@@ -41,7 +41,13 @@ async function archiveLines(client: User, subscriptionId: string, day: string) {
   if (res.status !== 200) return { status: res.status, lines: [] as Record<string, unknown>[] };
   expect(res.headers.get("content-type")).toBe("application/gzip");
   const text = await new Response(res.body!.pipeThrough(new DecompressionStream("gzip"))).text();
-  return { status: 200, lines: text.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>) };
+  return {
+    status: 200,
+    lines: text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }
 
 async function fetchRaw(client: User, path: string) {
@@ -77,14 +83,19 @@ describe("retention", () => {
     const records = new Map<string, unknown>();
     await age(old!.id, 31);
     await age(older!.id, 31);
-    for (const { id } of [old!, older!]) records.set(id, (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).json);
+    for (const { id } of [old!, older!])
+      records.set(id, (await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).json);
 
     const report = await applyRetention(db(), env.ARCHIVE, 30, Date.now());
     expect(report.removed).toBeGreaterThanOrEqual(2);
-    for (const { id } of [old!, older!]) expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).status).toBe(404);
+    for (const { id } of [old!, older!])
+      expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${id}/`, { headers: client.headers })).status).toBe(404);
     expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${recent!.id}/`, { headers: client.headers })).status).toBe(200);
     expect((await call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers })).json.count).toBe(1);
-    const attempts = await shard.prepare("select count(*) as n from webhook_attempts where delivery_id in (?, ?)").bind(old!.id, older!.id).first<{ n: number }>();
+    const attempts = await shard
+      .prepare("select count(*) as n from webhook_attempts where delivery_id in (?, ?)")
+      .bind(old!.id, older!.id)
+      .first<{ n: number }>();
     expect(attempts!.n).toBe(0);
     expect((records.get(old!.id) as { attempts: unknown[] }).attempts).toHaveLength(2);
 
@@ -102,27 +113,45 @@ describe("retention", () => {
     await age(made!.id, 40);
     // Copies of the aged delivery: more than one run removes (each run here at most 100).
     const copies = 130;
-    await shard.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
+    await shard
+      .prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, null, created_at, updated_at, test from webhook_deliveries, n where id = ?3`,
-    ).bind(copies, made!.id, made!.id).run();
+      )
+      .bind(copies, made!.id, made!.id)
+      .run();
     // An old delivery still being retried stays whatever its age.
-    await shard.prepare("update webhook_deliveries set status = 'pending', next_attempt_at = ?1 where id = ?2").bind(Date.now() + DAY, `${made!.id}-1`).run();
-    const inLog = async () => (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
+    await shard
+      .prepare("update webhook_deliveries set status = 'pending', next_attempt_at = ?1 where id = ?2")
+      .bind(Date.now() + DAY, `${made!.id}-1`)
+      .run();
+    const inLog = async () =>
+      (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
     expect(await inLog()).toBe(copies + 1);
 
     const first = await applyRetention(db(), env.ARCHIVE, 30, Date.now(), { max: 100 });
     expect(first.removed).toBe(100);
     for (let run = 0; run < 5 && (await inLog()) > 1; run++) await applyRetention(db(), env.ARCHIVE, 30, Date.now(), { max: 100 });
     expect(await inLog()).toBe(1);
-    const left = await shard.prepare("select id, status from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ id: string; status: string }>();
+    const left = await shard
+      .prepare("select id, status from webhook_deliveries where subscription_id = ?")
+      .bind(subscription.id)
+      .first<{ id: string; status: string }>();
     expect(left).toEqual({ id: `${made!.id}-1`, status: "pending" });
     // A shorter RETENTION_DAYS reaches younger deliveries.
     const { deliveries: fresh } = await loggedDeliveries(client, 1);
     await age(fresh[0]!.id, 8);
     await applyRetention(db(), env.ARCHIVE, 30, Date.now());
-    expect((await call("GET", `/v1/webhooks/${(await shard.prepare("select subscription_id as s from webhook_deliveries where id = ?").bind(fresh[0]!.id).first<{ s: string }>())!.s}/deliveries/${fresh[0]!.id}/`, { headers: client.headers })).status).toBe(200);
+    expect(
+      (
+        await call(
+          "GET",
+          `/v1/webhooks/${(await shard.prepare("select subscription_id as s from webhook_deliveries where id = ?").bind(fresh[0]!.id).first<{ s: string }>())!.s}/deliveries/${fresh[0]!.id}/`,
+          { headers: client.headers },
+        )
+      ).status,
+    ).toBe(200);
     await applyRetention(db(), env.ARCHIVE, 7, Date.now());
     expect(await shard.prepare("select id from webhook_deliveries where id = ?").bind(fresh[0]!.id).first()).toBeNull();
   });
@@ -135,7 +164,8 @@ describe("retention", () => {
     let batches = 0;
     const failing = new Proxy(shard, {
       get(target, name) {
-        if (name === "batch") return (statements: D1PreparedStatement[]) => (++batches === 2 ? Promise.reject(new Error("D1 went away")) : target.batch(statements));
+        if (name === "batch")
+          return (statements: D1PreparedStatement[]) => (++batches === 2 ? Promise.reject(new Error("D1 went away")) : target.batch(statements));
         const value = Reflect.get(target, name);
         return typeof value === "function" ? value.bind(target) : value;
       },
@@ -154,27 +184,36 @@ describe("retention", () => {
     const { subscription, deliveries } = await loggedDeliveries(client, 1);
     const [made] = deliveries;
     await age(made!.id, 40);
-    await shard.prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
+    await shard
+      .prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, next_attempt_at, created_at, updated_at, test)
        with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
        select ?2 || '-' || i, subscription_id, account_id, payment_id, event_id, payment_version, body, flags, content_type, status, attempts, null, created_at + i, updated_at, test from webhook_deliveries, n where id = ?2`,
-    ).bind(RETENTION_PER_RUN + 500, made!.id).run();
+      )
+      .bind(RETENTION_PER_RUN + 500, made!.id)
+      .run();
     const log = vi.spyOn(console, "log");
     const warn = vi.spyOn(console, "warn");
     const ctx = createExecutionContext();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, ctx);
     await waitOnExecutionContext(ctx);
-    const lines = [...log.mock.calls, ...warn.mock.calls].map(([line]) => String(line)).filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+    const lines = [...log.mock.calls, ...warn.mock.calls]
+      .map(([line]) => String(line))
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line));
     const retention = lines.find((line) => line.type === "cron_job" && line.job === "retention" && line.shard === SHARD);
     expect(retention.result.removed).toBeGreaterThanOrEqual(RETENTION_PER_RUN);
     // The whole run within an invocation's D1 queries (the development layer counts them).
     const run = lines.find((line) => line.type === "invocation_limits" && line.handler === "scheduled");
     expect(run.d1Queries).toBeLessThanOrEqual(1000);
-    const left = (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n;
+    const left = (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!
+      .n;
     expect(left).toBe(RETENTION_PER_RUN + 501 - retention.result.removed);
     // The next run removes the rest; the day's archive holds every one of them, once.
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "* * * * *" }), env, createExecutionContext());
-    expect((await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n).toBe(0);
+    expect(
+      (await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>())!.n,
+    ).toBe(0);
     const day = new Date(Date.parse(made!.created) - 40 * DAY).toISOString().slice(0, 10);
     const objects = await env.ARCHIVE!.list({ prefix: `deliveries/${client.accountId}/${subscription.id}/${day}/` });
     expect(objects.objects.length).toBeGreaterThan(1);
@@ -189,10 +228,16 @@ describe("retention", () => {
     const { subscription } = await loggedDeliveries(client, 1);
     const bucket = (daysAgo: number) => Math.floor((Date.now() - daysAgo * DAY) / 300_000) * 300_000;
     for (const daysAgo of [100, 80]) {
-      await shard.prepare("insert into webhook_stats (subscription_id, bucket_start, attempts, succeeded, failed, pending) values (?, ?, 1, 1, 0, 0)").bind(subscription.id, bucket(daysAgo)).run();
+      await shard
+        .prepare("insert into webhook_stats (subscription_id, bucket_start, attempts, succeeded, failed, pending) values (?, ?, 1, 1, 0, 0)")
+        .bind(subscription.id, bucket(daysAgo))
+        .run();
     }
     await applyRetention(db(), env.ARCHIVE, 30, Date.now());
-    const kept = await shard.prepare("select bucket_start as b from webhook_stats where subscription_id = ? order by b").bind(subscription.id).all<{ b: number }>();
+    const kept = await shard
+      .prepare("select bucket_start as b from webhook_stats where subscription_id = ? order by b")
+      .bind(subscription.id)
+      .all<{ b: number }>();
     expect(kept.results.map((row) => row.b)).not.toContain(bucket(100));
     expect(kept.results.map((row) => row.b)).toContain(bucket(80));
   });

@@ -2,7 +2,13 @@ import { describe, expect, it } from "vitest";
 import { sentHeaders, storedHeaders } from "../../src/webhooks/wire/sent-headers";
 
 type Delivery = { id: string; subscriptionId: string; contentType: string; sequence: number | null; paymentVersion: number | null };
-const test: Delivery = { id: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60", subscriptionId: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f", contentType: "application/x-www-form-urlencoded", sequence: null, paymentVersion: null };
+const test: Delivery = {
+  id: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60",
+  subscriptionId: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f",
+  contentType: "application/x-www-form-urlencoded",
+  sequence: null,
+  paymentVersion: null,
+};
 const change: Delivery = { ...test, sequence: 7, paymentVersion: 3 };
 const delivery = test;
 const startedAt = Date.UTC(2026, 10, 25, 9, 0, 30, 999);

@@ -47,7 +47,10 @@ describe("a subscription's sequence and a payment's version", () => {
     expect(detail.json.version).toBe(4);
     expect(detail.json.events).toHaveLength(4);
     // The headers carry them, as the log does.
-    const received = await waitFor(() => receivedAt(box), (list) => list.length === total);
+    const received = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === total,
+    );
     const byDelivery = new Map((await log(client, subscription.id, total)).map((row) => [row.id, row]));
     for (const got of received) {
       const row = byDelivery.get(got.headers["hook-delivery"]!)!;
@@ -71,7 +74,10 @@ describe("a subscription's sequence and a payment's version", () => {
       [true, null],
       [false, 1],
     ]);
-    const sent = await waitFor(() => receivedAt(box), (list) => list.length === 3);
+    const sent = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === 3,
+    );
     const testSent = sent.find((got) => got.headers["hook-delivery"] === test.json.id)!;
     expect(testSent.headers["hook-sequence"]).toBeUndefined();
     expect(testSent.headers["hook-payment-version"]).toBeUndefined();
@@ -85,7 +91,10 @@ describe("a subscription's sequence and a payment's version", () => {
     for (let i = 0; i < 3; i++) await makePayment(client, { buyer, supplier });
     await log(client, subscription.id, 3);
     // Every delivery of the subscription ended long ago: retention removes them all.
-    await shard.prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where subscription_id = ?2").bind(40 * DAY, subscription.id).run();
+    await shard
+      .prepare("update webhook_deliveries set created_at = created_at - ?1, updated_at = updated_at - ?1 where subscription_id = ?2")
+      .bind(40 * DAY, subscription.id)
+      .run();
     for (let run = 0; run < 20; run++) {
       await applyRetention(createDb(shard), undefined, 30, Date.now());
       const left = await shard.prepare("select count(*) as n from webhook_deliveries where subscription_id = ?").bind(subscription.id).first<{ n: number }>();

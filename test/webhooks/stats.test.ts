@@ -41,7 +41,16 @@ describe("statsRows and summarise", () => {
       { subscriptionId: "a", startedAt: t + BUCKET_MS, durationMs: 20_000, status: "failed" },
       { subscriptionId: "b", startedAt: t + 5, durationMs: 5, status: "succeeded" },
     ]);
-    expect(rows.map(({ subscriptionId, bucketStart, attempts, succeeded, pending, failed }) => ({ subscriptionId, bucketStart, attempts, succeeded, pending, failed }))).toEqual([
+    expect(
+      rows.map(({ subscriptionId, bucketStart, attempts, succeeded, pending, failed }) => ({
+        subscriptionId,
+        bucketStart,
+        attempts,
+        succeeded,
+        pending,
+        failed,
+      })),
+    ).toEqual([
       { subscriptionId: "a", bucketStart: t, attempts: 2, succeeded: 1, pending: 1, failed: 0 },
       { subscriptionId: "a", bucketStart: t + BUCKET_MS, attempts: 1, succeeded: 0, pending: 0, failed: 1 },
       { subscriptionId: "b", bucketStart: t, attempts: 1, succeeded: 1, pending: 0, failed: 0 },
@@ -49,23 +58,56 @@ describe("statsRows and summarise", () => {
     const stored = rows
       .filter((row) => row.subscriptionId === "a")
       .map(({ bins, ...row }) => ({ ...row, ...Object.fromEntries(bins.map((count, i) => [`h${i}`, count])) })) as Parameters<typeof summarise>[0];
-    expect(summarise(stored)).toEqual({ attempts: 3, succeeded: 1, failed: 1, pending: 1, success_rate: 0.3333, p50_duration_ms: 375, p95_duration_ms: 14_250 });
+    expect(summarise(stored)).toEqual({
+      attempts: 3,
+      succeeded: 1,
+      failed: 1,
+      pending: 1,
+      success_rate: 0.3333,
+      p50_duration_ms: 375,
+      p95_duration_ms: 14_250,
+    });
   });
 });
 
 describe("series", () => {
   const hour = 3_600_000;
-  const row = (bucketStart: number, attempts: number) => ({ subscriptionId: "a", bucketStart, attempts, succeeded: attempts, failed: 0, pending: 0, h0: 0, h1: 0, h2: 0, h3: 0, h4: 0, h5: 0, h6: 0, h7: 0, h8: 0, h9: 0, h10: 0 });
+  const row = (bucketStart: number, attempts: number) => ({
+    subscriptionId: "a",
+    bucketStart,
+    attempts,
+    succeeded: attempts,
+    failed: 0,
+    pending: 0,
+    h0: 0,
+    h1: 0,
+    h2: 0,
+    h3: 0,
+    h4: 0,
+    h5: 0,
+    h6: 0,
+    h7: 0,
+    h8: 0,
+    h9: 0,
+    h10: 0,
+  });
   it("puts a 24h window's buckets into hourly points from the hour its start falls in, zeros included", () => {
     const from = 100 * hour + 20 * 60_000; // 20 minutes past an hour
-    const points = series([row(100 * hour + 15 * 60_000, 2), row(100 * hour + 50 * 60_000, 3), row(110 * hour, 7), row(124 * hour + 10 * 60_000, 1)], "24h", from);
+    const points = series(
+      [row(100 * hour + 15 * 60_000, 2), row(100 * hour + 50 * 60_000, 3), row(110 * hour, 7), row(124 * hour + 10 * 60_000, 1)],
+      "24h",
+      from,
+    );
     expect(points).toHaveLength(25);
     expect(points[0]).toEqual({ start: 100 * hour, attempts: 5, succeeded: 5, failed: 0, pending: 0 });
     expect(points[10]!.attempts).toBe(7);
     expect(points[24]).toEqual({ start: 124 * hour, attempts: 1, succeeded: 1, failed: 0, pending: 0 });
     expect(points.reduce((sum, point) => sum + point.attempts, 0)).toBe(13);
   });
-  it.each([["1h", 12, 13], ["7d", 28, 29]] as const)("a %s window has %i to %i points", (window, min, max) => {
+  it.each([
+    ["1h", 12, 13],
+    ["7d", 28, 29],
+  ] as const)("a %s window has %i to %i points", (window, min, max) => {
     const points = series([], window, Date.UTC(2026, 10, 22, 10, 7));
     expect(points.length).toBeGreaterThanOrEqual(min);
     expect(points.length).toBeLessThanOrEqual(max);

@@ -47,7 +47,12 @@ describe("webhook subscriptions", () => {
   it("stores credentials and the secret encrypted", async () => {
     const { client } = await makeTenant();
     const res = await create(client, valid());
-    const row = await (await shardD1(client.accountId)).prepare("select * from webhook_subscriptions where id = ?").bind(res.json.id).first<Record<string, unknown>>();
+    const row = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select * from webhook_subscriptions where id = ?")
+      .bind(res.json.id)
+      .first<Record<string, unknown>>();
     const stored = JSON.stringify(row);
     expect(stored).not.toContain(HOOK_USER.password);
     expect(stored).not.toContain(HOOK_USER.username);
@@ -104,18 +109,38 @@ describe("webhook subscriptions", () => {
     await mailbox({ secret: made.json.secret, ...HOOK_USER, delayMs: 1500 }, path);
     const box = { path, url: `${receiverUrl()}${path}` };
     await makePayment(client);
-    await waitFor(() => receivedAt(box), (all) => all.length === 1);
+    await waitFor(
+      () => receivedAt(box),
+      (all) => all.length === 1,
+    );
     expect((await call("DELETE", `/v1/webhooks/${made.json.id}/`, { headers: client.headers })).status).toBe(204);
     // The attempt ends after the delete, and is recorded then.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    const { results } = await (await shardD1(client.accountId)).prepare("select count(*) as n from webhook_stats where subscription_id = ?").bind(made.json.id).run();
+    const { results } = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select count(*) as n from webhook_stats where subscription_id = ?")
+      .bind(made.json.id)
+      .run();
     expect(results[0]).toEqual({ n: 0 });
   });
 
   it("applies the URL policy when local URLs are not allowed", async () => {
     const { client } = await makeTenant();
-    for (const url of ["http://hooks.example.com/x", "https://127.0.0.1/x", "https://localhost/x", "https://10.1.2.3/x", "https://[::1]/x", "https://169.254.169.254/x", "https://a:b@hooks.example.com/x",
-      "https://[64:ff9b::7f00:1]/x", "https://[::127.0.0.1]/x", "https://localhost../x", "https://metadata.google.internal/x", "https://hooks.example.com:22/x"]) {
+    for (const url of [
+      "http://hooks.example.com/x",
+      "https://127.0.0.1/x",
+      "https://localhost/x",
+      "https://10.1.2.3/x",
+      "https://[::1]/x",
+      "https://169.254.169.254/x",
+      "https://a:b@hooks.example.com/x",
+      "https://[64:ff9b::7f00:1]/x",
+      "https://[::127.0.0.1]/x",
+      "https://localhost../x",
+      "https://metadata.google.internal/x",
+      "https://hooks.example.com:22/x",
+    ]) {
       const res = await call("POST", "/v1/webhooks/", { body: { ...valid(), url }, headers: client.headers, bindings: { ALLOW_LOCAL_WEBHOOK_URLS: "false" } });
       expect(res.status, url).toBe(400);
       expect(Object.keys(res.json)).toEqual(["url"]);
@@ -129,12 +154,28 @@ describe("webhook subscriptions", () => {
   it("patches part and puts the whole", async () => {
     const { client } = await makeTenant();
     const made = (await create(client, { ...valid(), payment_status: true })).json;
-    const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, { body: { invoice_ids: true, is_active: false, password: "new-pass" }, headers: client.headers });
+    const patched = await call("PATCH", `/v1/webhooks/${made.id}/`, {
+      body: { invoice_ids: true, is_active: false, password: "new-pass" },
+      headers: client.headers,
+    });
     expect(patched.status).toBe(200);
-    expect(patched.json).toMatchObject({ invoice_ids: true, payment_status: true, is_active: false, password: "new-pass", username: HOOK_USER.username, secret: made.secret });
+    expect(patched.json).toMatchObject({
+      invoice_ids: true,
+      payment_status: true,
+      is_active: false,
+      password: "new-pass",
+      username: HOOK_USER.username,
+      secret: made.secret,
+    });
     const put = await call("PUT", `/v1/webhooks/${made.id}`, { body: { ...valid(), url: "https://other.example.com/h" }, headers: client.headers });
     expect(put.status).toBe(200);
-    expect(put.json).toMatchObject({ url: "https://other.example.com/h", invoice_ids: false, payment_status: false, is_active: false, password: HOOK_USER.password });
+    expect(put.json).toMatchObject({
+      url: "https://other.example.com/h",
+      invoice_ids: false,
+      payment_status: false,
+      is_active: false,
+      password: HOOK_USER.password,
+    });
     const partialPut = await call("PUT", `/v1/webhooks/${made.id}/`, { body: { invoice_ids: true }, headers: client.headers });
     expect(partialPut.status).toBe(400);
     expect(Object.keys(partialPut.json).sort()).toEqual(["content_type", "event", "password", "url", "username"]);
@@ -154,8 +195,12 @@ describe("webhook subscriptions", () => {
     const tooLong = await call("PATCH", path, { body: { description: "x".repeat(191) }, headers: client.headers });
     expect(tooLong.status).toBe(400);
     expect(Object.keys(tooLong.json)).toEqual(["description"]);
-    expect((await call("PATCH", path, { body: { description: "line\nbreak" }, headers: client.headers })).json).toEqual({ description: ["Control characters are not allowed."] });
-    expect((await call("PATCH", path, { body: { description: "   " }, headers: client.headers })).json).toEqual({ description: ["This field may not be blank."] });
+    expect((await call("PATCH", path, { body: { description: "line\nbreak" }, headers: client.headers })).json).toEqual({
+      description: ["Control characters are not allowed."],
+    });
+    expect((await call("PATCH", path, { body: { description: "   " }, headers: client.headers })).json).toEqual({
+      description: ["This field may not be blank."],
+    });
     expect((await call("PATCH", path, { body: { description: "named" }, headers: client.headers })).json.description).toBe("named");
     expect((await call("PATCH", path, { body: { description: null }, headers: client.headers })).json.description).toBeNull();
     await call("PATCH", path, { body: { description: "named again" }, headers: client.headers });
@@ -167,7 +212,8 @@ describe("webhook subscriptions", () => {
     const { client } = await makeTenant();
     const made = await Promise.all(Array.from({ length: 24 }, (_, i) => create(client, { ...valid(), url: `https://hooks.example.com/${i}` })));
     expect(made.filter((res) => res.status === 201)).toHaveLength(20);
-    for (const refused of made.filter((res) => res.status !== 201)) expect(refused).toMatchObject({ status: 409, json: { detail: "An account has at most 20 webhook subscriptions." } });
+    for (const refused of made.filter((res) => res.status !== 201))
+      expect(refused).toMatchObject({ status: 409, json: { detail: "An account has at most 20 webhook subscriptions." } });
     expect((await call("GET", "/v1/webhooks/", { headers: client.headers })).json.count).toBe(20);
     // Another account is not held back; deleting one makes room.
     expect((await create((await makeTenant()).client, valid())).status).toBe(201);
@@ -184,7 +230,12 @@ describe("webhook subscriptions", () => {
     expect(rotated.status).toBe(200);
     expect(rotated.json.secret).toMatch(/^whsec_/);
     expect(rotated.json.secret).not.toBe(made.secret);
-    const row = await (await shardD1(client.accountId)).prepare("select previous_secret_expires_at as until from webhook_subscriptions where id = ?").bind(made.id).first<{ until: number }>();
+    const row = await (
+      await shardD1(client.accountId)
+    )
+      .prepare("select previous_secret_expires_at as until from webhook_subscriptions where id = ?")
+      .bind(made.id)
+      .first<{ until: number }>();
     expect(row!.until - Date.now()).toBeGreaterThan(23.9 * 3600 * 1000);
   });
 
@@ -249,7 +300,11 @@ describe("webhook subscriptions", () => {
 
     const one = await call("GET", `/v1/webhooks/${sealed.id}/`, { headers: client.headers, bindings: otherKey });
     expect(one).toMatchObject({ status: 200, json: { secrets_readable: false, secret: null } });
-    for (const [method, path, body] of [["PATCH", `/v1/webhooks/${sealed.id}/`, { is_active: false }], ["PUT", `/v1/webhooks/${sealed.id}/`, valid()], ["POST", `/v1/webhooks/${sealed.id}/rotate-secret/`, undefined]] as const) {
+    for (const [method, path, body] of [
+      ["PATCH", `/v1/webhooks/${sealed.id}/`, { is_active: false }],
+      ["PUT", `/v1/webhooks/${sealed.id}/`, valid()],
+      ["POST", `/v1/webhooks/${sealed.id}/rotate-secret/`, undefined],
+    ] as const) {
       const res = await call(method, path, { body, headers: client.headers, bindings: otherKey });
       expect(res.status, `${method} ${path}`).toBe(409);
       expect(res.json.detail).toContain("sealed with another ENCRYPTION_KEY");

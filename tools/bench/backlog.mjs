@@ -16,7 +16,9 @@ import { migrateAll } from "../lib/d1.mjs";
 import { MODE, SERVICE_ENV, startService } from "./service.mjs";
 import { startHookReceiver } from "./webhooks.mjs";
 
-const { values } = parseArgs({ options: { deliveries: { type: "string", default: "100000" }, port: { type: "string", default: "8797" }, "cron-s": { type: "string", default: "60" } } });
+const { values } = parseArgs({
+  options: { deliveries: { type: "string", default: "100000" }, port: { type: "string", default: "8797" }, "cron-s": { type: "string", default: "60" } },
+});
 const count = Number(values.deliveries);
 const cronMs = Number(values["cron-s"]) * 1000;
 const dir = ".tools/bench/backlog";
@@ -35,13 +37,25 @@ const receiver = await startHookReceiver();
 // An account, its client and a subscription to the receiver, through the API.
 let service = await startService({ dir, port: Number(values.port) });
 const account = await (await fetch(`${service.base}/admin/accounts/`, { method: "POST", headers: ADMIN, body: JSON.stringify({ name: "backlog" }) })).json();
-const user = await (await fetch(`${service.base}/admin/accounts/${account.id}/api-users/`, { method: "POST", headers: ADMIN, body: JSON.stringify({ username: "backlog-client", role: "client" }) })).json();
+const user = await (
+  await fetch(`${service.base}/admin/accounts/${account.id}/api-users/`, {
+    method: "POST",
+    headers: ADMIN,
+    body: JSON.stringify({ username: "backlog-client", role: "client" }),
+  })
+).json();
 const client = { authorization: `Basic ${btoa(`backlog-client:${user.password}`)}`, "content-type": "application/json" };
 const subscription = await (
   await fetch(`${service.base}/v1/webhooks/`, {
     method: "POST",
     headers: client,
-    body: JSON.stringify({ event: "payment.changed", url: `${receiver.url}/ok/backlog`, content_type: "application/json", username: "bench", password: "bench-pass" }),
+    body: JSON.stringify({
+      event: "payment.changed",
+      url: `${receiver.url}/ok/backlog`,
+      content_type: "application/json",
+      username: "bench",
+      password: "bench-pass",
+    }),
   })
 ).json();
 if (!subscription.id) throw new Error(`subscribe: ${JSON.stringify(subscription)}`);
@@ -88,14 +102,29 @@ try {
 }
 const drainS = (Date.now() - started) / 1000;
 // The consumer's own pace: arrivals per second over each sweep's stretch of deliveries.
-const spans = sweeps.map((sweep, i) => {
-  const from = started + sweep.at_s * 1000;
-  const to = i + 1 < sweeps.length ? started + sweeps[i + 1].at_s * 1000 : Infinity;
-  const inside = times.filter((at) => at >= from && at < to);
-  return inside.length > 1 ? { sweep_at_s: sweep.at_s, delivered: inside.length, per_s: Math.round((inside.length / (inside.at(-1) - inside[0])) * 1000) } : null;
-}).filter(Boolean);
+const spans = sweeps
+  .map((sweep, i) => {
+    const from = started + sweep.at_s * 1000;
+    const to = i + 1 < sweeps.length ? started + sweeps[i + 1].at_s * 1000 : Infinity;
+    const inside = times.filter((at) => at >= from && at < to);
+    return inside.length > 1
+      ? { sweep_at_s: sweep.at_s, delivered: inside.length, per_s: Math.round((inside.length / (inside.at(-1) - inside[0])) * 1000) }
+      : null;
+  })
+  .filter(Boolean);
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const report = { at: new Date().toISOString(), deliveries: count, delivered: last, drain_s: Math.round(drainS), deliveries_per_s: Math.round(last / drainS), cron_every_s: cronMs / 1000, spans, mode: MODE, machine, sweeps };
+const report = {
+  at: new Date().toISOString(),
+  deliveries: count,
+  delivered: last,
+  drain_s: Math.round(drainS),
+  deliveries_per_s: Math.round(last / drainS),
+  cron_every_s: cronMs / 1000,
+  spans,
+  mode: MODE,
+  machine,
+  sweeps,
+};
 mkdirSync("tools/bench/results", { recursive: true });
 const out = join("tools/bench/results", `${report.at.replace(/[:.]/g, "-")}-backlog.json`);
 writeFileSync(out, JSON.stringify(report, null, 2));

@@ -24,29 +24,87 @@ const figure = (timing, name) => Number(new RegExp(`${name};desc="(\\d+)"`).exec
  */
 function requestKinds({ base, client, processor, s }) {
   const json = { "content-type": "application/json" };
-  const post = (headers, path, body) => fetch(`${base}${path}`, { method: "POST", headers: { ...headers, ...json }, body: JSON.stringify(body) }).then((r) => r.json());
+  const post = (headers, path, body) =>
+    fetch(`${base}${path}`, { method: "POST", headers: { ...headers, ...json }, body: JSON.stringify(body) }).then((r) => r.json());
   const payment = (n) => s.paymentId(Math.floor(s.payments * 0.6) + (n % Math.floor(s.payments * 0.3)));
   const run = Date.now().toString(36);
   return [
     { kind: "an authenticated 400 (a bad filter)", status: 400, make: () => ({ path: "/v1/invoices/?created__gte=yesterday", headers: client }) },
     { kind: "payment detail", make: (i) => ({ path: `/v2/payments/${payment(i)}/`, headers: client }) },
     { kind: "invoices list, no filter", make: () => ({ path: "/v1/invoices/", headers: client }) },
-    { kind: "payments polling by updated", make: () => ({ path: `/v2/payments/?ordering=updated&updated__gt=${new Date(s.paymentUpdatedAt(s.payments - 50)).toISOString()}`, headers: client }) },
-    { kind: "new counterparty", make: (i) => ({ path: "/v1/counterparties/", method: "POST", headers: { ...client, ...json }, body: { internal_id: `dist-${run}-${i}`, type: "buyer", name: "Distance" } }) },
-    { kind: "new invoice", make: (i) => ({ path: "/v1/invoices/", method: "POST", headers: { ...client, ...json }, body: { invoice_number: `DIST-I-${run}-${i}`, buyer_id: s.buyerId(1), supplier_id: s.supplierId(1), amount_cents: 100 } }) },
+    {
+      kind: "payments polling by updated",
+      make: () => ({ path: `/v2/payments/?ordering=updated&updated__gt=${new Date(s.paymentUpdatedAt(s.payments - 50)).toISOString()}`, headers: client }),
+    },
+    {
+      kind: "new counterparty",
+      make: (i) => ({
+        path: "/v1/counterparties/",
+        method: "POST",
+        headers: { ...client, ...json },
+        body: { internal_id: `dist-${run}-${i}`, type: "buyer", name: "Distance" },
+      }),
+    },
+    {
+      kind: "new invoice",
+      make: (i) => ({
+        path: "/v1/invoices/",
+        method: "POST",
+        headers: { ...client, ...json },
+        body: { invoice_number: `DIST-I-${run}-${i}`, buyer_id: s.buyerId(1), supplier_id: s.supplierId(1), amount_cents: 100 },
+      }),
+    },
     ...[false, true].map((keyed) => ({
       kind: keyed ? "new payment with an Idempotency-Key" : "new payment",
       make: async (i) => {
-        const invoice = await post(client, "/v1/invoices/", { invoice_number: `DIST-${keyed ? "K" : "P"}-${run}-${i}`, buyer_id: s.buyerId(1), supplier_id: s.supplierId(1), amount_cents: 100 });
+        const invoice = await post(client, "/v1/invoices/", {
+          invoice_number: `DIST-${keyed ? "K" : "P"}-${run}-${i}`,
+          buyer_id: s.buyerId(1),
+          supplier_id: s.supplierId(1),
+          amount_cents: 100,
+        });
         const headers = { ...client, ...json, ...(keyed ? { "idempotency-key": `dist-p-${run}-${i}` } : {}) };
-        return { path: "/v2/payments/", method: "POST", headers, body: { originating_counterparty_id: s.buyerId(1), receiving_counterparty_id: s.supplierId(1), invoice_ids: [invoice.id], payment_method: "ach" } };
+        return {
+          path: "/v2/payments/",
+          method: "POST",
+          headers,
+          body: { originating_counterparty_id: s.buyerId(1), receiving_counterparty_id: s.supplierId(1), invoice_ids: [invoice.id], payment_method: "ach" },
+        };
       },
     })),
-    { kind: "payment event", make: (i) => ({ path: `/v2/payments/${payment(i + 7919)}/events/`, method: "POST", headers: { ...processor, ...json }, body: { event_code: "PU15", description: "distance" } }) },
-    { kind: "payment event with an Idempotency-Key", make: (i) => ({ path: `/v2/payments/${payment(i + 15838)}/events/`, method: "POST", headers: { ...processor, ...json, "idempotency-key": `dist-${run}-${i}` }, body: { event_code: "PU15", description: "distance, keyed" } }) },
+    {
+      kind: "payment event",
+      make: (i) => ({
+        path: `/v2/payments/${payment(i + 7919)}/events/`,
+        method: "POST",
+        headers: { ...processor, ...json },
+        body: { event_code: "PU15", description: "distance" },
+      }),
+    },
+    {
+      kind: "payment event with an Idempotency-Key",
+      make: (i) => ({
+        path: `/v2/payments/${payment(i + 15838)}/events/`,
+        method: "POST",
+        headers: { ...processor, ...json, "idempotency-key": `dist-${run}-${i}` },
+        body: { event_code: "PU15", description: "distance, keyed" },
+      }),
+    },
     {
       kind: "new subscription",
-      make: (i) => ({ path: "/v1/webhooks/", method: "POST", headers: { ...client, ...json }, body: { event: "payment.changed", content_type: "application/json", url: `http://127.0.0.1:9/distance-${i}`, username: "hook", password: `hook-password-${i}`, is_active: false } }),
+      make: (i) => ({
+        path: "/v1/webhooks/",
+        method: "POST",
+        headers: { ...client, ...json },
+        body: {
+          event: "payment.changed",
+          content_type: "application/json",
+          url: `http://127.0.0.1:9/distance-${i}`,
+          username: "hook",
+          password: `hook-password-${i}`,
+          is_active: false,
+        },
+      }),
       // An account has at most 20: each goes again before the next is made.
       after: (answer) => fetch(`${base}/v1/webhooks/${answer.id}/`, { method: "DELETE", headers: client }).then((r) => r.arrayBuffer()),
     },
@@ -70,7 +128,8 @@ async function measure({ dir, port, setting, count, client, processor, s, log })
         const text = await res.text();
         const ms = performance.now() - started;
         if (kind.after && res.ok) await kind.after(JSON.parse(text));
-        if (res.status !== (kind.status ?? (init.method === "POST" ? 201 : 200))) throw new Error(`${kind.kind}: ${request.path} answered ${res.status}: ${text.slice(0, 300)}`);
+        if (res.status !== (kind.status ?? (init.method === "POST" ? 201 : 200)))
+          throw new Error(`${kind.kind}: ${request.path} answered ${res.status}: ${text.slice(0, 300)}`);
         if (i < 0) continue; // the first two warm the isolate and its connections
         times.push(ms);
         const timing = res.headers.get("server-timing") ?? "";
@@ -79,7 +138,14 @@ async function measure({ dir, port, setting, count, client, processor, s, log })
       }
       times.sort((a, b) => a - b);
       const primary = calls - replica;
-      out.push({ kind: kind.kind, d1_calls: calls, replica_calls: replica, p50_ms: Math.round(quantile(times, 0.5)), p99_ms: Math.round(quantile(times, 0.99)), floor_ms: primary * setting.primaryMs + replica * setting.replicaMs });
+      out.push({
+        kind: kind.kind,
+        d1_calls: calls,
+        replica_calls: replica,
+        p50_ms: Math.round(quantile(times, 0.5)),
+        p99_ms: Math.round(quantile(times, 0.99)),
+        floor_ms: primary * setting.primaryMs + replica * setting.replicaMs,
+      });
       log(`${setting.name} ${kind.kind}: p50 ${out.at(-1).p50_ms} ms (${calls} round trips, ${replica} replica)`);
     }
   } finally {
@@ -126,7 +192,10 @@ export function distanceTables(result) {
     "",
     "| Request | D1 round trips | of them a replica may serve | p50 ms at 0 ms | p99 at 0 ms | p50 at 30/5 ms | p99 at 30/5 ms | floor at 30/5 ms | p50 over the floor |",
     "|---|---|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.kind} | ${r.d1_calls} | ${r.replica_calls} | ${r.p50_0} | ${r.p99_0} | ${r.p50_far} | ${r.p99_far} | ${r.floor_far} | ${r.p50_far - r.floor_far} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.kind} | ${r.d1_calls} | ${r.replica_calls} | ${r.p50_0} | ${r.p99_0} | ${r.p50_far} | ${r.p99_far} | ${r.floor_far} | ${r.p50_far - r.floor_far} |`,
+    ),
     "",
     `Placement, p50 ms: a client far from the primary reaches a Worker at its edge (D1 30 ms to the primary, 5 ms to a replica), or, placed next to the primary, pays ${hop} ms to get there and 1 ms a round trip (the 1/1 ms run plus ${hop}); a client near the primary gets the 1/1 ms run either way.`,
     "",

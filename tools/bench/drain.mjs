@@ -43,7 +43,8 @@ export async function drainScenario({ dir, port, receiver, headers, processor, p
     // (the smoke's 100 payments); its event writes nothing. Any other answer fails the scenario.
     written = result["2xx"];
     refused = result.statusCodeStats?.["409"]?.count ?? 0;
-    if (written === 0 || result.non2xx !== refused) throw new Error(`drain: ${written} of ${events} events answered 2xx, ${result.non2xx - refused} neither 2xx nor 409`);
+    if (written === 0 || result.non2xx !== refused)
+      throw new Error(`drain: ${written} of ${events} events answered 2xx, ${result.non2xx - refused} neither 2xx nor 409`);
     const early = (await Promise.all(tags.map((tag) => receiver.arrivals(tag)))).flat().length;
     if (early > 0) throw new Error(`drain: ${early} deliveries arrived while every queue send failed`);
   } finally {

@@ -74,8 +74,14 @@ const reads = [
   [`payments by status (${Math.ceil(s.payments / 4).toLocaleString("en")} match)`, "/v2/payments/?status=pending"],
   ["payments by counterparty", `/v2/payments/?receiving_counterparty_id=${s.supplierId(1)}`],
   [`payments by status + created range`, `/v2/payments/?status=pending&created__gte=${iso(s.invoiceAt(Math.floor(s.payments / 2)))}`],
-  [`payments polling, ordering=updated (${polled.toLocaleString("en")} match)`, `/v2/payments/?ordering=updated&updated__gt=${iso(s.paymentUpdatedAt(s.payments - polled - 1))}`],
-  [`invoices by created range (${Math.ceil(s.invoices / 2).toLocaleString("en")} match)`, `/v1/invoices/?created__gte=${iso(s.invoiceAt(Math.floor(s.invoices / 2)))}`],
+  [
+    `payments polling, ordering=updated (${polled.toLocaleString("en")} match)`,
+    `/v2/payments/?ordering=updated&updated__gt=${iso(s.paymentUpdatedAt(s.payments - polled - 1))}`,
+  ],
+  [
+    `invoices by created range (${Math.ceil(s.invoices / 2).toLocaleString("en")} match)`,
+    `/v1/invoices/?created__gte=${iso(s.invoiceAt(Math.floor(s.invoices / 2)))}`,
+  ],
   [`invoices ?page=${offsetPage} (offset)`, `/v1/invoices/?page=${offsetPage}`],
   ["invoices page 2 by next link", await pageByLinks("/v1/invoices/", 1)],
   [`invoices page ${deepPage + 1} by next links`, await pageByLinks("/v1/invoices/", deepPage)],
@@ -95,7 +101,16 @@ async function probe(path, init = {}) {
     return match ? Number(match[1]) : null;
   };
   const rowsRead = figure("d1-rows-read");
-  const limits = { d1_calls: figure("d1-calls"), d1_replica_calls: figure("cf-d1-replica-calls"), d1_queries: figure("cf-d1-queries"), connections_peak: figure("cf-connections-peak"), connections_waited: figure("cf-connections-waited"), subrequests: figure("cf-subrequests"), largest_result_bytes: figure("cf-largest-result"), largest_value_bytes: figure("cf-largest-value") };
+  const limits = {
+    d1_calls: figure("d1-calls"),
+    d1_replica_calls: figure("cf-d1-replica-calls"),
+    d1_queries: figure("cf-d1-queries"),
+    connections_peak: figure("cf-connections-peak"),
+    connections_waited: figure("cf-connections-waited"),
+    subrequests: figure("cf-subrequests"),
+    largest_result_bytes: figure("cf-largest-result"),
+    largest_value_bytes: figure("cf-largest-value"),
+  };
   limitsByKind.set(path.replace(/pmt_\d+/, "pmt_…").replace(/webhooks\/[^/]+/, "webhooks/{id}"), limits);
   return { status: res.status, rowsRead };
 }
@@ -113,7 +128,14 @@ async function slice({ path, ...options }, connections, seconds) {
   const run = autocannon({ url: `${service.base}${path}`, connections, duration: seconds, ...options });
   run.on("response", (_client, _status, _bytes, ms) => times.push(ms));
   const result = await run;
-  return { total: result.requests.total, seconds: result.duration, times, non2xx: result.non2xx, errors: result.errors + result.timeouts, status503: result.statusCodeStats?.["503"]?.count ?? 0 };
+  return {
+    total: result.requests.total,
+    seconds: result.duration,
+    times,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    status503: result.statusCodeStats?.["503"]?.count ?? 0,
+  };
 }
 
 /** The figures of a scenario's slices taken together: req/s over their whole time, latency percentiles over every response. */
@@ -161,7 +183,10 @@ for (const [name, path] of reads) {
   const { status, rowsRead } = await probe(path);
   if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
   for (const connections of concurrencies) {
-    const measured = path === DETAIL_PATH ? figuresOf([await slice({ path, headers: CLIENT }, connections, duration)], connections) : await pairedLoad({ path, headers: CLIENT }, connections);
+    const measured =
+      path === DETAIL_PATH
+        ? figuresOf([await slice({ path, headers: CLIENT }, connections, duration)], connections)
+        : await pairedLoad({ path, headers: CLIENT }, connections);
     rows.push({ scenario: name, path, rows_read: rowsRead, ...measured });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }
@@ -200,7 +225,13 @@ async function fewEventPayments(from, to, wanted) {
 for (const [name, pathOf] of writes) {
   const { rowsRead } = await probe(pathOf(), { method: "POST", headers: PROCESSOR, body: note });
   for (const connections of concurrencies) {
-    const options = { path: pathOf(), method: "POST", headers: PROCESSOR, body: note, requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }] };
+    const options = {
+      path: pathOf(),
+      method: "POST",
+      headers: PROCESSOR,
+      body: note,
+      requests: [{ setupRequest: (request) => ({ ...request, path: pathOf() }) }],
+    };
     rows.push({ scenario: name, path: pathOf().replace(/pmt_\d+/, "pmt_…"), rows_read: rowsRead, ...(await pairedLoad(options, connections)) });
     console.error(`${name} @${connections}: ${rows.at(-1).requests_per_s} req/s`);
   }
@@ -225,11 +256,29 @@ if (!values.only || values.only.startsWith("webhooks")) {
       const { status, rowsRead } = await probe(path);
       if (status !== 200) throw new Error(`${name}: ${path} answered ${status}`);
       for (const connections of concurrencies) {
-        rows.push({ scenario: name, path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"), rows_read: rowsRead, ...(await pairedLoad({ path, headers: CLIENT }, connections)) });
+        rows.push({
+          scenario: name,
+          path: path.replace(/webhooks\/[^/]+/, "webhooks/{id}"),
+          rows_read: rowsRead,
+          ...(await pairedLoad({ path, headers: CLIENT }, connections)),
+        });
       }
       console.error(`${name}: ${rows.at(-1).requests_per_s} req/s, ${rowsRead} rows read`);
     };
-    hooks.push(...(await webhookScenarios({ pick, base: service.base, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, receiver, log, measureRead })));
+    hooks.push(
+      ...(await webhookScenarios({
+        pick,
+        base: service.base,
+        headers: CLIENT,
+        processor: PROCESSOR,
+        paymentId: s.paymentId,
+        payments: s.payments,
+        smoke: values.smoke,
+        receiver,
+        log,
+        measureRead,
+      })),
+    );
   } finally {
     peakRss = service.peakRssBytes();
     rssSamples = service.rssSamples();
@@ -239,7 +288,19 @@ if (!values.only || values.only.startsWith("webhooks")) {
   // The pipeline's own pace, on its own service (restarted twice on the same state).
   if (!pick || pick === "drain") {
     try {
-      hooks.push(await drainScenario({ dir, port: Number(values.port), receiver, headers: CLIENT, processor: PROCESSOR, paymentId: s.paymentId, payments: s.payments, smoke: values.smoke, log }));
+      hooks.push(
+        await drainScenario({
+          dir,
+          port: Number(values.port),
+          receiver,
+          headers: CLIENT,
+          processor: PROCESSOR,
+          paymentId: s.paymentId,
+          payments: s.payments,
+          smoke: values.smoke,
+          log,
+        }),
+      );
     } catch (error) {
       await receiver.stop();
       throw error;
@@ -262,13 +323,28 @@ if (!values.only || values.only.startsWith("webhooks")) {
 }
 for (const row of hooks) if (row.invocations) invocations.push([row.scenario.split(":")[0], row.invocations]);
 // Latency at a distance (tools/bench/distance.mjs), on services of its own: `--only distance` runs it alone.
-const distance = !values.only || values.only === "distance" ? await distanceScenario({ dir, port: Number(values.port) + 2, client: CLIENT, processor: PROCESSOR, s, smoke: values.smoke, log: (line) => console.error(line) }) : null;
+const distance =
+  !values.only || values.only === "distance"
+    ? await distanceScenario({
+        dir,
+        port: Number(values.port) + 2,
+        client: CLIENT,
+        processor: PROCESSOR,
+        s,
+        smoke: values.smoke,
+        log: (line) => console.error(line),
+      })
+    : null;
 // Memory over the run: the median RSS of its first and last tenth, and the peak.
 const tenth = (from) => {
   const part = rssSamples.slice(from, from + Math.max(1, Math.floor(rssSamples.length / 10))).sort((a, b) => a - b);
   return Math.round((part[Math.floor(part.length / 2)] ?? 0) / 2 ** 20);
 };
-const memory = { first_tenth_mib: tenth(0), last_tenth_mib: tenth(Math.max(0, rssSamples.length - Math.max(1, Math.floor(rssSamples.length / 10)))), peak_mib: Math.round(peakRss / 2 ** 20) };
+const memory = {
+  first_tenth_mib: tenth(0),
+  last_tenth_mib: tenth(Math.max(0, rssSamples.length - Math.max(1, Math.floor(rssSamples.length / 10)))),
+  peak_mib: Math.round(peakRss / 2 ** 20),
+};
 
 // Each scenario's rate as a ratio to the payment detail's at the same concurrency, in this run:
 // the detail measured just before it (vs_detail), and the detail scenario at the run's start
@@ -281,7 +357,21 @@ for (const row of rows) {
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const platform = Object.fromEntries(limitsByKind);
-const report = { at: new Date().toISOString(), scale, duration_s: duration, mode, machine, peak_rss_mib: memory.peak_mib, memory, shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments }, rows, webhooks: hooks, platform, invocations, distance };
+const report = {
+  at: new Date().toISOString(),
+  scale,
+  duration_s: duration,
+  mode,
+  machine,
+  peak_rss_mib: memory.peak_mib,
+  memory,
+  shape: { invoices: s.invoices, counterparties: s.counterparties, payments: s.payments },
+  rows,
+  webhooks: hooks,
+  platform,
+  invocations,
+  distance,
+};
 mkdirSync("tools/bench/results", { recursive: true });
 // Smoke and partial runs are kept out of git (see .gitignore); a full run's file is the record.
 const suffix = values.smoke ? "-smoke" : values.only ? "-partial" : "";
@@ -295,13 +385,19 @@ const table = [
   "",
   "| Scenario | conc. | req/s | vs detail | turns | detail in turns, req/s | vs first | p50 ms | p99 ms | non-2xx | 503 | D1 rows read |",
   "|---|---|---|---|---|---|---|---|---|---|---|---|",
-  ...rows.map((r) => `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.vs_detail_turns?.map((v) => v.toFixed(2)).join("–") ?? ""} | ${r.detail_paired_per_s ?? ""} | ${r.vs_first_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.scenario} | ${r.connections} | ${r.requests_per_s} | ${r.vs_detail?.toFixed(2) ?? ""} | ${r.vs_detail_turns?.map((v) => v.toFixed(2)).join("–") ?? ""} | ${r.detail_paired_per_s ?? ""} | ${r.vs_first_detail?.toFixed(2) ?? ""} | ${r.p50_ms} | ${r.p99_ms} | ${r.non_2xx} | ${r.status_503} | ${r.rows_read ?? ""} |`,
+  ),
   "",
   ...(hooks.length
     ? [
         "| Webhook scenario | events/s accepted | non-2xx | delivered / expected | duplicates | deliveries/s | vs bare consumer | event-to-receipt p50 ms | p99 ms | drain s |",
         "|---|---|---|---|---|---|---|---|---|---|",
-        ...hooks.map((h) => `| ${h.scenario}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`),
+        ...hooks.map(
+          (h) =>
+            `| ${h.scenario}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`,
+        ),
         "",
       ]
     : []),
@@ -309,13 +405,21 @@ const table = [
   "",
   "| Request | D1 calls | of them a replica may serve | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
   "|---|---|---|---|---|---|---|---|---|",
-  ...Object.entries(platform).map(([path, f]) => `| ${path} | ${f.d1_calls ?? ""} | ${f.d1_replica_calls ?? ""} | ${f.d1_queries ?? ""} | ${f.connections_peak ?? ""} | ${f.connections_waited ?? ""} | ${f.subrequests ?? ""} | ${f.largest_result_bytes ?? ""} | ${f.largest_value_bytes ?? ""} |`),
+  ...Object.entries(platform).map(
+    ([path, f]) =>
+      `| ${path} | ${f.d1_calls ?? ""} | ${f.d1_replica_calls ?? ""} | ${f.d1_queries ?? ""} | ${f.connections_peak ?? ""} | ${f.connections_waited ?? ""} | ${f.subrequests ?? ""} | ${f.largest_result_bytes ?? ""} | ${f.largest_value_bytes ?? ""} |`,
+  ),
   "",
   "Queue batches (`queue`) and cron runs (`scheduled`), the most of each figure over the invocations of each service the run started, and a queue batch's D1 round trips per message over all of them (the consumer and the cron work on the primaries: none a replica may serve):",
   "",
   "| Service | invocation | count | D1 calls | D1 calls per message (a delivery) | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
   "|---|---|---|---|---|---|---|---|---|---|---|",
-  ...invocations.flatMap(([where, byHandler]) => Object.entries(byHandler).map(([handler, f]) => `| ${where} | ${handler} | ${f.invocations} | ${f.d1Calls ?? ""} | ${f.d1CallsPerMessage ?? ""} | ${f.d1Queries ?? ""} | ${f.peakConnections ?? ""} | ${f.waitedConnections ?? ""} | ${f.subrequests ?? ""} | ${f.largestResultBytes ?? ""} | ${f.largestValueBytes ?? ""} |`)),
+  ...invocations.flatMap(([where, byHandler]) =>
+    Object.entries(byHandler).map(
+      ([handler, f]) =>
+        `| ${where} | ${handler} | ${f.invocations} | ${f.d1Calls ?? ""} | ${f.d1CallsPerMessage ?? ""} | ${f.d1Queries ?? ""} | ${f.peakConnections ?? ""} | ${f.waitedConnections ?? ""} | ${f.subrequests ?? ""} | ${f.largestResultBytes ?? ""} | ${f.largestValueBytes ?? ""} |`,
+    ),
+  ),
   "",
   ...(distance ? [distanceTables(distance)] : []),
   `Written to ${file}.`,

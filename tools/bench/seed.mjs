@@ -49,12 +49,15 @@ const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
 /** The directory's part: the account, on SHARD, and its users. */
 export function directorySql() {
-  return [
-    `INSERT INTO accounts (id, name, created_at, shard) VALUES ('${ACCOUNT}', 'Bench Payables Inc.', ${T0}, '${SHARD}');`,
-    ...Object.entries(USERS).map(
-      ([role, user]) => `INSERT INTO api_users (username, account_id, role, password_hash, created_at) VALUES ('${user.username}', '${ACCOUNT}', '${role}', '${sha256(user.password)}', ${T0});`,
-    ),
-  ].join("\n") + "\n";
+  return (
+    [
+      `INSERT INTO accounts (id, name, created_at, shard) VALUES ('${ACCOUNT}', 'Bench Payables Inc.', ${T0}, '${SHARD}');`,
+      ...Object.entries(USERS).map(
+        ([role, user]) =>
+          `INSERT INTO api_users (username, account_id, role, password_hash, created_at) VALUES ('${user.username}', '${ACCOUNT}', '${role}', '${sha256(user.password)}', ${T0});`,
+      ),
+    ].join("\n") + "\n"
+  );
 }
 
 /** The shard's part: the account's data. */
@@ -65,27 +68,29 @@ export function seedSql(scale) {
   // Payment p pays invoice p; its status cycles through four, and its events follow the lifecycle.
   const status = `CASE n % 4 WHEN 0 THEN 'pending' WHEN 1 THEN 'in-progress' WHEN 2 THEN 'settled' ELSE 'failed' END`;
   const version = `CASE n % 4 WHEN 0 THEN 2 WHEN 1 THEN 2 WHEN 2 THEN 3 ELSE 2 END`;
-  return [
-    `INSERT INTO tenants (id, created_at) VALUES ('${ACCOUNT}', ${T0});`,
-    `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_b%020d', n), '${ACCOUNT}', 'BUY-' || n, 'buyer', 'Buyer ' || n, ${T0 - 3_600_000} + n, ${T0 - 3_600_000} + n FROM seq;`,
-    `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_s%020d', n), '${ACCOUNT}', 'SUP-' || n, 'supplier', 'Supplier ' || n, ${T0 - 1_800_000} + n, ${T0 - 1_800_000} + n FROM seq;`,
-    `${seq(s.invoices)} INSERT INTO invoices SELECT printf('inv_%022d', n), '${ACCOUNT}', 'INV-' || n, printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD', ${T0} + n * 10, ${T0} + n * 10 FROM seq;`,
-    `${seq(s.payments)} INSERT INTO payments SELECT printf('pmt_%022d', n), '${ACCOUNT}', printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD',
+  return (
+    [
+      `INSERT INTO tenants (id, created_at) VALUES ('${ACCOUNT}', ${T0});`,
+      `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_b%020d', n), '${ACCOUNT}', 'BUY-' || n, 'buyer', 'Buyer ' || n, ${T0 - 3_600_000} + n, ${T0 - 3_600_000} + n FROM seq;`,
+      `${seq(half)} INSERT INTO counterparties SELECT printf('cpty_s%020d', n), '${ACCOUNT}', 'SUP-' || n, 'supplier', 'Supplier ' || n, ${T0 - 1_800_000} + n, ${T0 - 1_800_000} + n FROM seq;`,
+      `${seq(s.invoices)} INSERT INTO invoices SELECT printf('inv_%022d', n), '${ACCOUNT}', 'INV-' || n, printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD', ${T0} + n * 10, ${T0} + n * 10 FROM seq;`,
+      `${seq(s.payments)} INSERT INTO payments SELECT printf('pmt_%022d', n), '${ACCOUNT}', printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD',
        CASE n % 3 WHEN 0 THEN 'ach' WHEN 1 THEN 'wire' ELSE 'check' END, ${status},
        CASE WHEN n % 4 = 0 THEN NULL ELSE 'TR-' || n END, NULL, ${version}, 'seed-' || n, ${T0} + n * 10 + 5, ${T0 + s.invoices * 10 + 1000} + n * 10, NULL FROM seq;`,
-    `${seq(s.payments)} INSERT INTO payment_invoices (invoice_id, claim, payment_id) SELECT printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN printf('pmt_%022d', n) ELSE '' END, printf('pmt_%022d', n) FROM seq;`,
-    // Each link carries its invoice's number, amount and created, as the payment write copies them.
-    `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
-    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,
-    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
+      `${seq(s.payments)} INSERT INTO payment_invoices (invoice_id, claim, payment_id) SELECT printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN printf('pmt_%022d', n) ELSE '' END, printf('pmt_%022d', n) FROM seq;`,
+      // Each link carries its invoice's number, amount and created, as the payment write copies them.
+      `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
+      `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,
+      `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, CASE WHEN n % 4 = 3 THEN 'PU90' ELSE 'PU10' END,
        CASE WHEN n % 4 = 3 THEN 'failed' ELSE 'in-progress' END, 'Moved on', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 <> 0;`,
-    // A pending payment's note at its `updated`: a payment's last event carries its `updated` (the
-    // payment counts' moves of `updated` start from it: src/services/counts/payments.ts).
-    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, 'PU05', 'pending', 'Noted', ${T0 + s.invoices * 10 + 1000} + n * 10, NULL, NULL FROM seq WHERE n % 4 = 0;`,
-    `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
-    paymentDetailSql(),
-    recountSql(ACCOUNT),
-  ].join("\n") + "\n";
+      // A pending payment's note at its `updated`: a payment's last event carries its `updated` (the
+      // payment counts' moves of `updated` start from it: src/services/counts/payments.ts).
+      `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d02', n), printf('pmt_%022d', n), 2, 'PU05', 'pending', 'Noted', ${T0 + s.invoices * 10 + 1000} + n * 10, NULL, NULL FROM seq WHERE n % 4 = 0;`,
+      `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d03', n), printf('pmt_%022d', n), 3, 'PU20', 'settled', 'Settled', ${T0 + s.invoices * 10 + 1000} + n * 10, 'TR-' || n, NULL FROM seq WHERE n % 4 = 2;`,
+      paymentDetailSql(),
+      recountSql(ACCOUNT),
+    ].join("\n") + "\n"
+  );
 }
 
 /** Makes `dir` hold the seeded state at `scale`, unless it already does. Returns the time taken (0 if reused). */
@@ -106,7 +111,10 @@ export function ensureSeeded(scale, dir) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   migrate();
-  for (const [binding, sql] of [[`SHARD_${SHARD}`, seedSql(scale)], ["DB", directorySql()]]) {
+  for (const [binding, sql] of [
+    [`SHARD_${SHARD}`, seedSql(scale)],
+    ["DB", directorySql()],
+  ]) {
     const file = resolve(dir, `seed-${binding}.sql`);
     writeFileSync(file, sql);
     const result = wranglerSync(["d1", "execute", binding, "--local", "--persist-to", dir, "--file", file]);

@@ -113,5 +113,3 @@ function watchMemory(rootPid) {
     stop: () => clearInterval(timer),
   };
 }
-
-

@@ -59,12 +59,30 @@ export async function startBaseline({ port, dir }) {
   );
   const child = spawn(
     "node_modules/.bin/wrangler",
-    ["dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--persist-to", resolve(dir, "baseline-state"), "--show-interactive-dev-session=false", "--log-level", "error"],
+    [
+      "dev",
+      "--config",
+      config,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--persist-to",
+      resolve(dir, "baseline-state"),
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      "error",
+    ],
     { env: { ...process.env, ...SERVICE_ENV }, stdio: ["ignore", "ignore", "inherit"], detached: true },
   );
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
-  while (!(await fetch(`${base}/`, { method: "POST", body: JSON.stringify({ url: "", bodies: [] }) }).then((r) => r.ok, () => false))) {
+  while (
+    !(await fetch(`${base}/`, { method: "POST", body: JSON.stringify({ url: "", bodies: [] }) }).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error("the baseline did not start");
     await new Promise((done) => setTimeout(done, 250));
   }
@@ -138,10 +156,21 @@ async function otherAccount(base, receiver) {
   const buyer = await post("/v1/counterparties/", { internal_id: "B-1", type: "buyer", name: "Other buyer" }, client);
   const supplier = await post("/v1/counterparties/", { internal_id: "S-1", type: "supplier", name: "Other supplier" }, client);
   const invoice = await post("/v1/invoices/", { invoice_number: "O-1", buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 100 }, client);
-  const payment = await post("/v2/payments/", { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" }, client);
+  const payment = await post(
+    "/v2/payments/",
+    { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" },
+    client,
+  );
   const subscription = await post(
     "/v1/webhooks/",
-    { event: "payment.changed", url: `${receiver.url}/ok/fair-b`, content_type: "application/json", username: "bench", password: "bench-pass", payment_status: true },
+    {
+      event: "payment.changed",
+      url: `${receiver.url}/ok/fair-b`,
+      content_type: "application/json",
+      username: "bench",
+      password: "bench-pass",
+      payment_status: true,
+    },
     client,
   );
   return {
@@ -156,7 +185,14 @@ export async function subscribeReceiver(base, headers, receiver, kind, tag) {
   const response = await fetch(`${base}/v1/webhooks/`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
-    body: JSON.stringify({ event: "payment.changed", url: `${receiver.url}/${kind}/${tag}`, content_type: "application/json", username: "bench", password: "bench-pass", payment_status: true }),
+    body: JSON.stringify({
+      event: "payment.changed",
+      url: `${receiver.url}/${kind}/${tag}`,
+      content_type: "application/json",
+      username: "bench",
+      password: "bench-pass",
+      payment_status: true,
+    }),
   });
   const body = await response.json();
   if (response.status !== 201) throw new Error(`subscribe: ${response.status} ${JSON.stringify(body)}`);
@@ -224,10 +260,20 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       });
       events = result["2xx"];
       non2xx = result.non2xx;
-      for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {})) if (!status.startsWith("2")) statuses[status] = (statuses[status] ?? 0) + count;
+      for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {}))
+        if (!status.startsWith("2")) statuses[status] = (statuses[status] ?? 0) + count;
     }
     const lastAccepted = Date.now();
-    return { sentAt, events, firstSent, lastAccepted, non2xx, statuses, samples, acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000) };
+    return {
+      sentAt,
+      events,
+      firstSent,
+      lastAccepted,
+      non2xx,
+      statuses,
+      samples,
+      acceptedPerS: Math.round((events / Math.max(1, lastAccepted - firstSent)) * 1000),
+    };
   }
 
   /**
@@ -251,19 +297,22 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       stamp(id);
       pending.push(
         fetch(`${base}/v2/payments/${id}/events/`, { method: "POST", headers: processor, body: NOTE })
-          .then(async (response) => {
-            const text = await response.text();
-            if (response.status >= 200 && response.status < 300) events++;
-            else {
+          .then(
+            async (response) => {
+              const text = await response.text();
+              if (response.status >= 200 && response.status < 300) events++;
+              else {
+                non2xx++;
+                statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+                // What the answer said, once per status: whose 503 it was (ours, or the local runtime's).
+                samples[response.status] ??= `${response.headers.get("content-type") ?? ""} ${text.slice(0, 200)}`;
+              }
+            },
+            () => {
               non2xx++;
-              statuses[response.status] = (statuses[response.status] ?? 0) + 1;
-              // What the answer said, once per status: whose 503 it was (ours, or the local runtime's).
-              samples[response.status] ??= `${response.headers.get("content-type") ?? ""} ${text.slice(0, 200)}`;
-            }
-          }, () => {
-            non2xx++;
-            statuses.network = (statuses.network ?? 0) + 1;
-          })
+              statuses.network = (statuses.network ?? 0) + 1;
+            },
+          )
           .finally(() => {
             open--;
             free.shift()?.();
@@ -292,7 +341,10 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       rows.push(figures(`burst: ${burst} events, 3 subscriptions`, fired, await collect(receiver, tags, fired.events, wait)));
       log(rows.at(-1));
       // Health reads its kept buckets, not the history: a subscription that just took the burst.
-      await measureRead?.(`webhook stats, 7d, of a subscription with ${fired.events.toLocaleString("en")} attempts`, `/v1/webhooks/${created[0]}/stats/?window=7d`);
+      await measureRead?.(
+        `webhook stats, 7d, of a subscription with ${fired.events.toLocaleString("en")} attempts`,
+        `/v1/webhooks/${created[0]}/stats/?window=7d`,
+      );
       await unsubscribeAll();
     }
 
@@ -334,7 +386,13 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       const arrivedAt = trickleArrivals.map(([, at]) => at).sort((a, b) => a - b);
       const delays = sent.map((at, k) => (arrivedAt[k] ?? Infinity) - at).sort((a, b) => a - b);
       const row = figures(`fairness: account A bursts ${burstEvents} events to 3 subscriptions`, fired, burstArrivals);
-      row.other_account = { events: sent.length, delivered: trickleArrivals.length, e2r_p50_ms: percentile(delays, 50), e2r_p99_ms: percentile(delays, 99), e2r_max_ms: delays.at(-1) ?? null };
+      row.other_account = {
+        events: sent.length,
+        delivered: trickleArrivals.length,
+        e2r_p50_ms: percentile(delays, 50),
+        e2r_p99_ms: percentile(delays, 99),
+        e2r_max_ms: delays.at(-1) ?? null,
+      };
       rows.push(row);
       log(row);
       console.error(`fairness: account B's trickle ${JSON.stringify(row.other_account)}`);
@@ -377,7 +435,10 @@ export async function baselineScenario({ baseline, receiver, count, log }) {
   const tag = `baseline-${Date.now()}`;
   const firstSent = Date.now();
   for (let start = 0; start < count; start += 1000) {
-    const response = await fetch(`${baseline.base}/`, { method: "POST", body: JSON.stringify({ url: `${receiver.url}/ok/${tag}`, bodies: bodies.slice(start, start + 1000) }) });
+    const response = await fetch(`${baseline.base}/`, {
+      method: "POST",
+      body: JSON.stringify({ url: `${receiver.url}/ok/${tag}`, bodies: bodies.slice(start, start + 1000) }),
+    });
     if (response.status !== 202) throw new Error(`baseline send: ${response.status}`);
   }
   const [arrivals] = await collect(receiver, [tag], count, 180_000);

@@ -69,7 +69,11 @@ const receiverPort = await new Promise((done) => receiver.stdout.once("data", (l
 
 const service = await startWrangler({ dir: state, port: await freePort(), scheduled: true, env: { VSCODE_INSPECTOR_OPTIONS: "1" }, logLevel: "log" });
 const send = async (method, path, headers, body) => {
-  const res = await fetch(`${service.base}${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: body && JSON.stringify(body) });
+  const res = await fetch(`${service.base}${path}`, {
+    method,
+    headers: { ...headers, "content-type": "application/json" },
+    body: body && JSON.stringify(body),
+  });
   const json = await res.json().catch(() => null);
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return { json, timing: timingOf(res) };
@@ -78,9 +82,22 @@ function timingOf(res) {
   const header = res.headers.get("server-timing") ?? "";
   const value = (name, key) => Number(new RegExp(`${name};${key}="?([0-9.]+)"?`).exec(header)?.[1] ?? NaN);
   const byTable = /d1-written-by-table;desc="([^"]*)"/.exec(header)?.[1] ?? "";
-  const writtenByTable = Object.fromEntries(byTable.split(" ").filter(Boolean).map((pair) => [pair.slice(0, pair.lastIndexOf(":")), Number(pair.slice(pair.lastIndexOf(":") + 1))]));
+  const writtenByTable = Object.fromEntries(
+    byTable
+      .split(" ")
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.lastIndexOf(":")), Number(pair.slice(pair.lastIndexOf(":") + 1))]),
+  );
   // What the request took of a Worker invocation's limits (src/dev/within-limits.ts).
-  const limits = { d1Calls: value("d1-calls", "desc"), d1Queries: value("cf-d1-queries", "desc"), peakConnections: value("cf-connections-peak", "desc"), waitedConnections: value("cf-connections-waited", "desc"), subrequests: value("cf-subrequests", "desc"), largestResultBytes: value("cf-largest-result", "desc"), largestValueBytes: value("cf-largest-value", "desc") };
+  const limits = {
+    d1Calls: value("d1-calls", "desc"),
+    d1Queries: value("cf-d1-queries", "desc"),
+    peakConnections: value("cf-connections-peak", "desc"),
+    waitedConnections: value("cf-connections-waited", "desc"),
+    subrequests: value("cf-subrequests", "desc"),
+    largestResultBytes: value("cf-largest-result", "desc"),
+    largestValueBytes: value("cf-largest-value", "desc"),
+  };
   return { rowsWritten: value("d1-rows-written", "desc"), statements: value("d1-statements", "desc"), sqlMs: value("d1-sql", "dur"), writtenByTable, limits };
 }
 
@@ -95,7 +112,13 @@ const userOf = async (role) => {
 const client = await userOf("client");
 const processor = await userOf("processor");
 for (const [i, flags] of mix.entries()) {
-  await send("POST", "/v1/webhooks/", client, { event: "payment.changed", url: `http://127.0.0.1:${receiverPort}/ok/capacity-${i}`, username: "hook-user", password: "hook-pass-123", ...flags });
+  await send("POST", "/v1/webhooks/", client, {
+    event: "payment.changed",
+    url: `http://127.0.0.1:${receiverPort}/ok/capacity-${i}`,
+    username: "hook-user",
+    password: "hook-pass-123",
+    ...flags,
+  });
 }
 const buyer = (await send("POST", "/v1/counterparties/", client, { internal_id: "BUY-1", type: "buyer", name: "Acme Retail" })).json;
 const supplier = (await send("POST", "/v1/counterparties/", client, { internal_id: "SUP-1", type: "supplier", name: "Northwind Paper" })).json;
@@ -110,8 +133,15 @@ await Promise.all(
   Array.from({ length: CONCURRENCY }, async () => {
     while (next < PAYMENTS) {
       const p = next++;
-      const invoice = (await send("POST", "/v1/invoices/", client, { invoice_number: `INV-${p}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 10_000 + p })).json;
-      const made = await send("POST", "/v2/payments/", client, { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" });
+      const invoice = (
+        await send("POST", "/v1/invoices/", client, { invoice_number: `INV-${p}`, buyer_id: buyer.id, supplier_id: supplier.id, amount_cents: 10_000 + p })
+      ).json;
+      const made = await send("POST", "/v2/payments/", client, {
+        originating_counterparty_id: buyer.id,
+        receiving_counterparty_id: supplier.id,
+        invoice_ids: [invoice.id],
+        payment_method: "ach",
+      });
       costs.creation.push(made.timing);
       await pause();
       for (const event of eventsOf(p)) {
@@ -123,7 +153,9 @@ await Promise.all(
 );
 const changes = PAYMENTS * (1 + EVENTS);
 const expected = changes * mix.length;
-process.stderr.write(`capacity: ${PAYMENTS} payments, ${changes} changes in ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for ${expected} deliveries\n`);
+process.stderr.write(
+  `capacity: ${PAYMENTS} payments, ${changes} changes in ${((Date.now() - started) / 1000).toFixed(1)} s; waiting for ${expected} deliveries\n`,
+);
 const deadline = Date.now() + 10 * 60_000;
 for (;;) {
   const arrived = await Promise.all(mix.map((_, i) => fetch(`http://127.0.0.1:${receiverPort}/_arrivals/capacity-${i}`).then((r) => r.json())));
@@ -152,7 +184,13 @@ await stopGroup(receiver);
 const { env, dispose } = await getPlatformProxy({ configPath: join(ROOT, "wrangler.toml"), persist: { path: join(state, "v3") } });
 const shard = env[`SHARD_${SHARD}`];
 const size = async (sql) => (await shard.prepare(sql).run()).meta.size_after;
-const objects = (await shard.prepare("select type, name, tbl_name from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type desc, name").all()).results;
+const objects = (
+  await shard
+    .prepare(
+      "select type, name, tbl_name from sqlite_master where name not like 'sqlite_%' and name not like '_cf_%' and name <> 'd1_migrations' order by type desc, name",
+    )
+    .all()
+).results;
 const total = await size("select 1");
 const bytes = [];
 let before = total;
@@ -179,10 +217,17 @@ const mean = (list, key) => list.reduce((sum, item) => sum + item[key], 0) / Mat
 /** Mean rows written per change by each table its statements wrote to (index entries included). */
 const byTable = (list) => {
   const tables = [...new Set(list.flatMap((item) => Object.keys(item.writtenByTable)))];
-  return Object.fromEntries(tables.map((table) => [table, list.reduce((sum, item) => sum + (item.writtenByTable[table] ?? 0), 0) / Math.max(1, list.length)]).sort((a, b) => b[1] - a[1]));
+  return Object.fromEntries(
+    tables
+      .map((table) => [table, list.reduce((sum, item) => sum + (item.writtenByTable[table] ?? 0), 0) / Math.max(1, list.length)])
+      .sort((a, b) => b[1] - a[1]),
+  );
 };
 const perChange = Object.fromEntries(
-  Object.entries(costs).map(([kind, list]) => [kind, { rows_written: mean(list, "rowsWritten"), statements: mean(list, "statements"), sql_ms: mean(list, "sqlMs"), rows_written_by_table: byTable(list) }]),
+  Object.entries(costs).map(([kind, list]) => [
+    kind,
+    { rows_written: mean(list, "rowsWritten"), statements: mean(list, "statements"), sql_ms: mean(list, "sqlMs"), rows_written_by_table: byTable(list) },
+  ]),
 );
 const tablesWritten = [...new Set(Object.values(perChange).flatMap((c) => Object.keys(c.rows_written_by_table)))];
 // The folds, shared out over every change of the mix.
@@ -194,8 +239,25 @@ const foldShare = {
 const figures = shardFigures({ bytes, payments: PAYMENTS, perChange, eventsPerPayment: EVENTS, foldShare });
 /** The most of each figure over a kind's requests. */
 const most = (list) => Object.fromEntries(Object.keys(list[0]?.limits ?? {}).map((name) => [name, Math.max(...list.map((item) => item.limits[name]))]));
-const limits = { "a new payment": { invocations: costs.creation.length, ...most(costs.creation) }, "an event": { invocations: costs.event.length, ...most(costs.event) }, ...Object.fromEntries(Object.entries(invocations).map(([handler, f]) => [handler === "queue" ? "a queue batch" : "a cron run", f])) };
-const report = { at: new Date().toISOString(), payments: PAYMENTS, events_per_payment: EVENTS, concurrency: CONCURRENCY, pause_ms: PAUSE_MS, subscriptions: mix, database_bytes: total, bytes, per_change: perChange, fold_share: foldShare, limits, ...figures };
+const limits = {
+  "a new payment": { invocations: costs.creation.length, ...most(costs.creation) },
+  "an event": { invocations: costs.event.length, ...most(costs.event) },
+  ...Object.fromEntries(Object.entries(invocations).map(([handler, f]) => [handler === "queue" ? "a queue batch" : "a cron run", f])),
+};
+const report = {
+  at: new Date().toISOString(),
+  payments: PAYMENTS,
+  events_per_payment: EVENTS,
+  concurrency: CONCURRENCY,
+  pause_ms: PAUSE_MS,
+  subscriptions: mix,
+  database_bytes: total,
+  bytes,
+  per_change: perChange,
+  fold_share: foldShare,
+  limits,
+  ...figures,
+};
 
 const kb = (n) => (n / 1024).toFixed(2);
 const lines = [
@@ -203,18 +265,27 @@ const lines = [
   "",
   "| Table or index | KB per payment |",
   "|---|---|",
-  ...bytes.filter((b) => b.bytes > 0).sort((a, b) => b.bytes - a.bytes).map((b) => `| ${b.kind === "index" ? `  ${b.name} (index of ${b.table})` : b.name} | ${kb(b.bytes / PAYMENTS)} |`),
+  ...bytes
+    .filter((b) => b.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes)
+    .map((b) => `| ${b.kind === "index" ? `  ${b.name} (index of ${b.table})` : b.name} | ${kb(b.bytes / PAYMENTS)} |`),
   `| **all** | **${kb(figures.bytes_per_payment)}** |`,
   `| of which the delivery log (deliveries, attempts, their indexes) | ${kb(figures.log_bytes_per_payment)} |`,
   "",
   "| Change | D1 rows written | statements | SQL time (ms, as D1 reports it) |",
   "|---|---|---|---|",
-  ...Object.entries(perChange).map(([kind, c]) => `| ${kind === "creation" ? "a new payment" : "an event"} | ${c.rows_written.toFixed(1)} | ${c.statements.toFixed(1)} | ${c.sql_ms.toFixed(3)} |`),
+  ...Object.entries(perChange).map(
+    ([kind, c]) =>
+      `| ${kind === "creation" ? "a new payment" : "an event"} | ${c.rows_written.toFixed(1)} | ${c.statements.toFixed(1)} | ${c.sql_ms.toFixed(3)} |`,
+  ),
   `| each change's share of the count folds (${foldShare.folds} folds over ${changes} changes) | ${foldShare.rows_written.toFixed(2)} | | ${foldShare.sql_ms.toFixed(3)} |`,
   "",
   "| Rows written by table (its index entries included) | a new payment | an event |",
   "|---|---|---|",
-  ...tablesWritten.map((table) => `| ${table} | ${(perChange.creation.rows_written_by_table[table] ?? 0).toFixed(1)} | ${(perChange.event.rows_written_by_table[table] ?? 0).toFixed(1)} |`),
+  ...tablesWritten.map(
+    (table) =>
+      `| ${table} | ${(perChange.creation.rows_written_by_table[table] ?? 0).toFixed(1)} | ${(perChange.event.rows_written_by_table[table] ?? 0).toFixed(1)} |`,
+  ),
   "",
   `One shard (D1's 10 GB): ${figures.payments_per_shard_with_log.toLocaleString("en")} payments with their delivery log (all within RETENTION_DAYS=${RETENTION_DAYS}), ${figures.payments_per_shard_core.toLocaleString("en")} once their log is past retention;`,
   `at the SQL time above (the folds' share included), about ${figures.changes_per_second.toLocaleString("en")} changes a second (D1 runs one query at a time per database).`,
@@ -223,7 +294,10 @@ const lines = [
   "",
   "| Invocation | count | D1 calls | D1 queries | connections at once | waited | subrequests | largest result | largest value |",
   "|---|---|---|---|---|---|---|---|---|",
-  ...Object.entries(limits).map(([kind, f]) => `| ${kind} | ${f.invocations} | ${f.d1Calls} | ${f.d1Queries} | ${f.peakConnections} | ${f.waitedConnections} | ${f.subrequests} | ${f.largestResultBytes} | ${f.largestValueBytes} |`),
+  ...Object.entries(limits).map(
+    ([kind, f]) =>
+      `| ${kind} | ${f.invocations} | ${f.d1Calls} | ${f.d1Queries} | ${f.peakConnections} | ${f.waitedConnections} | ${f.subrequests} | ${f.largestResultBytes} | ${f.largestValueBytes} |`,
+  ),
 ];
 console.log(lines.join("\n"));
 mkdirSync(join(ROOT, "tools/capacity/results"), { recursive: true });

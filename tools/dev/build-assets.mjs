@@ -47,7 +47,6 @@ export async function buildAssets() {
 }
 
 async function build() {
-
   // /docs renders the OpenAPI document with Redoc's standalone bundle. Its one reference to another
   // origin (the "API docs by Redocly" logo on its CDN) becomes an inline image, so nothing leaves
   // the machine; the build fails if a new Redoc moves it, rather than quietly fetching it again.

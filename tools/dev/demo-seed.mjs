@@ -26,23 +26,57 @@ const invoices = [
 
 // [id, supplier, invoice ids, method, events: [code, status, description, minute], instrument]
 const payments = [
-  ["pmt_demoPaymentPending0001", NORTHWIND, ["inv_demoInvoice0000000001", "inv_demoInvoice0000000002"], "ach",
-    [["PU00", "pending", "Payment created", 20]], null],
-  ["pmt_demoPaymentInProgress1", GLOBEX, ["inv_demoInvoice0000000003"], "wire",
-    [["PU00", "pending", "Payment created", 21], ["PU10", "in-progress", "Sent to the bank", 30]], "FW-20261102-0042"],
-  ["pmt_demoPaymentSettled0001", GLOBEX, ["inv_demoInvoice0000000004"], "check",
-    [["PU00", "pending", "Payment created", 22], ["PU10", "in-progress", "Check printed", 31], ["PU20", "settled", "Check cashed", 40]], "100234"],
+  [
+    "pmt_demoPaymentPending0001",
+    NORTHWIND,
+    ["inv_demoInvoice0000000001", "inv_demoInvoice0000000002"],
+    "ach",
+    [["PU00", "pending", "Payment created", 20]],
+    null,
+  ],
+  [
+    "pmt_demoPaymentInProgress1",
+    GLOBEX,
+    ["inv_demoInvoice0000000003"],
+    "wire",
+    [
+      ["PU00", "pending", "Payment created", 21],
+      ["PU10", "in-progress", "Sent to the bank", 30],
+    ],
+    "FW-20261102-0042",
+  ],
+  [
+    "pmt_demoPaymentSettled0001",
+    GLOBEX,
+    ["inv_demoInvoice0000000004"],
+    "check",
+    [
+      ["PU00", "pending", "Payment created", 22],
+      ["PU10", "in-progress", "Check printed", 31],
+      ["PU20", "settled", "Check cashed", 40],
+    ],
+    "100234",
+  ],
 ];
 
 /** The directory's part: the demo account on `shard`, and its two users with the passwords of .dev.vars. */
 export function demoDirectorySql(vars, shard) {
-  return [
-    `INSERT OR IGNORE INTO accounts (id, name, created_at, erased_at, shard) VALUES (${q(DEMO_ACCOUNT)}, 'Demo Payables Inc.', ${T0}, NULL, ${q(shard)});`,
-    ...[["demo-client", "client", vars.DEMO_CLIENT_PASSWORD], ["demo-processor", "processor", vars.DEMO_PROCESSOR_PASSWORD]].map(
-      ([username, role, password]) => `INSERT INTO api_users (username, account_id, role, password_hash, created_at) VALUES (${q(username)}, ${q(DEMO_ACCOUNT)}, ${q(role)}, '${sha256(password)}', ${T0})
+  return (
+    [
+      `INSERT OR IGNORE INTO accounts (id, name, created_at, erased_at, shard) VALUES (${q(DEMO_ACCOUNT)}, 'Demo Payables Inc.', ${T0}, NULL, ${q(shard)});`,
+      ...[
+        ["demo-client", "client", vars.DEMO_CLIENT_PASSWORD],
+        ["demo-processor", "processor", vars.DEMO_PROCESSOR_PASSWORD],
+      ].map(
+        ([
+          username,
+          role,
+          password,
+        ]) => `INSERT INTO api_users (username, account_id, role, password_hash, created_at) VALUES (${q(username)}, ${q(DEMO_ACCOUNT)}, ${q(role)}, '${sha256(password)}', ${T0})
       ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash;`,
-    ),
-  ].join("\n") + "\n";
+      ),
+    ].join("\n") + "\n"
+  );
 }
 
 /** The shard's part: the account's own data. */
@@ -60,24 +94,52 @@ export function demoShardSql() {
     const amount = invoiceIds.reduce((sum, invoiceId) => sum + invoices.find(([i]) => i === invoiceId)[3], 0);
     const last = events.at(-1);
     sql.push(
-      row("payments", [id, DEMO_ACCOUNT, BUYER, supplier, amount, "USD", method, last[1], instrument, null, events.length,
-        `demo-${events.length}`, minutes(events[0][3]), minutes(last[3]), null]),
+      row("payments", [
+        id,
+        DEMO_ACCOUNT,
+        BUYER,
+        supplier,
+        amount,
+        "USD",
+        method,
+        last[1],
+        instrument,
+        null,
+        events.length,
+        `demo-${events.length}`,
+        minutes(events[0][3]),
+        minutes(last[3]),
+        null,
+      ]),
     );
     // A canceled or failed payment let go of its invoices: its own id is their claim.
     const claim = ["canceled", "failed"].includes(last[1]) ? id : "";
-    for (const invoiceId of invoiceIds) sql.push(`INSERT OR IGNORE INTO payment_invoices (invoice_id, claim, payment_id) VALUES (${q(invoiceId)}, ${q(claim)}, ${q(id)});`);
+    for (const invoiceId of invoiceIds)
+      sql.push(`INSERT OR IGNORE INTO payment_invoices (invoice_id, claim, payment_id) VALUES (${q(invoiceId)}, ${q(claim)}, ${q(id)});`);
     events.forEach(([code, status, description, minute], index) => {
       // Each event keeps the instrument number and refund reason it left (the instrument comes with the second).
       const left = index === 0 ? null : instrument;
       sql.push(
         `INSERT OR IGNORE INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) VALUES (${[
-          `pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"), id, index + 1, code, status, description, minutes(minute), left, null,
-        ].map(q).join(", ")});`,
+          `pev_demo${id.slice(8, 20)}${index + 1}`.padEnd(26, "0"),
+          id,
+          index + 1,
+          code,
+          status,
+          description,
+          minutes(minute),
+          left,
+          null,
+        ]
+          .map(q)
+          .join(", ")});`,
       );
     });
   }
   // Each link carries its invoice's number, amount and created, as the payment write copies them.
-  sql.push("UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;");
+  sql.push(
+    "UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;",
+  );
   sql.push(paymentDetailSql());
   sql.push(recountSql(DEMO_ACCOUNT));
   return sql.join("\n") + "\n";

@@ -14,11 +14,18 @@ const bundled = await build({ entryPoints: [join(ROOT, "src/services/moves/table
 const { MOVED_TABLES, moveTriggers } = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString("base64")}`);
 const printed = process.argv[2] === "--print" ? process.argv.slice(3) : null;
 if (printed) {
-  console.log(MOVED_TABLES.filter((table) => printed.includes(table.name)).flatMap(moveTriggers).join("\n--> statement-breakpoint\n"));
+  console.log(
+    MOVED_TABLES.filter((table) => printed.includes(table.name))
+      .flatMap(moveTriggers)
+      .join("\n--> statement-breakpoint\n"),
+  );
   process.exit(0);
 }
 const dir = join(ROOT, "migrations/shard");
-const file = readdirSync(dir).filter((name) => name.endsWith("_move_triggers.sql")).sort().at(-1);
+const file = readdirSync(dir)
+  .filter((name) => name.endsWith("_move_triggers.sql"))
+  .sort()
+  .at(-1);
 const sql = MOVED_TABLES.flatMap(moveTriggers).join("\n--> statement-breakpoint\n");
 writeFileSync(join(dir, file), `-- The move triggers (src/services/moves/tables.ts; written by tools/dev/move-triggers.mjs).\n${sql}\n`);
 console.log(`Wrote migrations/shard/${file}: ${MOVED_TABLES.length * 3} triggers.`);

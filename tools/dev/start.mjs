@@ -34,7 +34,9 @@ function readDevVars() {
       // the old .dev.vars: a fresh key must not silently sit under them. Keep them aside instead.
       const aside = `${STATE_DIR}-before-${new Date().toISOString().replace(/[:.]/g, "-")}`;
       renameSync(STATE_DIR, aside);
-      console.log(`No .dev.vars, so new secrets are made. The local database was sealed with the old ENCRYPTION_KEY: it is kept in ${aside}, and a fresh one starts now.`);
+      console.log(
+        `No .dev.vars, so new secrets are made. The local database was sealed with the old ENCRYPTION_KEY: it is kept in ${aside}, and a fresh one starts now.`,
+      );
     }
     const secret = () => randomBytes(32).toString("base64url");
     writeDevVars(
@@ -85,7 +87,9 @@ function claimCheckout() {
       alive = error.code === "EPERM";
     }
     if (alive) {
-      console.error(`npm start: this checkout's service already runs (process ${pid}, http://127.0.0.1:${port}) on its local database; use that one, or stop it first (kill ${pid}). A second service would share its database, queue consumer and cron.`);
+      console.error(
+        `npm start: this checkout's service already runs (process ${pid}, http://127.0.0.1:${port}) on its local database; use that one, or stop it first (kill ${pid}). A second service would share its database, queue consumer and cron.`,
+      );
       process.exit(1);
     }
   }
@@ -148,7 +152,19 @@ const dev = spawn(
   // Quiet by default: warnings and errors only. LOG=info shows every request and the Worker's JSON
   // lines: wrangler prints a Worker's console.log at its `log` level, one below `info`.
   // PLATFORM_LIMITS: every invocation under Cloudflare's limits (src/dev/within-limits.ts), as in the tests.
-  ["dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", "--show-interactive-dev-session=false", "--log-level", logLevel(process.env.LOG), "--var", "PLATFORM_LIMITS:enforce"],
+  [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    PORT,
+    "--test-scheduled",
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    logLevel(process.env.LOG),
+    "--var",
+    "PLATFORM_LIMITS:enforce",
+  ],
   // The databases were migrated above: wrangler's build step (tools/dev/build.mjs) only builds the assets.
   { stdio: "inherit", env: { ...ENV, PAYMENTS_LOCAL_MIGRATED: "1" } },
 );
@@ -159,7 +175,12 @@ const dev = spawn(
 // threshold; what the service handed over or claimed since it started is its own.
 (async () => {
   for (let tries = 0; tries < 240; tries++) {
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) {
+    if (
+      await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    ) {
       console.log(`Ready on ${base} (Ctrl-C stops it; LOG=info npm start logs every request).`);
       await fetch(`${base}/__scheduled?cron=%40restart`).catch(() => {});
       return;

@@ -65,7 +65,14 @@ export function importsOf(text) {
   const statement = /(?:^|\n)\s*(import|export)\s+(type\s+)?([\w*{}\s,$]*?)\s*from\s*"([^"]+)"/g;
   for (const match of text.matchAll(statement)) {
     const names = match[3];
-    const inlineTypes = /^\{[\s\S]*\}$/.test(names.trim()) && names.replace(/[{}]/g, "").split(",").map((name) => name.trim()).filter(Boolean).every((name) => name.startsWith("type "));
+    const inlineTypes =
+      /^\{[\s\S]*\}$/.test(names.trim()) &&
+      names
+        .replace(/[{}]/g, "")
+        .split(",")
+        .map((name) => name.trim())
+        .filter(Boolean)
+        .every((name) => name.startsWith("type "));
     found.push({ specifier: match[4], typeOnly: Boolean(match[2]) || inlineTypes });
   }
   for (const match of text.matchAll(/(?:^|\n)\s*import\s+"([^"]+)"/g)) found.push({ specifier: match[1], typeOnly: false });
@@ -88,7 +95,8 @@ function webhookRoomOf(path) {
 function resolved(from, specifier) {
   if (!specifier.startsWith(".")) return null;
   const base = join(dirname(from), specifier);
-  for (const candidate of [`${base}.ts`, `${base}/index.ts`, base]) if (existsSync(join(ROOT, candidate)) && statSync(join(ROOT, candidate)).isFile()) return candidate;
+  for (const candidate of [`${base}.ts`, `${base}/index.ts`, base])
+    if (existsSync(join(ROOT, candidate)) && statSync(join(ROOT, candidate)).isFile()) return candidate;
   return `${base}.ts`;
 }
 
@@ -146,7 +154,9 @@ export function missingFileNames(files, read = (path) => readFileSync(join(ROOT,
     for (const match of commentsOf(read(file)).matchAll(/(?<![\w/.-])((?:\.{1,2}\/)?[\w.-]+(?:\/[\w.-]+)*\.(?:ts|mjs|sql|md|toml))\b/g)) {
       const name = match[1];
       const bases = [dirname(file), "src", "src/webhooks", "."];
-      const there = name.includes("/") ? bases.some((base) => existsSync(join(ROOT, base, name))) : existsSync(join(ROOT, dirname(file), name)) || everywhere.has(name) || existsSync(join(ROOT, name));
+      const there = name.includes("/")
+        ? bases.some((base) => existsSync(join(ROOT, base, name)))
+        : existsSync(join(ROOT, dirname(file), name)) || everywhere.has(name) || existsSync(join(ROOT, name));
       if (!there) found.push(`${file}: ${name}`);
     }
   }
@@ -174,7 +184,8 @@ export function missingSections(files, read = (path) => readFileSync(join(ROOT, 
       const document = match[1].startsWith("docs/") || match[1] === "README.md" ? match[1] : `docs/${match[1]}`;
       if (!existsSync(join(ROOT, document))) continue;
       const sections = sectionsOf(document);
-      for (const [, name] of match[2].matchAll(/"([^"]+)"/g)) if (!sections.some((section) => section.startsWith(name))) found.push(`${file}: ${document}, "${name}"`);
+      for (const [, name] of match[2].matchAll(/"([^"]+)"/g))
+        if (!sections.some((section) => section.startsWith(name))) found.push(`${file}: ${document}, "${name}"`);
     }
   }
   return found;
@@ -205,7 +216,8 @@ export function numberedSections(files, read = (path) => readFileSync(join(ROOT,
 }
 
 /** Whether a backticked word reads as a name of code: camelCase, PascalCase of two words or more, or a CONSTANT_NAME. */
-const isCodeName = (word) => /^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$/.test(word) || /^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$/.test(word) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(word);
+const isCodeName = (word) =>
+  /^[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*$/.test(word) || /^[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*$/.test(word) || /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(word);
 
 /**
  * Every name of code a comment in `files` puts in backticks (`applyEvent`, `applyEvent()`,
@@ -221,7 +233,8 @@ export function unknownNames(files, read = (path) => readFileSync(join(ROOT, pat
   }
   const found = [];
   for (const file of files) {
-    for (const [, word] of commentText(read(file)).matchAll(/`([A-Za-z_$][\w$]*)(?:\(\))?`/g)) if (isCodeName(word) && !code.has(word)) found.push(`${file}: \`${word}\``);
+    for (const [, word] of commentText(read(file)).matchAll(/`([A-Za-z_$][\w$]*)(?:\(\))?`/g))
+      if (isCodeName(word) && !code.has(word)) found.push(`${file}: \`${word}\``);
   }
   return found;
 }
@@ -237,7 +250,10 @@ export function walkProblems(document = "docs/architecture.md", read = (path) =>
   if (start < 0) return [`${document}: no "## Walks" section`];
   const found = [];
   let steps = 0;
-  for (const line of text.slice(start + 1).split("\n").slice(1)) {
+  for (const line of text
+    .slice(start + 1)
+    .split("\n")
+    .slice(1)) {
     if (line.startsWith("## ")) break;
     const step = /^(\d+)\. `([^`]+)`(.*)$/.exec(line);
     if (!step) continue;
@@ -280,7 +296,10 @@ export function repeatedRuns(files, size = REPEAT_LINES, read = (path) => readFi
       })
       .filter((line) => line.text !== null);
     for (let i = 0; i + size <= lines.length; i++) {
-      const key = lines.slice(i, i + size).map((line) => line.text).join("\n");
+      const key = lines
+        .slice(i, i + size)
+        .map((line) => line.text)
+        .join("\n");
       const where = `${file}:${lines[i].at}`;
       seen.set(key, [...(seen.get(key) ?? []), where]);
     }

@@ -16,7 +16,10 @@ function run(command, args) {
   return new Promise((resolve) => {
     const child = spawn(command, args, { env: ENV, stdio: ["inherit", "pipe", "pipe"] });
     let output = "";
-    for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+    for (const [from, to] of [
+      [child.stdout, process.stdout],
+      [child.stderr, process.stderr],
+    ]) {
       from.on("data", (chunk) => {
         to.write(chunk);
         output += chunk;
@@ -64,7 +67,22 @@ if (process.argv.includes("--e2e")) {
 }
 await buildAssets();
 rmSync(REPORT, { force: true });
-const vitest = await run("npx", ["--no-install", "vitest", "run", "--reporter=default", "--reporter=json", `--outputFile.json=${REPORT}`, ...process.argv.slice(2)]);
+const vitest = await run("npx", [
+  "--no-install",
+  "vitest",
+  "run",
+  "--reporter=default",
+  "--reporter=json",
+  `--outputFile.json=${REPORT}`,
+  ...process.argv.slice(2),
+]);
 const e2e = await run(process.execPath, ["--test", "--test-concurrency=1", ...nodeTestFiles()]);
-console.log(["", "npm test:", describe("the Worker's tests (vitest, Workers runtime)", vitest, vitestCounts()), describe("the end-to-end tests (node --test, against npm start)", e2e, nodeCounts(e2e.output))].join("\n"));
+console.log(
+  [
+    "",
+    "npm test:",
+    describe("the Worker's tests (vitest, Workers runtime)", vitest, vitestCounts()),
+    describe("the end-to-end tests (node --test, against npm start)", e2e, nodeCounts(e2e.output)),
+  ].join("\n"),
+);
 process.exit(vitest.code === 0 && e2e.code === 0 ? 0 : 1);

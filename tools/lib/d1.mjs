@@ -18,7 +18,10 @@ export function d1Databases(dir = ROOT) {
 }
 
 /** The shards' names, in name order (as the Worker orders them). */
-export const shardNames = (dir = ROOT) => d1Databases(dir).flatMap((db) => (db.shard === null ? [] : [db.shard])).sort();
+export const shardNames = (dir = ROOT) =>
+  d1Databases(dir)
+    .flatMap((db) => (db.shard === null ? [] : [db.shard]))
+    .sort();
 
 /** Runs wrangler in `dir`, offline; returns its result (stdout and stderr as text). */
 export function wranglerSync(args, { dir = ROOT, input } = {}) {

@@ -60,7 +60,12 @@ async function launch(command, args, { cwd, env, port, timeoutMs, what }) {
   child.stderr.on("data", (chunk) => (output += chunk));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
-  while (!(await fetch(`${base}/healthz`).then((res) => res.ok, () => false))) {
+  while (
+    !(await fetch(`${base}/healthz`).then(
+      (res) => res.ok,
+      () => false,
+    ))
+  ) {
     if (child.exitCode !== null || Date.now() > deadline) {
       forget();
       await stopGroup(child);
@@ -89,7 +94,13 @@ async function launch(command, args, { cwd, env, port, timeoutMs, what }) {
 
 /** `npm start` (tools/dev/start.mjs) in `dir`, as a newcomer runs it; with the .dev.vars it made. */
 export async function startNpmStart(dir, port) {
-  const service = await launch(process.execPath, ["tools/dev/start.mjs"], { cwd: dir, env: { PORT: String(port) }, port, timeoutMs: 180_000, what: "npm start" });
+  const service = await launch(process.execPath, ["tools/dev/start.mjs"], {
+    cwd: dir,
+    env: { PORT: String(port) },
+    port,
+    timeoutMs: 180_000,
+    what: "npm start",
+  });
   return { ...service, vars: readDevVars(join(dir, ".dev.vars")) };
 }
 
@@ -114,10 +125,29 @@ export const BENCH_VARS = {
 export async function startWrangler({ dir, port, vars = {}, scheduled = false, env = {}, logLevel = "error" }) {
   const envFile = resolve(dir, "bench.env");
   writeDevVars(envFile, { ...BENCH_VARS, ...vars });
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", dir, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", logLevel];
+  const args = [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--persist-to",
+    dir,
+    "--env-file",
+    envFile,
+    "--show-interactive-dev-session=false",
+    "--log-level",
+    logLevel,
+  ];
   if (scheduled) args.push("--test-scheduled");
   // Its databases are in `dir`, migrated by the caller: wrangler's build step leaves the local ones alone.
-  return launch(join(ROOT, "node_modules/.bin/wrangler"), args, { cwd: ROOT, env: { PAYMENTS_LOCAL_MIGRATED: "1", ...env }, port, timeoutMs: 120_000, what: "wrangler dev" });
+  return launch(join(ROOT, "node_modules/.bin/wrangler"), args, {
+    cwd: ROOT,
+    env: { PAYMENTS_LOCAL_MIGRATED: "1", ...env },
+    port,
+    timeoutMs: 120_000,
+    what: "wrangler dev",
+  });
 }
 
 /** Runs a command to its end; resolves with its exit code and output. */
@@ -150,6 +180,7 @@ export function invocationFigures(output) {
     for (const [name, value] of Object.entries(figures)) seen[name] = Math.max(seen[name] ?? 0, value);
   }
   // A queue batch's round trips per message (a delivery), over every batch.
-  for (const seen of Object.values(byHandler)) seen.d1CallsPerMessage = seen.totalMessages ? Math.round((seen.totalD1Calls / seen.totalMessages) * 100) / 100 : null;
+  for (const seen of Object.values(byHandler))
+    seen.d1CallsPerMessage = seen.totalMessages ? Math.round((seen.totalD1Calls / seen.totalMessages) * 100) / 100 : null;
   return byHandler;
 }

@@ -83,7 +83,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const { values } = parseArgs({ options: { "port-line": { type: "boolean" }, subscription: { type: "string" } } });
   const portLine = values["port-line"] ?? false;
   const { WEBHOOK_SECRET, WEBHOOK_PUBLIC_KEY, WEBHOOK_USERNAME = "", WEBHOOK_PASSWORD = "", RECEIVER_PORT = "9999" } = process.env;
-  let defaults = WEBHOOK_SECRET ? { secret: WEBHOOK_SECRET, publicKey: WEBHOOK_PUBLIC_KEY || undefined, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD } : null;
+  let defaults = WEBHOOK_SECRET
+    ? { secret: WEBHOOK_SECRET, publicKey: WEBHOOK_PUBLIC_KEY || undefined, username: WEBHOOK_USERNAME, password: WEBHOOK_PASSWORD }
+    : null;
   if (values.subscription) {
     try {
       defaults = await subscriptionDefaults(values.subscription);
@@ -97,7 +99,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   if (portLine) console.log(JSON.stringify({ port: receiver.port }));
   else {
     console.log(`Receiving webhooks at ${receiver.url}/hooks`);
-    if (!defaults) console.log("To verify deliveries: npm run receiver -- --subscription <id> (or set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD, and WEBHOOK_PUBLIC_KEY for an ed25519 subscription).");
+    if (!defaults)
+      console.log(
+        "To verify deliveries: npm run receiver -- --subscription <id> (or set WEBHOOK_SECRET, WEBHOOK_USERNAME and WEBHOOK_PASSWORD, and WEBHOOK_PUBLIC_KEY for an ed25519 subscription).",
+      );
   }
   for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => receiver.close().then(() => process.exit(0)));
 }

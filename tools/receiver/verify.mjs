@@ -17,7 +17,12 @@ function ed25519Verifies(publicKey, headers, body) {
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: Buffer.from(publicKey.slice(5), "base64").toString("base64url") }, format: "jwk" });
   const signed = Buffer.from(`${headers["webhook-id"]}.${headers["webhook-timestamp"]}.${body}`);
   const fresh = Math.abs(Date.now() / 1000 - Number(headers["webhook-timestamp"])) <= 5 * 60;
-  return fresh && (headers["webhook-signature"] ?? "").split(" ").some((token) => token.startsWith("v1a,") && cryptoVerify(null, signed, key, Buffer.from(token.slice(4), "base64")));
+  return (
+    fresh &&
+    (headers["webhook-signature"] ?? "")
+      .split(" ")
+      .some((token) => token.startsWith("v1a,") && cryptoVerify(null, signed, key, Buffer.from(token.slice(4), "base64")))
+  );
 }
 
 /**
@@ -90,7 +95,11 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     received.set(url.pathname, list);
     const status = scripted ?? (verified && !Object.values(verified).every(Boolean) ? 401 : 200);
     if (!quiet) {
-      const ok = verified ? Object.entries(verified).map(([k, v]) => `${k} ${v ? "ok" : "FAILED"}`).join(", ") : "not verified (no secret set)";
+      const ok = verified
+        ? Object.entries(verified)
+            .map(([k, v]) => `${k} ${v ? "ok" : "FAILED"}`)
+            .join(", ")
+        : "not verified (no secret set)";
       console.log(`${new Date().toISOString()} ${req.headers["hook-event"] ?? "?"} delivery ${req.headers["hook-delivery"] ?? "?"} -> ${status} (${ok})`);
       console.log(`  ${req.headers["content-type"]}: ${body.length > 400 ? `${body.slice(0, 400)}…` : body}`);
     }

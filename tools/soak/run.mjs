@@ -67,11 +67,22 @@ const api = async (method, path, body, headers = CLIENT) => {
 // Three subscriptions to flaky receivers, and one whose receiver answers 410.
 const FLAKY = ["a", "b", "c"];
 const subscribe = async (url) => {
-  const res = await api("POST", "/v1/webhooks/", { event: "payment.changed", url, content_type: "application/json", username: "soak", password: "soak-pass", all_payment_details: true });
+  const res = await api("POST", "/v1/webhooks/", {
+    event: "payment.changed",
+    url,
+    content_type: "application/json",
+    username: "soak",
+    password: "soak-pass",
+    all_payment_details: true,
+  });
   if (res.status !== 201) throw new Error(`subscribe: ${res.status} ${JSON.stringify(res.json)}`);
   return res.json.id;
 };
-const subscriptions = Object.fromEntries(await Promise.all([...FLAKY.map((tag) => [tag, `${receiverUrl}/flaky/${tag}`]), ["gone", `${receiverUrl}/gone/x`]].map(async ([tag, url]) => [tag, await subscribe(url)])));
+const subscriptions = Object.fromEntries(
+  await Promise.all(
+    [...FLAKY.map((tag) => [tag, `${receiverUrl}/flaky/${tag}`]), ["gone", `${receiverUrl}/gone/x`]].map(async ([tag, url]) => [tag, await subscribe(url)]),
+  ),
+);
 
 // The second account, on shard B: its own users, parties and subscription (to flaky receiver "d").
 const ADMIN = { authorization: `Bearer ${BENCH_VARS.ADMIN_TOKEN}`, "content-type": "application/json" };
@@ -83,9 +94,25 @@ const must = async (res, what) => {
 const other = await must(await api("POST", "/admin/accounts/", { name: "Soak second shard", shard: OTHER_SHARD }, ADMIN), "second account");
 const otherUser = await must(await api("POST", `/admin/accounts/${other.id}/api-users/`, { username: "soak-second", role: "processor" }, ADMIN), "second user");
 const OTHER = { authorization: basic(otherUser), "content-type": "application/json" };
-const otherParties = await Promise.all(["buyer", "supplier"].map(async (type) => (await must(await api("POST", "/v1/counterparties/", { internal_id: `soak-${type}`, type, name: type }, OTHER), type)).id));
+const otherParties = await Promise.all(
+  ["buyer", "supplier"].map(
+    async (type) => (await must(await api("POST", "/v1/counterparties/", { internal_id: `soak-${type}`, type, name: type }, OTHER), type)).id,
+  ),
+);
 const otherSubscription = await must(
-  await api("POST", "/v1/webhooks/", { event: "payment.changed", url: `${receiverUrl}/flaky/d`, content_type: "application/json", username: "soak", password: "soak-pass", all_payment_details: true }, OTHER),
+  await api(
+    "POST",
+    "/v1/webhooks/",
+    {
+      event: "payment.changed",
+      url: `${receiverUrl}/flaky/d`,
+      content_type: "application/json",
+      username: "soak",
+      password: "soak-pass",
+      all_payment_details: true,
+    },
+    OTHER,
+  ),
   "second subscription",
 );
 subscriptions.d = otherSubscription.id;
@@ -94,7 +121,14 @@ const acceptedOther = []; // the second account's payments' creation event ids
 
 // The cron, every 5 s (wrangler dev fires none by itself).
 let sweeps = 0;
-const sweeper = setInterval(() => fetch(`${base}/__scheduled?cron=*+*+*+*+*`).then(() => sweeps++, () => {}), 5_000);
+const sweeper = setInterval(
+  () =>
+    fetch(`${base}/__scheduled?cron=*+*+*+*+*`).then(
+      () => sweeps++,
+      () => {},
+    ),
+  5_000,
+);
 
 // Events: PER_PAYMENT notes (no status change: always legal) on each payment, CONCURRENCY at a time.
 const accepted = []; // event ids answered 201
@@ -119,7 +153,9 @@ const worker = async () => {
     // gets the committed event's answer again instead of recording a second event.
     const headers = { ...PROCESSOR, "idempotency-key": `soak-${p}-${round}` };
     for (;;) {
-      const res = await api("POST", `/v2/payments/${s.paymentId(p)}/events/`, body, headers).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
+      const res = await api("POST", `/v2/payments/${s.paymentId(p)}/events/`, body, headers).catch((error) => ({
+        status: `error: ${error.cause?.code ?? error.message}`,
+      }));
       answers[res.status] = (answers[res.status] ?? 0) + 1;
       if (res.status === 201 && res.json?.id) {
         accepted.push(res.json.id);
@@ -144,16 +180,27 @@ async function otherWorker() {
   // Keyed writes, retried through the kill and the service's restart as a client would.
   const persist = async (path, body, key) => {
     for (;;) {
-      const res = await api("POST", path, body, { ...OTHER, "idempotency-key": key }).catch((error) => ({ status: `error: ${error.cause?.code ?? error.message}` }));
+      const res = await api("POST", path, body, { ...OTHER, "idempotency-key": key }).catch((error) => ({
+        status: `error: ${error.cause?.code ?? error.message}`,
+      }));
       // A 201 whose body the kill cut off was committed: the same key answers it again.
       if (res.status === 201 && res.json) return res.json;
-      if (typeof res.status === "number" && res.status < 500 && res.status !== 409 && res.status !== 201) throw new Error(`second account: ${path}: ${res.status} ${JSON.stringify(res.json)}`);
+      if (typeof res.status === "number" && res.status < 500 && res.status !== 409 && res.status !== 201)
+        throw new Error(`second account: ${path}: ${res.status} ${JSON.stringify(res.json)}`);
       await sleep(200);
     }
   };
   for (let n = 0; n < OTHER_PAYMENTS; n++) {
-    const invoice = await persist("/v1/invoices/", { invoice_number: `SOAK-${n}`, buyer_id: otherParties[0], supplier_id: otherParties[1], amount_cents: 100 + n }, `invoice-${n}`);
-    const payment = await persist("/v2/payments/", { originating_counterparty_id: otherParties[0], receiving_counterparty_id: otherParties[1], invoice_ids: [invoice.id], payment_method: "ach" }, `payment-${n}`);
+    const invoice = await persist(
+      "/v1/invoices/",
+      { invoice_number: `SOAK-${n}`, buyer_id: otherParties[0], supplier_id: otherParties[1], amount_cents: 100 + n },
+      `invoice-${n}`,
+    );
+    const payment = await persist(
+      "/v2/payments/",
+      { originating_counterparty_id: otherParties[0], receiving_counterparty_id: otherParties[1], invoice_ids: [invoice.id], payment_method: "ach" },
+      `payment-${n}`,
+    );
     acceptedOther.push(payment.events[0].id);
   }
 }
@@ -246,7 +293,22 @@ for (const tag of TAGS) {
   // Not there yet, but pending in the log: still on its retry schedule when the drain timed out.
   const retrying = undelivered.filter((id) => l.pendingEvents.has(id)).length;
   const { pendingEvents, ...counts } = l;
-  rows.push({ subscription: tag === "d" ? `flaky d (second account, shard ${OTHER_SHARD})` : `flaky ${tag}`, expected: wanted.size, delivered: wanted.size - undelivered.length, lost: undelivered.length - retrying, still_retrying: retrying, failed_then_recovered: recovered[tag], duplicates: r.duplicates, sequence_highest: r.sequence.highest, sequence_gaps: r.sequence.gaps.length, attempts_logged: l.attempts, requests_received: r.requests, interrupted: l.interrupted, answered: r.answered, log: counts });
+  rows.push({
+    subscription: tag === "d" ? `flaky d (second account, shard ${OTHER_SHARD})` : `flaky ${tag}`,
+    expected: wanted.size,
+    delivered: wanted.size - undelivered.length,
+    lost: undelivered.length - retrying,
+    still_retrying: retrying,
+    failed_then_recovered: recovered[tag],
+    duplicates: r.duplicates,
+    sequence_highest: r.sequence.highest,
+    sequence_gaps: r.sequence.gaps.length,
+    attempts_logged: l.attempts,
+    requests_received: r.requests,
+    interrupted: l.interrupted,
+    answered: r.answered,
+    log: counts,
+  });
 }
 const gone = await api("GET", `/v1/webhooks/${subscriptions.gone}/`);
 const goneReport = await report("x");
@@ -270,7 +332,17 @@ await stopGroup(receiverProcess);
 
 // The moved account's rows left on the shard it left, counted in the database file itself.
 if (moved) {
-  const tables = ["tenants:id", "counterparties", "invoices", "payments", "webhook_subscriptions", "webhook_deliveries", "list_counts", "time_counts", "idempotency_keys"];
+  const tables = [
+    "tenants:id",
+    "counterparties",
+    "invoices",
+    "payments",
+    "webhook_subscriptions",
+    "webhook_deliveries",
+    "list_counts",
+    "time_counts",
+    "idempotency_keys",
+  ];
   const sum = tables
     .map((entry) => {
       const [table, column = "account_id"] = entry.split(":");
@@ -279,7 +351,17 @@ if (moved) {
     .join(" + ");
   const counted = wranglerSync(["d1", "execute", `SHARD_${SHARD}`, "--local", "--persist-to", dir, "--json", "--command", `select ${sum} as n`]);
   moved.rows_left_on_old_shard = counted.status === 0 ? JSON.parse(counted.stdout)[0].results[0].n : `unreadable: ${counted.stderr}`;
-  const arrived = wranglerSync(["d1", "execute", `SHARD_${OTHER_SHARD}`, "--local", "--persist-to", dir, "--json", "--command", `select count(*) as n from payments where account_id = '${ACCOUNT}'`]);
+  const arrived = wranglerSync([
+    "d1",
+    "execute",
+    `SHARD_${OTHER_SHARD}`,
+    "--local",
+    "--persist-to",
+    dir,
+    "--json",
+    "--command",
+    `select count(*) as n from payments where account_id = '${ACCOUNT}'`,
+  ]);
   moved.payments_on_new_shard = arrived.status === 0 ? JSON.parse(arrived.stdout)[0].results[0].n : `unreadable: ${arrived.stderr}`;
 }
 result.move = moved;
@@ -313,7 +395,10 @@ console.log(
     "",
     "| Subscription | deliveries expected | delivered | lost | still retrying at the drain timeout | failed, then recovered | duplicates seen | highest hook-sequence | sequence gaps | attempts logged | requests received | attempts interrupted |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.still_retrying} | ${r.failed_then_recovered} | ${r.duplicates} | ${r.sequence_highest} | ${r.sequence_gaps} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.subscription} | ${r.expected} | ${r.delivered} | ${r.lost} | ${r.still_retrying} | ${r.failed_then_recovered} | ${r.duplicates} | ${r.sequence_highest} | ${r.sequence_gaps} | ${r.attempts_logged} | ${r.requests_received} | ${r.interrupted} |`,
+    ),
     `| 410 subscription | deactivated: ${gone.json.is_active === false ? "yes" : "NO"} | | | | | | | | | ${goneReport.requests} | |`,
     "",
     result.fuzz
@@ -325,4 +410,11 @@ console.log(
 );
 // Lost, not drained in time (still retrying), or a gap in a subscription's sequence fails the run.
 const moveFailed = moved !== null && (moved.shard_after !== moved.to || moved.rows_left_on_old_shard !== 0 || moved.payments_on_new_shard !== s.payments);
-process.exit(rows.some((r) => r.lost > 0 || r.still_retrying > 0 || r.sequence_gaps > 0 || r.sequence_highest !== r.expected) || moveFailed || gone.json.is_active !== false || result.fuzz?.passed === false ? 1 : 0);
+process.exit(
+  rows.some((r) => r.lost > 0 || r.still_retrying > 0 || r.sequence_gaps > 0 || r.sequence_highest !== r.expected) ||
+    moveFailed ||
+    gone.json.is_active !== false ||
+    result.fuzz?.passed === false
+    ? 1
+    : 0,
+);

@@ -29,7 +29,15 @@ export function Counterparties({ query }: { query: URLSearchParams }) {
             </select>
           </label>
         </form>
-        <Listed error={list.error} loading={list.loading} page={list.data} noun="counterparties" one="counterparty" empty="No counterparties match." onPage={(link) => setPath(localPath(link))}>
+        <Listed
+          error={list.error}
+          loading={list.loading}
+          page={list.data}
+          noun="counterparties"
+          one="counterparty"
+          empty="No counterparties match."
+          onPage={(link) => setPath(localPath(link))}
+        >
           {(rows) => (
             <div class="table-wrap">
               <table class="stack">

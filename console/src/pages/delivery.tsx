@@ -36,7 +36,8 @@ export function DeliveryPage({ subscriptionId, deliveryId }: { subscriptionId: s
                 type="button"
                 disabled={redeliver.busy}
                 onClick={async () => {
-                  if ((await redeliver.run(() => api("POST", apiPath`/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/redeliver/`))) !== undefined) delivery.reload();
+                  if ((await redeliver.run(() => api("POST", apiPath`/v1/webhooks/${subscriptionId}/deliveries/${deliveryId}/redeliver/`))) !== undefined)
+                    delivery.reload();
                 }}
               >
                 {redeliver.busy ? "Queuing…" : "Redeliver"}
@@ -47,7 +48,9 @@ export function DeliveryPage({ subscriptionId, deliveryId }: { subscriptionId: s
           <Card>
             <dl class="facts">
               <dt>Payment</dt>
-              <dd class="mono">{row.payment_id === "pmt_test" ? "pmt_test (example payment)" : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}</dd>
+              <dd class="mono">
+                {row.payment_id === "pmt_test" ? "pmt_test (example payment)" : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}
+              </dd>
               {row.event_id && (
                 <>
                   <dt>Event</dt>
@@ -61,7 +64,11 @@ export function DeliveryPage({ subscriptionId, deliveryId }: { subscriptionId: s
             </dl>
           </Card>
           <Card title={`Attempts (${row.attempts.length})`} id="attempts">
-            {row.attempts.length === 0 ? <p class="muted">No attempt yet{row.status === "pending" ? ": it is queued." : "."}</p> : <Timeline attempts={row.attempts} />}
+            {row.attempts.length === 0 ? (
+              <p class="muted">No attempt yet{row.status === "pending" ? ": it is queued." : "."}</p>
+            ) : (
+              <Timeline attempts={row.attempts} />
+            )}
           </Card>
           <Card title="Headers sent" id="headers">
             {row.headers ? (
@@ -110,7 +117,9 @@ function Body({ body, contentType }: { body: string; contentType: string | undef
                 <th scope="row" class="mono">
                   {name}
                 </th>
-                <td class="mono break">{value.includes("\n") ? <pre class="code small">{value}</pre> : value === "" ? <span class="muted">(empty: null)</span> : value}</td>
+                <td class="mono break">
+                  {value.includes("\n") ? <pre class="code small">{value}</pre> : value === "" ? <span class="muted">(empty: null)</span> : value}
+                </td>
               </tr>
             ))}
           </tbody>

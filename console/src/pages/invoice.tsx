@@ -9,7 +9,10 @@ import type { InvoiceDetail, Payment } from "./types";
 export function InvoicePage({ id }: { id: string }) {
   const invoice = useLoad(async () => {
     const row = await api<InvoiceDetail>("GET", apiPath`/v1/invoices/${id}/`);
-    const [names, payment] = await Promise.all([counterparties([row.buyer_id, row.supplier_id]), row.payment_id ? api<Payment>("GET", apiPath`/v2/payments/${row.payment_id}/`) : null]);
+    const [names, payment] = await Promise.all([
+      counterparties([row.buyer_id, row.supplier_id]),
+      row.payment_id ? api<Payment>("GET", apiPath`/v2/payments/${row.payment_id}/`) : null,
+    ]);
     return { row, names, payment };
   }, id);
   return (

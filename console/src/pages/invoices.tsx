@@ -41,7 +41,15 @@ export function Invoices({ query }: { query: URLSearchParams }) {
             Find
           </button>
         </form>
-        <Listed error={list.error} loading={list.loading} page={list.data?.page} noun="invoices" one="invoice" empty="No invoices match." onPage={(link) => setPath(localPath(link))}>
+        <Listed
+          error={list.error}
+          loading={list.loading}
+          page={list.data?.page}
+          noun="invoices"
+          one="invoice"
+          empty="No invoices match."
+          onPage={(link) => setPath(localPath(link))}
+        >
           {(rows) => (
             <div class="table-wrap">
               <table class="stack">

@@ -17,7 +17,10 @@ async function deliveriesOf(paymentId: string): Promise<Map<string, Made[]>> {
   const byEvent = new Map<string, Made[]>();
   await Promise.all(
     subscriptions.results.map(async (subscription) => {
-      const log = await api<Page<Delivery>>("GET", withQuery(apiPath`/v1/webhooks/${subscription.id}/deliveries/`, { payment_id: paymentId, page_size: "1000" }));
+      const log = await api<Page<Delivery>>(
+        "GET",
+        withQuery(apiPath`/v1/webhooks/${subscription.id}/deliveries/`, { payment_id: paymentId, page_size: "1000" }),
+      );
       for (const delivery of log.results) {
         const key = delivery.event_id ?? "unknown";
         byEvent.set(key, [...(byEvent.get(key) ?? []), { subscription, delivery }]);
@@ -30,7 +33,10 @@ async function deliveriesOf(paymentId: string): Promise<Map<string, Made[]>> {
 /** A payment and its timeline: each event, and the deliveries its change made. */
 export function PaymentPage({ id }: { id: string }) {
   const payment = useLoad(() => api<Payment>("GET", apiPath`/v2/payments/${id}/`), id);
-  const names = useLoad(async () => (payment.data ? counterparties([payment.data.originating_counterparty_id, payment.data.receiving_counterparty_id]) : null), payment.data?.id ?? "");
+  const names = useLoad(
+    async () => (payment.data ? counterparties([payment.data.originating_counterparty_id, payment.data.receiving_counterparty_id]) : null),
+    payment.data?.id ?? "",
+  );
   const made = useLoad(() => deliveriesOf(id), id);
   return (
     <RecordPage section="Payments" path="/payments" noun="payment" loaded={payment}>

@@ -15,7 +15,10 @@ export function Payments({ query }: { query: URLSearchParams }) {
   const updatedAfter = query.get("updated_after") ?? "";
   const ordering = query.get("ordering") ?? "";
   // From a counterparty's page: only its payments.
-  const parties = { originating_counterparty_id: query.get("originating_counterparty_id") ?? undefined, receiving_counterparty_id: query.get("receiving_counterparty_id") ?? undefined };
+  const parties = {
+    originating_counterparty_id: query.get("originating_counterparty_id") ?? undefined,
+    receiving_counterparty_id: query.get("receiving_counterparty_id") ?? undefined,
+  };
   const first = withQuery("/v2/payments/", { page_size: "25", status, updated__gt: localToIso(updatedAfter), ordering, ...parties });
   const [path, setPath] = useState(first);
   useEffect(() => setPath(first), [first]);
@@ -61,7 +64,13 @@ export function Payments({ query }: { query: URLSearchParams }) {
           </fieldset>
           <label>
             Updated after
-            <input type="datetime-local" step="1" name="updated_after" value={draft.updatedAfter} onInput={(event) => setDraft({ ...draft, updatedAfter: event.currentTarget.value })} />
+            <input
+              type="datetime-local"
+              step="1"
+              name="updated_after"
+              value={draft.updatedAfter}
+              onInput={(event) => setDraft({ ...draft, updatedAfter: event.currentTarget.value })}
+            />
           </label>
           <label>
             Order by
@@ -79,7 +88,15 @@ export function Payments({ query }: { query: URLSearchParams }) {
             </button>
           )}
         </form>
-        <Listed error={list.error} loading={list.loading} page={list.data} noun="payments" one="payment" empty="No payments match." onPage={(link) => setPath(localPath(link))}>
+        <Listed
+          error={list.error}
+          loading={list.loading}
+          page={list.data}
+          noun="payments"
+          one="payment"
+          empty="No payments match."
+          onPage={(link) => setPath(localPath(link))}
+        >
           {(rows) => <PaymentTable payments={rows} />}
         </Listed>
       </Card>

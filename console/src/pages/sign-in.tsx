@@ -18,7 +18,10 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: Credentials) => void 
     <main class="sign-in" id="main">
       <form class="card sign-in-card" onSubmit={submit} aria-labelledby="sign-in-title">
         <div class="brand">
-          <span class="logo" aria-hidden="true">◆</span> Payments <span class="brand-sub">console</span>
+          <span class="logo" aria-hidden="true">
+            ◆
+          </span>{" "}
+          Payments <span class="brand-sub">console</span>
         </div>
         <h1 id="sign-in-title" tabIndex={-1}>
           Sign in
@@ -31,7 +34,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: (who: Credentials) => void 
         </label>
         <label>
           Password
-          <input name="password" type="password" autoComplete="current-password" required value={password} onInput={(event) => setPassword(event.currentTarget.value)} />
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(event) => setPassword(event.currentTarget.value)}
+          />
         </label>
         <button type="submit" disabled={action.busy}>
           {action.busy ? "Signing in…" : "Sign in"}

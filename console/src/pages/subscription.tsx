@@ -68,10 +68,24 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               </div>
             </div>
             <div class="actions">
-              <button type="button" disabled={action.busy || !row.is_active} onClick={() => act(() => api<Delivery>("POST", apiPath`/v1/webhooks/${id}/test/`), "Test delivery sent. It is at the top of the log below.")}>
+              <button
+                type="button"
+                disabled={action.busy || !row.is_active}
+                onClick={() => act(() => api<Delivery>("POST", apiPath`/v1/webhooks/${id}/test/`), "Test delivery sent. It is at the top of the log below.")}
+              >
                 Send test delivery
               </button>
-              <button type="button" class="secondary" disabled={action.busy} onClick={() => act(() => api("PATCH", apiPath`/v1/webhooks/${id}/`, { is_active: !row.is_active }), row.is_active ? "Paused: no deliveries are sent until you resume." : "Resumed.")}>
+              <button
+                type="button"
+                class="secondary"
+                disabled={action.busy}
+                onClick={() =>
+                  act(
+                    () => api("PATCH", apiPath`/v1/webhooks/${id}/`, { is_active: !row.is_active }),
+                    row.is_active ? "Paused: no deliveries are sent until you resume." : "Resumed.",
+                  )
+                }
+              >
                 {row.is_active ? "Pause" : "Resume"}
               </button>
               <button type="button" class="secondary" disabled={action.busy} onClick={() => setEditing(true)}>
@@ -94,7 +108,10 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                 type="button"
                 class="secondary"
                 disabled={action.busy}
-                onClick={() => confirm("Rotate the signing secret? For 24 hours deliveries are signed with both the old and the new one.") && act(() => api("POST", apiPath`/v1/webhooks/${id}/rotate-secret/`), "Secret rotated. Deliveries carry both signatures for 24 hours.")}
+                onClick={() =>
+                  confirm("Rotate the signing secret? For 24 hours deliveries are signed with both the old and the new one.") &&
+                  act(() => api("POST", apiPath`/v1/webhooks/${id}/rotate-secret/`), "Secret rotated. Deliveries carry both signatures for 24 hours.")
+                }
               >
                 Rotate secret
               </button>
@@ -147,9 +164,17 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               <>
                 <div class="stats">
                   <Stat label="success rate" value={percent(stats.data.success_rate)} />
-                  <Stat label="attempts" value={stats.data.attempts.toLocaleString()} hint={`${stats.data.succeeded} ok · ${stats.data.pending} retried · ${stats.data.failed} failed`} />
+                  <Stat
+                    label="attempts"
+                    value={stats.data.attempts.toLocaleString()}
+                    hint={`${stats.data.succeeded} ok · ${stats.data.pending} retried · ${stats.data.failed} failed`}
+                  />
                   <Stat label="p50 / p95" value={`${duration(stats.data.p50_duration_ms)} / ${duration(stats.data.p95_duration_ms)}`} />
-                  <Stat label="last success" value={ago(stats.data.last_success_at)} hint={stats.data.last_attempt_at ? `last attempt ${ago(stats.data.last_attempt_at)}` : undefined} />
+                  <Stat
+                    label="last success"
+                    value={ago(stats.data.last_success_at)}
+                    hint={stats.data.last_attempt_at ? `last attempt ${ago(stats.data.last_attempt_at)}` : undefined}
+                  />
                   <Stat label="in flight" value={stats.data.in_flight.toLocaleString()} hint={`${stats.data.held.toLocaleString()} held`} />
                 </div>
                 <AttemptsChart points={stats.data.series} label={`Attempts over the last ${stats.data.window}`} />
@@ -175,13 +200,19 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                 )}
               </dd>
               <dt>Receiver credentials</dt>
-              <dd class="mono">{row.username ?? "—"} / <Secret value={row.password} label="receiver password" /></dd>
+              <dd class="mono">
+                {row.username ?? "—"} / <Secret value={row.password} label="receiver password" />
+              </dd>
               <dt>Content type</dt>
               <dd>{row.content_type}</dd>
               <dt>Receives</dt>
               <dd>{row.event}</dd>
               <dt>Carries</dt>
-              <dd>{FLAGS.filter(([name]) => row[name]).map(([, label]) => label).join(", ") || "the payment's id only"}</dd>
+              <dd>
+                {FLAGS.filter(([name]) => row[name])
+                  .map(([, label]) => label)
+                  .join(", ") || "the payment's id only"}
+              </dd>
               <dt>Filters</dt>
               <dd class="mono small break">{row.filters ? describeFilters(row.filters) : "none: every change"}</dd>
               <dt>Created</dt>
@@ -253,7 +284,10 @@ function RecoverCard({ id, onRecovered }: { id: string; onRecovered: () => void 
   const recover = useAction();
   return (
     <Card title="Recover failed deliveries" id="recover">
-      <p class="muted">Every failed delivery created in the window goes back to pending and is sent again with the same id and body. The window spans at most 14 days; leave Until empty for now.</p>
+      <p class="muted">
+        Every failed delivery created in the window goes back to pending and is sent again with the same id and body. The window spans at most 14 days; leave
+        Until empty for now.
+      </p>
       <form
         class="form row-form"
         onSubmit={async (event) => {

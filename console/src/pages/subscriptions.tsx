@@ -27,7 +27,9 @@ export function Subscriptions() {
           </button>
         )}
       </div>
-      <p class="muted">Each subscription receives a signed <code>payment.changed</code> delivery whenever a payment of the account changes.</p>
+      <p class="muted">
+        Each subscription receives a signed <code>payment.changed</code> delivery whenever a payment of the account changes.
+      </p>
       {creating && (
         <Card title="New subscription" id="new-subscription">
           <SubscriptionForm
@@ -44,7 +46,15 @@ export function Subscriptions() {
         </Card>
       )}
       <Card>
-        <Listed error={list.error} loading={list.loading} page={list.data?.page} noun="subscriptions" one="subscription" empty="No subscriptions yet. Create one to start receiving payment changes." onPage={(link) => setPath(localPath(link))}>
+        <Listed
+          error={list.error}
+          loading={list.loading}
+          page={list.data?.page}
+          noun="subscriptions"
+          one="subscription"
+          empty="No subscriptions yet. Create one to start receiving payment changes."
+          onPage={(link) => setPath(localPath(link))}
+        >
           {(rows) => (
             <div class="table-wrap">
               <table class="stack">
@@ -70,7 +80,15 @@ export function Subscriptions() {
                           <div class="muted small mono">{row.id}</div>
                         </td>
                         <td data-label="State">
-                          {row.is_active ? (stats?.failing_since ? <Badge value="failed" label="failing" /> : <Badge value="active" />) : <Badge value="paused" />}
+                          {row.is_active ? (
+                            stats?.failing_since ? (
+                              <Badge value="failed" label="failing" />
+                            ) : (
+                              <Badge value="active" />
+                            )
+                          ) : (
+                            <Badge value="paused" />
+                          )}
                           {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
                         </td>
                         <td data-label="Success (24 h)">{stats ? percent(stats.success_rate) : "—"}</td>

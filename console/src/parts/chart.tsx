@@ -19,7 +19,12 @@ export function AttemptsChart({ points, label }: { points: Point[]; label: strin
   const hour = (iso: string) => new Date(iso).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${label}: ${points.reduce((sum, point) => sum + point.attempts, 0)} attempts`} preserveAspectRatio="none">
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        role="img"
+        aria-label={`${label}: ${points.reduce((sum, point) => sum + point.attempts, 0)} attempts`}
+        preserveAspectRatio="none"
+      >
         <line x1="0" x2={width} y1={height - 0.5} y2={height - 0.5} class="axis" />
         {points.map((point, i) => {
           let top = height;

@@ -16,7 +16,12 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
   const status = query.get("status") ?? "";
   const from = query.get("from") ?? "";
   const to = query.get("to") ?? "";
-  const first = withQuery(apiPath`/v1/webhooks/${subscriptionId}/deliveries/`, { page_size: "25", status, created__gte: localToIso(from), created__lte: localToIso(to) });
+  const first = withQuery(apiPath`/v1/webhooks/${subscriptionId}/deliveries/`, {
+    page_size: "25",
+    status,
+    created__gte: localToIso(from),
+    created__lte: localToIso(to),
+  });
   const [path, setPath] = useState(first);
   useEffect(() => setPath(first), [first]);
   const log = useLoad(() => api<Page<Delivery>>("GET", path), `${path} ${round}`);
@@ -24,7 +29,15 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
   useEffect(() => setDraft({ status, from, to }), [status, from, to]);
 
   return (
-    <Card title="Delivery log" id="log" actions={<button type="button" class="secondary small" onClick={log.reload}>Refresh</button>}>
+    <Card
+      title="Delivery log"
+      id="log"
+      actions={
+        <button type="button" class="secondary small" onClick={log.reload}>
+          Refresh
+        </button>
+      }
+    >
       <form
         class="filters"
         aria-label="Filter deliveries"
@@ -54,7 +67,15 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
           Apply
         </button>
       </form>
-      <Listed error={log.error} loading={log.loading} page={log.data} noun="deliveries" one="delivery" empty="No deliveries match." onPage={(link) => setPath(localPath(link))}>
+      <Listed
+        error={log.error}
+        loading={log.loading}
+        page={log.data}
+        noun="deliveries"
+        one="delivery"
+        empty="No deliveries match."
+        onPage={(link) => setPath(localPath(link))}
+      >
         {(rows) => (
           <div class="table-wrap">
             <table class="stack">
@@ -77,15 +98,25 @@ export function Deliveries({ subscriptionId, query, round }: { subscriptionId: s
                       <td data-label="Created">
                         <a href={href(`/subscriptions/${subscriptionId}/deliveries/${row.id}`)}>{when(row.created)}</a>
                       </td>
-                      <td data-label="Seq." class="mono small">{row.sequence ?? "—"}</td>
+                      <td data-label="Seq." class="mono small">
+                        {row.sequence ?? "—"}
+                      </td>
                       <td data-label="Status">
                         <Badge value={row.status} /> {row.test && <Badge value="test" />}
                       </td>
                       <td data-label="Payment" class="mono small">
-                        {row.payment_id === "" ? <Badge value="info" label={row.event} /> : row.payment_id.startsWith("pmt_test") ? row.payment_id : <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>}
+                        {row.payment_id === "" ? (
+                          <Badge value="info" label={row.event} />
+                        ) : row.payment_id.startsWith("pmt_test") ? (
+                          row.payment_id
+                        ) : (
+                          <a href={href(`/payments/${row.payment_id}`)}>{row.payment_id}</a>
+                        )}
                       </td>
                       <td data-label="Attempts">{row.attempts.length}</td>
-                      <td data-label="Last answer" class="break">{last ? (last.response_status ?? last.error ?? "—") : "—"}</td>
+                      <td data-label="Last answer" class="break">
+                        {last ? (last.response_status ?? last.error ?? "—") : "—"}
+                      </td>
                       <td data-label="Next attempt">{row.next_attempt_at ? ago(row.next_attempt_at) : "—"}</td>
                     </tr>
                   );

@@ -40,7 +40,7 @@ export function useLoad<T>(load: () => Promise<T>, key: string): Loaded<T> {
 export function useAction() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ApiError | null>(null);
-  const run = async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
+  const run = async <T>(action: () => Promise<T>): Promise<T | undefined> => {
     setBusy(true);
     setError(null);
     try {

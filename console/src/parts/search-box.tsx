@@ -8,7 +8,7 @@ import type { Counterparty, Invoice, Subscription } from "../pages/types";
 async function findUuid(id: string): Promise<string | null> {
   const missing = (error: unknown) => (error instanceof ApiError && error.status === 404 ? null : Promise.reject(error));
   if (await api<Subscription>("GET", apiPath`/v1/webhooks/${id}/`).catch(missing)) return `/subscriptions/${id}`;
-  for (let path: string | null = "/v1/webhooks/?page_size=100"; path; ) {
+  for (let path: string | null = "/v1/webhooks/?page_size=100"; path;) {
     const page: Page<Subscription> = await api<Page<Subscription>>("GET", path);
     const found = await Promise.all(page.results.map((row) => api("GET", apiPath`/v1/webhooks/${row.id}/deliveries/${id}/`).then(() => row.id, missing)));
     const owner = found.find(Boolean);
@@ -62,7 +62,13 @@ export function SearchBox() {
   };
   return (
     <form class="search" role="search" onSubmit={search}>
-      <input type="search" aria-label="Search" placeholder="Search: an id, an invoice number, a counterparty" value={text} onInput={(event) => setText(event.currentTarget.value)} />
+      <input
+        type="search"
+        aria-label="Search"
+        placeholder="Search: an id, an invoice number, a counterparty"
+        value={text}
+        onInput={(event) => setText(event.currentTarget.value)}
+      />
       <button type="submit" class="secondary small" disabled={busy}>
         {busy ? "Searching…" : "Go"}
       </button>

@@ -41,10 +41,25 @@ export const BLANK: SubscriptionFields = {
 
 /** What a form's values send: every field for a new subscription, only what changed for an edit. Pure. */
 export function changes(values: SubscriptionFields, before?: SubscriptionFields): Record<string, unknown> {
-  const all: Record<string, unknown> = { description: values.description.trim() || null, url: values.url.trim(), content_type: values.content_type, username: values.username, password: values.password, ...values.flags };
+  const all: Record<string, unknown> = {
+    description: values.description.trim() || null,
+    url: values.url.trim(),
+    content_type: values.content_type,
+    username: values.username,
+    password: values.password,
+    ...values.flags,
+  };
   if (!before) return { event: values.event, signing: values.signing, ...all, filters: filtersOf(values.filters) };
   all.event = values.event;
-  const was: Record<string, unknown> = { event: before.event, description: before.description.trim() || null, url: before.url, content_type: before.content_type, username: before.username, password: before.password, ...before.flags };
+  const was: Record<string, unknown> = {
+    event: before.event,
+    description: before.description.trim() || null,
+    url: before.url,
+    content_type: before.content_type,
+    username: before.username,
+    password: before.password,
+    ...before.flags,
+  };
   const changed = Object.fromEntries(Object.entries(all).filter(([name, value]) => value !== was[name]));
   return values.filters.trim() === before.filters.trim() ? changed : { ...changed, filters: filtersOf(values.filters) };
 }
@@ -95,12 +110,27 @@ export function SubscriptionForm({
       <Problem error={error} title="Not saved:" />
       <label>
         Description <span class="muted small">(optional: a name for people)</span>
-        <input name="description" maxLength={190} placeholder="ERP sync (production)" value={values.description} onInput={(event) => set({ description: event.currentTarget.value })} aria-invalid={Boolean(fields.description)} />
+        <input
+          name="description"
+          maxLength={190}
+          placeholder="ERP sync (production)"
+          value={values.description}
+          onInput={(event) => set({ description: event.currentTarget.value })}
+          aria-invalid={Boolean(fields.description)}
+        />
         <FieldError messages={fields.description} />
       </label>
       <label>
         Endpoint URL
-        <input name="url" type="url" required placeholder="https://example.com/hooks/payments" value={values.url} onInput={(event) => set({ url: event.currentTarget.value })} aria-invalid={Boolean(fields.url)} />
+        <input
+          name="url"
+          type="url"
+          required
+          placeholder="https://example.com/hooks/payments"
+          value={values.url}
+          onInput={(event) => set({ url: event.currentTarget.value })}
+          aria-invalid={Boolean(fields.url)}
+        />
         <FieldError messages={fields.url} />
       </label>
       <div class="row">
@@ -123,12 +153,26 @@ export function SubscriptionForm({
         </label>
         <label>
           Receiver username
-          <input name="username" required autoComplete="off" value={values.username} onInput={(event) => set({ username: event.currentTarget.value })} aria-invalid={Boolean(fields.username)} />
+          <input
+            name="username"
+            required
+            autoComplete="off"
+            value={values.username}
+            onInput={(event) => set({ username: event.currentTarget.value })}
+            aria-invalid={Boolean(fields.username)}
+          />
           <FieldError messages={fields.username} />
         </label>
         <label>
           Receiver password
-          <input name="password" required autoComplete="off" value={values.password} onInput={(event) => set({ password: event.currentTarget.value })} aria-invalid={Boolean(fields.password)} />
+          <input
+            name="password"
+            required
+            autoComplete="off"
+            value={values.password}
+            onInput={(event) => set({ password: event.currentTarget.value })}
+            aria-invalid={Boolean(fields.password)}
+          />
           <FieldError messages={fields.password} />
         </label>
       </div>
@@ -142,7 +186,14 @@ export function SubscriptionForm({
       </label>
       <label>
         Filters <span class="muted small">(optional JSON, for example {'{"status": ["settled", "failed"], "amount_cents__gte": 100000}'})</span>
-        <textarea name="filters" rows={2} class="mono" value={values.filters} onInput={(event) => set({ filters: event.currentTarget.value })} aria-invalid={Boolean(fields.filters)} />
+        <textarea
+          name="filters"
+          rows={2}
+          class="mono"
+          value={values.filters}
+          onInput={(event) => set({ filters: event.currentTarget.value })}
+          aria-invalid={Boolean(fields.filters)}
+        />
         <FieldError messages={fields.filters} />
       </label>
       <fieldset>
@@ -150,7 +201,12 @@ export function SubscriptionForm({
         <div class="checks">
           {FLAGS.map(([name, label]) => (
             <label class="check">
-              <input type="checkbox" name={name} checked={values.flags[name]} onChange={(event) => set({ flags: { ...values.flags, [name]: event.currentTarget.checked } })} />
+              <input
+                type="checkbox"
+                name={name}
+                checked={values.flags[name]}
+                onChange={(event) => set({ flags: { ...values.flags, [name]: event.currentTarget.checked } })}
+              />
               {label}
             </label>
           ))}

@@ -7,7 +7,15 @@ export function Problem({ error, title }: { error: ApiError | null; title?: stri
   return (
     <div class="problem" role="alert">
       {title && <strong>{title}</strong>}
-      {error.messages.length === 1 ? <p>{error.messages[0]}</p> : <ul>{error.messages.map((message) => <li>{message}</li>)}</ul>}
+      {error.messages.length === 1 ? (
+        <p>{error.messages[0]}</p>
+      ) : (
+        <ul>
+          {error.messages.map((message) => (
+            <li>{message}</li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }
@@ -100,7 +108,19 @@ export function Party({ id, party }: { id: string; party: { name: string } | nul
 }
 
 /** A record's page: where it sits, its loading and its problem; `children` draws the record once read. */
-export function RecordPage<T>({ section, path, noun, loaded, children }: { section: string; path: string; noun: string; loaded: { data: T | null; error: ApiError | null; loading: boolean }; children: (record: T) => ComponentChildren }) {
+export function RecordPage<T>({
+  section,
+  path,
+  noun,
+  loaded,
+  children,
+}: {
+  section: string;
+  path: string;
+  noun: string;
+  loaded: { data: T | null; error: ApiError | null; loading: boolean };
+  children: (record: T) => ComponentChildren;
+}) {
   return (
     <div class="page">
       <p class="crumbs">

@@ -18,7 +18,13 @@ export function backoff(previousMs) {
 async function forward(target, item) {
   let response;
   try {
-    response = await fetch(target, { method: "POST", headers: item.headers, body: item.body, redirect: "manual", signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS) });
+    response = await fetch(target, {
+      method: "POST",
+      headers: item.headers,
+      body: item.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
   } catch (error) {
     throw new CliError(`Cannot deliver to ${target} (${networkReason(error)}). Is your local server running?`, { retry: true });
   }
@@ -54,15 +60,27 @@ export async function listen(service, { subscription, forwardTo, limit = 100, ou
         if (signal?.aborted) break;
         throw error;
       }
-      if (page.status === 410) throw new CliError(`The feed's kept position expired (410): ${errorText(page.json)} Resynchronise by polling /v2/payments/, then ack a fresh position (POST /v1/webhooks/${subscription}/feed/ack/).`);
+      if (page.status === 410)
+        throw new CliError(
+          `The feed's kept position expired (410): ${errorText(page.json)} Resynchronise by polling /v2/payments/, then ack a fresh position (POST /v1/webhooks/${subscription}/feed/ack/).`,
+        );
       if (page.status === 404) throw new CliError(`Subscription ${subscription} is gone (404).`);
       if (page.status !== 200) throw new CliError(`The feed answered ${page.status}: ${errorText(page.json)}`);
       for (const item of page.json.results) {
         const started = Date.now();
         const answer = await forward(forwardTo, item);
-        if (answer < 200 || answer > 299) throw new CliError(`${forwardTo} answered ${answer} to delivery #${item.sequence} (${item.delivery_id}); it is not acked and will be sent again.`, { retry: true });
-        const acked = await service.request("POST", `/v1/webhooks/${encodeURIComponent(subscription)}/feed/ack/`, { body: { cursor: item.cursor }, idempotencyKey: null });
-        if (acked.status !== 200) throw new CliError(`The service did not keep the position after #${item.sequence} (${acked.status}): ${errorText(acked.json)}`, { retry: acked.status >= 500 });
+        if (answer < 200 || answer > 299)
+          throw new CliError(`${forwardTo} answered ${answer} to delivery #${item.sequence} (${item.delivery_id}); it is not acked and will be sent again.`, {
+            retry: true,
+          });
+        const acked = await service.request("POST", `/v1/webhooks/${encodeURIComponent(subscription)}/feed/ack/`, {
+          body: { cursor: item.cursor },
+          idempotencyKey: null,
+        });
+        if (acked.status !== 200)
+          throw new CliError(`The service did not keep the position after #${item.sequence} (${acked.status}): ${errorText(acked.json)}`, {
+            retry: acked.status >= 500,
+          });
         forwarded += 1;
         status.note(`#${item.sequence} ${item.headers["hook-event"]} ${item.payment_id || ""} -> ${answer} (${Date.now() - started} ms)`.replace("  ", " "));
         if (signal?.aborted) break;

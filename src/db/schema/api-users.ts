@@ -9,7 +9,9 @@ export const apiUsers = sqliteTable(
   {
     // Usernames are unique across the service; Basic auth looks users up by it.
     username: text("username").primaryKey(),
-    accountId: text("account_id").notNull().references(() => accounts.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
     role: text("role", { enum: ROLES }).notNull(),
     // SHA-256 of the generated password: enough for a 256-bit random secret.
     passwordHash: text("password_hash").notNull(),

@@ -8,7 +8,9 @@ export const counterparties = sqliteTable(
   "counterparties",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => tenants.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => tenants.id),
     internalId: text("internal_id").notNull(),
     type: text("type", { enum: COUNTERPARTY_TYPES }).notNull(),
     name: text("name").notNull(),

@@ -6,17 +6,20 @@ export const invoices = sqliteTable(
   "invoices",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => tenants.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => tenants.id),
     invoiceNumber: text("invoice_number").notNull(),
-    buyerId: text("buyer_id").notNull().references(() => counterparties.id),
-    supplierId: text("supplier_id").notNull().references(() => counterparties.id),
+    buyerId: text("buyer_id")
+      .notNull()
+      .references(() => counterparties.id),
+    supplierId: text("supplier_id")
+      .notNull()
+      .references(() => counterparties.id),
     amountCents: integer("amount_cents").notNull(),
     currency: text("currency").notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [
-    index("invoices_created_idx").on(t.accountId, t.createdAt, t.id),
-    index("invoices_number_idx").on(t.accountId, t.invoiceNumber, t.createdAt, t.id),
-  ],
+  (t) => [index("invoices_created_idx").on(t.accountId, t.createdAt, t.id), index("invoices_number_idx").on(t.accountId, t.invoiceNumber, t.createdAt, t.id)],
 );

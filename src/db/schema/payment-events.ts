@@ -10,7 +10,9 @@ export const paymentEvents = sqliteTable(
   "payment_events",
   {
     id: text("id").notNull(),
-    paymentId: text("payment_id").notNull().references(() => payments.id),
+    paymentId: text("payment_id")
+      .notNull()
+      .references(() => payments.id),
     // 1 for the creation event, then one more per event: the order of `events`.
     seq: integer("seq").notNull(),
     eventCode: text("event_code").notNull(),

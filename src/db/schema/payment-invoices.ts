@@ -14,10 +14,14 @@ import { payments } from "./payments";
 export const paymentInvoices = sqliteTable(
   "payment_invoices",
   {
-    invoiceId: text("invoice_id").notNull().references(() => invoices.id),
+    invoiceId: text("invoice_id")
+      .notNull()
+      .references(() => invoices.id),
     // '' while the payment claims the invoice; the payment's id once it let go.
     claim: text("claim").notNull(),
-    paymentId: text("payment_id").notNull().references(() => payments.id),
+    paymentId: text("payment_id")
+      .notNull()
+      .references(() => payments.id),
     // The invoice as the payment detail lists it, copied when the payment is made (invoices never
     // change).
     invoiceNumber: text("invoice_number").notNull().default(""),

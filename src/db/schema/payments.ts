@@ -11,9 +11,15 @@ export const payments = sqliteTable(
   "payments",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => tenants.id),
-    originatingCounterpartyId: text("originating_counterparty_id").notNull().references(() => counterparties.id),
-    receivingCounterpartyId: text("receiving_counterparty_id").notNull().references(() => counterparties.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => tenants.id),
+    originatingCounterpartyId: text("originating_counterparty_id")
+      .notNull()
+      .references(() => counterparties.id),
+    receivingCounterpartyId: text("receiving_counterparty_id")
+      .notNull()
+      .references(() => counterparties.id),
     amountCents: integer("amount_cents").notNull(),
     currency: text("currency").notNull(),
     paymentMethod: text("payment_method", { enum: PAYMENT_METHODS }).notNull(),
@@ -39,4 +45,3 @@ export const payments = sqliteTable(
     index("payments_receiving_idx").on(t.accountId, t.receivingCounterpartyId, t.createdAt, t.id),
   ],
 );
-

@@ -14,7 +14,9 @@ export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
     id: text("id").notNull(),
-    subscriptionId: text("subscription_id").notNull().references(() => webhookSubscriptions.id),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => webhookSubscriptions.id),
     accountId: text("account_id").notNull(),
     paymentId: text("payment_id").notNull(),
     // The payment event whose change made it (pev_…), when stored; a delivery written by a payment
@@ -79,11 +81,17 @@ export const webhookDeliveries = sqliteTable(
     // What the sweeper walks: pending deliveries by when they are due, but for those handed over at
     // their creation and never since (the happy path, which so writes no entry here): the sweeper
     // finds a lost one of those on the logs, past its mark (webhooks/upkeep/fresh.ts).
-    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending' and (enqueued_at is null or enqueued_at <> created_at)`),
+    index("webhook_deliveries_due_idx")
+      .on(t.nextAttemptAt)
+      .where(sql`status = 'pending' and (enqueued_at is null or enqueued_at <> created_at)`),
     // A subscription's held and failed deliveries (release, discard, counts, recovery).
-    index("webhook_deliveries_held_idx").on(t.subscriptionId, t.status, t.createdAt, t.id).where(sql`status = 'failed' or status = 'held'`),
+    index("webhook_deliveries_held_idx")
+      .on(t.subscriptionId, t.status, t.createdAt, t.id)
+      .where(sql`status = 'failed' or status = 'held'`),
     // A subscription's attempts in flight (the admission rule counts them): only claimed rows.
-    index("webhook_deliveries_claimed_idx").on(t.subscriptionId, t.claimedUntil).where(sql`claimed_until is not null`),
+    index("webhook_deliveries_claimed_idx")
+      .on(t.subscriptionId, t.claimedUntil)
+      .where(sql`claimed_until is not null`),
   ],
 );
 
@@ -91,7 +99,9 @@ export const webhookDeliveries = sqliteTable(
 export const webhookAttempts = sqliteTable(
   "webhook_attempts",
   {
-    deliveryId: text("delivery_id").notNull().references(() => webhookDeliveries.id),
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id),
     number: integer("number").notNull(),
     startedAt: integer("started_at").notNull(),
     durationMs: integer("duration_ms").notNull(),

@@ -10,7 +10,9 @@ export const webhookSubscriptions = sqliteTable(
   "webhook_subscriptions",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id").notNull().references(() => tenants.id),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => tenants.id),
     // The API username that made it (kept as text: the user may be deleted later).
     user: text("user").notNull(),
     event: text("event").notNull(),
@@ -69,10 +71,7 @@ export const webhookSubscriptions = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [
-    index("webhook_subscriptions_created_idx").on(t.accountId, t.createdAt, t.id),
-    index("webhook_subscriptions_active_idx").on(t.accountId, t.isActive),
-  ],
+  (t) => [index("webhook_subscriptions_created_idx").on(t.accountId, t.createdAt, t.id), index("webhook_subscriptions_active_idx").on(t.accountId, t.isActive)],
 );
 
 /** A subscription row as it is stored. */

@@ -19,7 +19,9 @@ const ADMIN_DESCRIPTIONS = {
 // Operators are not rate limited.
 const adminErrors = (statuses: ErrorStatus[]) => errorsOf([401, 403, ...statuses], ADMIN_DESCRIPTIONS, { throttled: false });
 const AccountParam = z.object({
-  account_id: z.string().openapi({ param: { name: "account_id", in: "path", description: "The account's id (`acct_…`)." }, example: "acct_demoAccount000000001" }),
+  account_id: z
+    .string()
+    .openapi({ param: { name: "account_id", in: "path", description: "The account's id (`acct_…`)." }, example: "acct_demoAccount000000001" }),
 });
 const UserParams = AccountParam.extend({
   username: z.string().openapi({ param: { name: "username", in: "path", description: "The API user's username." }, example: "demo-client" }),
@@ -41,7 +43,11 @@ admin.openapi(
     request: { body: jsonBody(AccountInput) },
     responses: {
       201: jsonResponse(AccountSchema, "The new account"),
-      ...errorsOf([401, 403, ...BODY_ERRORS, 409], { ...ADMIN_DESCRIPTIONS, 400: "Invalid input, or a `shard` that is not configured or is closed", 409: "No shard is open to new accounts" }, { throttled: false }),
+      ...errorsOf(
+        [401, 403, ...BODY_ERRORS, 409],
+        { ...ADMIN_DESCRIPTIONS, 400: "Invalid input, or a `shard` that is not configured or is closed", 409: "No shard is open to new accounts" },
+        { throttled: false },
+      ),
     },
   }),
   async (c) => {
@@ -59,7 +65,10 @@ admin.openapi(
     tags,
     security,
     request: { query: z.object(pagingParams("accounts")) },
-    responses: { 200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"), ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }, { throttled: false }) },
+    responses: {
+      200: jsonResponse(listEnvelope(AccountSchema, "AccountList"), "Every account"),
+      ...errorsOf([401, 403, 404], { ...ADMIN_DESCRIPTIONS, ...INVALID_PAGE }, { throttled: false }),
+    },
   }),
   async (c) => {
     const page = await listAccounts(c.get("directory"), pageRequest(c, "accounts"));
@@ -95,7 +104,15 @@ admin.openapi(
     request: { params: AccountParam, body: jsonBody(MoveInput) },
     responses: {
       202: jsonResponse(AccountSchema, "The account, its move started"),
-      ...errorsOf([401, 403, ...BODY_ERRORS, 404, 409], { ...ADMIN_DESCRIPTIONS, 400: "Invalid input: a shard that is not configured, is closed, or is the account's own; or the account's own shard is not configured", 409: "The account is already moving" }, { throttled: false }),
+      ...errorsOf(
+        [401, 403, ...BODY_ERRORS, 404, 409],
+        {
+          ...ADMIN_DESCRIPTIONS,
+          400: "Invalid input: a shard that is not configured, is closed, or is the account's own; or the account's own shard is not configured",
+          409: "The account is already moving",
+        },
+        { throttled: false },
+      ),
     },
   }),
   async (c) => c.json(accountView(await startMove(c.get("directory"), c.env, c.req.valid("param").account_id, c.req.valid("json").shard)), 202),
@@ -187,7 +204,10 @@ admin.openapi(
     tags,
     security,
     request: { params: AccountParam },
-    responses: { 202: jsonResponse(z.object({ detail: z.string().openapi({ example: "The account is being erased." }) }), "Erasure started"), ...errorsOf([401, 403, 404, 409], { ...ADMIN_DESCRIPTIONS, 409: "The account is being moved to another shard" }, { throttled: false }) },
+    responses: {
+      202: jsonResponse(z.object({ detail: z.string().openapi({ example: "The account is being erased." }) }), "Erasure started"),
+      ...errorsOf([401, 403, 404, 409], { ...ADMIN_DESCRIPTIONS, 409: "The account is being moved to another shard" }, { throttled: false }),
+    },
   }),
   async (c) => {
     await eraseAccount(c.get("directory"), c.env, c.req.valid("param").account_id);
@@ -201,7 +221,10 @@ const ResealReportSchema = z
     unreadable: z
       .array(z.object({ id: z.string(), account_id: z.string() }))
       .openapi({ description: "Subscriptions no listed key opens: restore their key, or their owners re-create them." }),
-    next_after: z.string().nullable().openapi({ description: "Call again with `?after=` this to go on; null when every subscription was looked at.", example: null }),
+    next_after: z
+      .string()
+      .nullable()
+      .openapi({ description: "Call again with `?after=` this to go on; null when every subscription was looked at.", example: null }),
   })
   .openapi("ResealReport");
 
@@ -215,7 +238,11 @@ admin.openapi(
       "After a new key is put first in ENCRYPTION_KEY (`NEW,OLD`), seals every subscription's credentials and signing secrets with it, shard by shard, 200 subscriptions a call: call again with `?after=<next_after>` until `next_after` is null, then the old key can be dropped.",
     tags,
     security,
-    request: { query: z.object({ after: z.string().optional().openapi({ description: "Go on from here (the last call's `next_after`: `<shard>/<subscription id>`)." }) }) },
+    request: {
+      query: z.object({
+        after: z.string().optional().openapi({ description: "Go on from here (the last call's `next_after`: `<shard>/<subscription id>`)." }),
+      }),
+    },
     responses: { 200: jsonResponse(ResealReportSchema, "What this call re-sealed"), ...adminErrors([400, 500]) },
   }),
   async (c) => {

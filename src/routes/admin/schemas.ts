@@ -37,7 +37,10 @@ export const ShardSchema = z
   .object({
     name: z.string().openapi({ description: "The shard's name: its binding is `SHARD_<name>`.", example: "A" }),
     accounts: z.int().openapi({ description: "Accounts placed on it.", example: 12 }),
-    bytes: z.int().nullable().openapi({ description: "The database's size as D1 reports it; null when the Worker's configuration lacks the binding.", example: 1048576 }),
+    bytes: z
+      .int()
+      .nullable()
+      .openapi({ description: "The database's size as D1 reports it; null when the Worker's configuration lacks the binding.", example: 1048576 }),
     open: z.boolean().openapi({ description: "Whether new accounts may be placed on it.", example: true }),
   })
   .openapi("Shard");
@@ -45,24 +48,28 @@ export const ShardInput = z.object({ open: z.boolean().openapi({ description: "f
 
 const role = z.enum(ROLES).openapi({ description: "`client`, or `processor`, which may also record payment events.", example: "client" });
 
-export const ApiUserInput = z
-  .object({
-    username: z
-      .string()
-      .min(1, { abort: true })
-      .min(3)
-      .max(150)
-      .regex(/^[A-Za-z0-9@.+\-_]+$/, { error: "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters." })
-      .openapi({ description: "Unique across the service: 3 to 150 letters, digits and `@.+-_`.", example: "acme-erp" }),
-    role: role.default("client"),
-  });
+export const ApiUserInput = z.object({
+  username: z
+    .string()
+    .min(1, { abort: true })
+    .min(3)
+    .max(150)
+    .regex(/^[A-Za-z0-9@.+\-_]+$/, { error: "Enter a valid username. This value may contain only letters, numbers, and @/./+/-/_ characters." })
+    .openapi({ description: "Unique across the service: 3 to 150 letters, digits and `@.+-_`.", example: "acme-erp" }),
+  role: role.default("client"),
+});
 
 export const ApiUserSchema = z
   .object({
     username: z.string().openapi({ description: "The username, for HTTP Basic.", example: "acme-erp" }),
     role,
     account_id: z.string().openapi({ description: "The user's account.", example: "acct_demoAccount000000001" }),
-    password: z.string().openapi({ description: "The generated password (32 random bytes, URL-safe); shown only in this answer.", example: "q0Zk3v9yTn1bW8xR5cL2mP7sD4fG6hJ0aE3uI9oY1tA" }),
+    password: z
+      .string()
+      .openapi({
+        description: "The generated password (32 random bytes, URL-safe); shown only in this answer.",
+        example: "q0Zk3v9yTn1bW8xR5cL2mP7sD4fG6hJ0aE3uI9oY1tA",
+      }),
     created: timestamp("When the user was made."),
   })
   .openapi("ApiUserWithPassword");

@@ -1,12 +1,6 @@
 import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
-import {
-  counterpartyView,
-  createCounterparty,
-  getCounterparty,
-  listCounterparties,
-  updateCounterparty,
-} from "../../services/counterparties";
+import { counterpartyView, createCounterparty, getCounterparty, listCounterparties, updateCounterparty } from "../../services/counterparties";
 import {
   BODY_ERRORS,
   createRouter,
@@ -51,7 +45,11 @@ counterpartiesRouter.openapi(
   async (c) => {
     const { type, internal_id } = withInLookups(c.req.valid("query"));
     const page = await listCounterparties(serviceContext(c), { type, internal_id }, pageRequest(c, "counterparties"));
-    return listAnswer(c, page, page.rows.map((row) => row.json));
+    return listAnswer(
+      c,
+      page,
+      page.rows.map((row) => row.json),
+    );
   },
 );
 

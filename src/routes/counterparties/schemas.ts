@@ -32,4 +32,3 @@ export const CounterpartyQuery = z.object({
   ...repeatable("internal_id", textFilter("Only counterparties with these internal ids.", "SUP-001")),
   ...pagingParams("counterparties"),
 });
-

@@ -1,7 +1,23 @@
 import { withInLookups } from "../../lib/filters";
 import { createRoute } from "@hono/zod-openapi";
 import { createInvoice, getInvoice, invoiceView, listInvoices } from "../../services/invoices";
-import { BODY_ERRORS, createRouter, DETAIL_ERRORS, errorsOf, IdParam, INVALID_PAGE, jsonBody, jsonResponse, answerOf, keyed, listAnswer, LIST_ERRORS, listEnvelope, pageRequest, serviceContext } from "../common";
+import {
+  BODY_ERRORS,
+  createRouter,
+  DETAIL_ERRORS,
+  errorsOf,
+  IdParam,
+  INVALID_PAGE,
+  jsonBody,
+  jsonResponse,
+  answerOf,
+  keyed,
+  listAnswer,
+  LIST_ERRORS,
+  listEnvelope,
+  pageRequest,
+  serviceContext,
+} from "../common";
 import { InvoiceDetailSchema, InvoiceInput, InvoiceQuery, InvoiceSchema } from "./schemas";
 
 const tags = ["invoices"];
@@ -24,7 +40,11 @@ invoicesRouter.openapi(
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
     const page = await listInvoices(serviceContext(c), filters, pageRequest(c, "invoices"));
-    return listAnswer(c, page, page.rows.map((row) => row.json));
+    return listAnswer(
+      c,
+      page,
+      page.rows.map((row) => row.json),
+    );
   },
 );
 
@@ -40,7 +60,8 @@ invoicesRouter.openapi(
     request: { body: jsonBody(InvoiceInput) },
     responses: { 201: jsonResponse(InvoiceSchema, "Created"), ...errorsOf([...BODY_ERRORS]) },
   }),
-  async (c) => answerOf(c, await createInvoice(serviceContext(c), c.req.valid("json"), keyed(c, 201, invoiceView.of)), (row) => c.json(invoiceView.of(row), 201)),
+  async (c) =>
+    answerOf(c, await createInvoice(serviceContext(c), c.req.valid("json"), keyed(c, 201, invoiceView.of)), (row) => c.json(invoiceView.of(row), 201)),
 );
 
 invoicesRouter.openapi(

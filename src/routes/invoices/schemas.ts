@@ -16,16 +16,19 @@ export const MAX_AMOUNT_CENTS = 10_000_000_000_000;
 export const amountCents = z.int().min(1).max(MAX_AMOUNT_CENTS).openapi({ description: "The amount in the currency's minor unit.", example: 125000 });
 const invoiceNumber = z.string().trim().min(1).max(255).openapi({ description: "The supplier's invoice number; need not be unique.", example: "INV-1001" });
 const buyerId = z.string().min(1).max(64).openapi({ description: "A counterparty of type buyer in this account.", example: "cpty_demoBuyerAcme00000001" });
-const supplierId = z.string().min(1).max(64).openapi({ description: "A counterparty of type supplier in this account.", example: "cpty_demoSupplierNorthwind1" });
+const supplierId = z
+  .string()
+  .min(1)
+  .max(64)
+  .openapi({ description: "A counterparty of type supplier in this account.", example: "cpty_demoSupplierNorthwind1" });
 
-export const InvoiceInput = z
-  .object({
-    invoice_number: invoiceNumber,
-    buyer_id: buyerId,
-    supplier_id: supplierId,
-    amount_cents: amountCents,
-    currency,
-  });
+export const InvoiceInput = z.object({
+  invoice_number: invoiceNumber,
+  buyer_id: buyerId,
+  supplier_id: supplierId,
+  amount_cents: amountCents,
+  currency,
+});
 
 export const InvoiceSchema = z
   .object({
@@ -45,7 +48,10 @@ export const InvoiceDetailSchema = InvoiceSchema.extend({
   payment_id: z
     .string()
     .nullable()
-    .openapi({ description: "The payment that covers it now (not canceled or failed); null when none does. Beyond the published record: its detail only.", example: "pmt_demoPaymentSettled0001" }),
+    .openapi({
+      description: "The payment that covers it now (not canceled or failed); null when none does. Beyond the published record: its detail only.",
+      example: "pmt_demoPaymentSettled0001",
+    }),
 }).openapi("InvoiceDetail");
 
 export const InvoiceQuery = z.object({
@@ -53,4 +59,3 @@ export const InvoiceQuery = z.object({
   ...createdFilters,
   ...pagingParams("invoices"),
 });
-

@@ -71,7 +71,16 @@ paymentsRouter.openapi(
       ...errorsOf([...BODY_ERRORS, 409, 503], { 409: "An invoice already belongs to a payment that is not canceled or failed", ...moving }),
     },
   }),
-  async (c) => answerOf(c, await createPayment(serviceContext(c), c.req.valid("json"), keyed(c, 201, (detail: SQL) => detail)), (detail) => c.json(detail, 201)),
+  async (c) =>
+    answerOf(
+      c,
+      await createPayment(
+        serviceContext(c),
+        c.req.valid("json"),
+        keyed(c, 201, (detail: SQL) => detail),
+      ),
+      (detail) => c.json(detail, 201),
+    ),
 );
 
 paymentsRouter.openapi(
@@ -109,7 +118,12 @@ paymentsRouter.openapi(
     },
   }),
   async (c) => {
-    const made = await recordPaymentEvent(serviceContext(c), c.req.valid("param").id, c.req.valid("json"), keyed(c, 201, (body: SQL) => body));
+    const made = await recordPaymentEvent(
+      serviceContext(c),
+      c.req.valid("param").id,
+      c.req.valid("json"),
+      keyed(c, 201, (body: SQL) => body),
+    );
     return answerOf(c, made, (event) => c.json(event, 201));
   },
 );

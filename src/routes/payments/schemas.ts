@@ -9,48 +9,45 @@ const buyerId = counterpartyId("The buyer, who pays.", "cpty_demoBuyerAcme000000
 const supplierId = counterpartyId("The supplier, who is paid.", "cpty_demoSupplierNorthwind1");
 const method = z.enum(PAYMENT_METHODS).openapi({ description: "How the money moves.", example: "ach" });
 const status = z.enum(PAYMENT_STATUSES).openapi({
-  description:
-    "The lifecycle: pending -> in-progress | canceled | failed; in-progress -> settled | canceled | failed; settled -> refunded.",
+  description: "The lifecycle: pending -> in-progress | canceled | failed; in-progress -> settled | canceled | failed; settled -> refunded.",
   example: "pending",
 });
 
-export const PaymentInput = z
-  .object({
-    originating_counterparty_id: buyerId,
-    receiving_counterparty_id: supplierId,
-    invoice_ids: z
-      .array(z.string().min(1).max(64))
-      .min(1)
-      .max(100)
-      .openapi({
-        description: "1 to 100 invoices, all between this buyer and supplier, in one currency, and in no other live payment.",
-        example: ["inv_demoInvoice0000000005"],
-      }),
-    payment_method: method,
-  });
+export const PaymentInput = z.object({
+  originating_counterparty_id: buyerId,
+  receiving_counterparty_id: supplierId,
+  invoice_ids: z
+    .array(z.string().min(1).max(64))
+    .min(1)
+    .max(100)
+    .openapi({
+      description: "1 to 100 invoices, all between this buyer and supplier, in one currency, and in no other live payment.",
+      example: ["inv_demoInvoice0000000005"],
+    }),
+  payment_method: method,
+});
 
-export const PaymentEventInput = z
-  .object({
-    event_code: z.string().trim().min(1).max(64).openapi({ description: "The processor's code for the event.", example: "PU10" }),
-    description: z.string().trim().min(1).max(1000).openapi({ description: "What happened, in words.", example: "Sent to the bank" }),
-    status: status.optional().openapi({ description: "The status the payment moves to; leave it out to keep the current one.", example: "in-progress" }),
-    instrument_number: z
-      .string()
-      .trim()
-      .min(1)
-      .max(255)
-      .nullable()
-      .optional()
-      .openapi({ description: "Check number, ACH trace or card last 4; leave it out to keep the current one, null to clear it.", example: "ACH-778899" }),
-    refund_reason: z
-      .string()
-      .trim()
-      .min(1)
-      .max(1000)
-      .nullable()
-      .optional()
-      .openapi({ description: "Required with status `refunded`, and accepted only there.", example: "Paid twice" }),
-  });
+export const PaymentEventInput = z.object({
+  event_code: z.string().trim().min(1).max(64).openapi({ description: "The processor's code for the event.", example: "PU10" }),
+  description: z.string().trim().min(1).max(1000).openapi({ description: "What happened, in words.", example: "Sent to the bank" }),
+  status: status.optional().openapi({ description: "The status the payment moves to; leave it out to keep the current one.", example: "in-progress" }),
+  instrument_number: z
+    .string()
+    .trim()
+    .min(1)
+    .max(255)
+    .nullable()
+    .optional()
+    .openapi({ description: "Check number, ACH trace or card last 4; leave it out to keep the current one, null to clear it.", example: "ACH-778899" }),
+  refund_reason: z
+    .string()
+    .trim()
+    .min(1)
+    .max(1000)
+    .nullable()
+    .optional()
+    .openapi({ description: "Required with status `refunded`, and accepted only there.", example: "Paid twice" }),
+});
 
 export const PaymentEventSchema = z
   .object({
@@ -84,7 +81,8 @@ export const PaymentSchema = z
     events: z.array(PaymentEventSchema).openapi({ description: "Every event, oldest first." }),
     refund_reason: z.string().nullable().openapi({ description: "Why it was refunded; null unless refunded.", example: null }),
     version: z.int().openapi({
-      description: "1 at creation, one more with every event (so it counts `events`). Deliveries carry it in `hook-payment-version`: a receiver that has seen version n of a payment can drop anything older.",
+      description:
+        "1 at creation, one more with every event (so it counts `events`). Deliveries carry it in `hook-payment-version`: a receiver that has seen version n of a payment can drop anything older.",
       example: 1,
     }),
     created: timestamp("When it was created."),

@@ -20,7 +20,10 @@ export function registerArchiveRoutes(router: OpenAPIHono<AppEnv>): void {
       security,
       request: {
         params: Params.extend({
-          day: z.string().regex(DAY).openapi({ param: { name: "day", in: "path", description: "The UTC day, YYYY-MM-DD." }, example: "2026-10-20" }),
+          day: z
+            .string()
+            .regex(DAY)
+            .openapi({ param: { name: "day", in: "path", description: "The UTC day, YYYY-MM-DD." }, example: "2026-10-20" }),
         }),
       },
       responses: {

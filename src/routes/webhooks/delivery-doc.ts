@@ -11,14 +11,20 @@ const PaymentChanged = z
     object_type: z.literal("payment").openapi({ description: "Always `payment`.", example: "payment" }),
     object_id: z.string().openapi({ description: "The payment that changed.", example: "pmt_demoPaymentPending0001" }),
     event: z.literal("payment.changed").openapi({ description: "Always `payment.changed`.", example: "payment.changed" }),
-    invoice_ids: z.array(z.string()).optional().openapi({ description: "With the `invoice_ids` flag: the payment's invoice ids.", example: ["inv_demoInvoice0000000001"] }),
-    payment_status: PaymentSchema.shape.status.optional().openapi({ description: "With the `payment_status` flag: the status right after the change.", example: "in-progress" }),
+    invoice_ids: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "With the `invoice_ids` flag: the payment's invoice ids.", example: ["inv_demoInvoice0000000001"] }),
+    payment_status: PaymentSchema.shape.status
+      .optional()
+      .openapi({ description: "With the `payment_status` flag: the status right after the change.", example: "in-progress" }),
     payment_events: z.array(PaymentEventSchema).optional().openapi({ description: "With the `payment_events` flag: every event, oldest first." }),
     refund_reason: z.string().nullable().optional().openapi({ description: "With the `refund_reason` flag.", example: null }),
     instrument_number: z.string().nullable().optional().openapi({ description: "With the `instrument_number` flag.", example: "ACH-778899" }),
     object: PaymentSchema.optional().openapi({ description: "With `all_payment_details`: the whole payment detail, and no other optional field." }),
     test: z.literal(true).optional().openapi({
-      description: "Only on a test delivery (`POST /v1/webhooks/{id}/test/`): `true`. Its body is built as for the account's latest payment, or an example payment `pmt_test`; do not act on it as a real change.",
+      description:
+        "Only on a test delivery (`POST /v1/webhooks/{id}/test/`): `true`. Its body is built as for the account's latest payment, or an example payment `pmt_test`; do not act on it as a real change.",
       example: true,
     }),
   })
@@ -31,12 +37,23 @@ const PaymentChanged = z
 const HealthEvent = z
   .object({
     object_type: z.literal("subscription").openapi({ example: "subscription" }),
-    object_id: z.uuid().openapi({ description: "The subscription it is about (never the health subscription itself).", example: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f" }),
-    event: z.enum(["subscription.failing", "subscription.disabled", "subscription.recovered", "delivery.exhausted"]).openapi({ example: "subscription.failing" }),
+    object_id: z
+      .uuid()
+      .openapi({ description: "The subscription it is about (never the health subscription itself).", example: "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f" }),
+    event: z
+      .enum(["subscription.failing", "subscription.disabled", "subscription.recovered", "delivery.exhausted"])
+      .openapi({ example: "subscription.failing" }),
     occurred_at: z.string().openapi({ description: "When the attempt behind it was recorded.", example: "2026-11-25T10:15:30.123Z" }),
-    failing_since: z.string().nullable().optional().openapi({ description: "`subscription.failing`: since when its attempts have failed.", example: "2026-11-25T09:10:00.000Z" }),
+    failing_since: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "`subscription.failing`: since when its attempts have failed.", example: "2026-11-25T09:10:00.000Z" }),
     reason: z.enum(["gone", "failing"]).optional().openapi({ description: "`subscription.disabled`: a 410, or 5 days of failures.", example: "gone" }),
-    delivery_id: z.uuid().optional().openapi({ description: "`delivery.exhausted`: the delivery that gave up.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
+    delivery_id: z
+      .uuid()
+      .optional()
+      .openapi({ description: "`delivery.exhausted`: the delivery that gave up.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
     payment_id: z.string().optional().openapi({ description: "`delivery.exhausted`: its payment.", example: "pmt_demoPaymentPending0001" }),
   })
   .openapi("SubscriptionHealthDelivery", { description: "Sent once per occurrence, in the same D1 batch as the attempt that caused it." });
@@ -53,7 +70,10 @@ const DeliveryHeaders = z.object({
     "The delivery's number in its subscription's sequence: 1, 2, 3, … in commit order, without gaps (not on a test delivery). A number that skips one means a delivery is late or lost: the feed (`GET /v1/webhooks/{id}/feed/`) has it.",
     "42",
   ).optional(),
-  "hook-payment-version": header("The payment's `version` the body shows (not on a test delivery): drop a delivery older than a version you have applied.", "3").optional(),
+  "hook-payment-version": header(
+    "The payment's `version` the body shows (not on a test delivery): drop a delivery older than a version you have applied.",
+    "3",
+  ).optional(),
   "hook-hmac": header(
     "Base64 HMAC-SHA256 of the exact body bytes, keyed by the secret's key bytes (the base64-decoded text after `whsec_`). For 24 hours after a rotation it stays keyed by the old secret.",
     "p3kVmV4Y0mWc5l9Nq2bX8rJ1tA6zE7uI0oP3sD5fG9h=",
@@ -105,7 +125,7 @@ export function registerDeliveryDoc(app: OpenAPIHono<AppEnv>): void {
     operationId: "subscriptionHealth",
     summary: "Another subscription of the account is failing, disabled or recovered, or a delivery gave up",
     description:
-      "POSTed to each subscription made with `\"event\": \"subscription.health\"`, signed, retried and logged like any delivery; `hook-event` names the event. Flags and filters do not apply.",
+      'POSTed to each subscription made with `"event": "subscription.health"`, signed, retried and logged like any delivery; `hook-event` names the event. Flags and filters do not apply.',
     tags: ["webhooks"],
     security: [{ subscriptionBasic: [] }],
     request: {
@@ -115,4 +135,3 @@ export function registerDeliveryDoc(app: OpenAPIHono<AppEnv>): void {
     responses: RESPONSES,
   });
 }
-

@@ -14,7 +14,20 @@ import {
   type Subscription,
 } from "../../webhooks";
 import { toIso } from "../../lib/time";
-import { BODY_ERRORS, createRouter, envelope, INVALID_PAGE, jsonBody, jsonResponse, answerOf, claimFirst, keyed, listEnvelope, pageRequest, serviceContext } from "../common";
+import {
+  BODY_ERRORS,
+  createRouter,
+  envelope,
+  INVALID_PAGE,
+  jsonBody,
+  jsonResponse,
+  answerOf,
+  claimFirst,
+  keyed,
+  listEnvelope,
+  pageRequest,
+  serviceContext,
+} from "../common";
 import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
 import { registerArchiveRoutes } from "./archive";
 import { registerFilterRoutes } from "./filters";
@@ -43,7 +56,11 @@ webhooksRouter.openapi(
     responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS, 409], { 409: TOO_MANY_SUBSCRIPTIONS }) },
   }),
   async (c) => {
-    const made = await createSubscription(serviceContext(c), c.req.valid("json"), keyed(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED));
+    const made = await createSubscription(
+      serviceContext(c),
+      c.req.valid("json"),
+      keyed(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED),
+    );
     return answerOf(c, made, (subscription) => c.json(subscriptionView(subscription, origin(c)), 201));
   },
 );
@@ -64,7 +81,14 @@ webhooksRouter.openapi(
   }),
   async (c) => {
     const page = await listSubscriptions(serviceContext(c), pageRequest(c, "subscriptions"));
-    return c.json(envelope(c, page, page.results.map((subscription) => subscriptionView(subscription, origin(c)))), 200);
+    return c.json(
+      envelope(
+        c,
+        page,
+        page.results.map((subscription) => subscriptionView(subscription, origin(c))),
+      ),
+      200,
+    );
   },
 );
 
@@ -85,7 +109,10 @@ webhooksRouter.openapi(
   },
 );
 
-for (const [method, schema] of [["patch", SubscriptionPatch], ["put", SubscriptionInput]] as const) {
+for (const [method, schema] of [
+  ["patch", SubscriptionPatch],
+  ["put", SubscriptionInput],
+] as const) {
   webhooksRouter.openapi(
     createRoute({
       method,
@@ -96,7 +123,10 @@ for (const [method, schema] of [["patch", SubscriptionPatch], ["put", Subscripti
       tags,
       security,
       request: { params: Params, body: jsonBody(schema) },
-      responses: { 200: jsonResponse(SubscriptionSchema, method === "put" ? "Replaced" : "Updated"), ...webhookErrors([...BODY_ERRORS, 404, 409], UNREADABLE_409) },
+      responses: {
+        200: jsonResponse(SubscriptionSchema, method === "put" ? "Replaced" : "Updated"),
+        ...webhookErrors([...BODY_ERRORS, 404, 409], UNREADABLE_409),
+      },
     }),
     async (c) => {
       const subscription = await updateSubscription(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
@@ -137,7 +167,13 @@ webhooksRouter.openapi(
     responses: { 200: jsonResponse(SubscriptionSchema, "The subscription with its new secret"), ...webhookErrors([401, 404, 409], UNREADABLE_409) },
   }),
   async (c) => {
-    const rotated = (await claimFirst(c)) ?? (await rotateSubscriptionSecret(serviceContext(c), c.req.valid("param").id, keyed(c, 200, (s: Subscription) => subscriptionView(s, origin(c)), { ...SEALED, claimed: true })));
+    const rotated =
+      (await claimFirst(c)) ??
+      (await rotateSubscriptionSecret(
+        serviceContext(c),
+        c.req.valid("param").id,
+        keyed(c, 200, (s: Subscription) => subscriptionView(s, origin(c)), { ...SEALED, claimed: true }),
+      ));
     return answerOf(c, rotated, (subscription) => c.json(subscriptionView(subscription, origin(c)), 200));
   },
 );
@@ -152,7 +188,10 @@ webhooksRouter.openapi(
     tags,
     security,
     request: { params: Params, query: DeliveryQuery },
-    responses: { 200: jsonResponse(listEnvelope(DeliverySchema, "WebhookDeliveryList"), "Newest first"), ...webhookErrors([400, 401, 404], { 404: "No such subscription, or `Invalid page.`" }) },
+    responses: {
+      200: jsonResponse(listEnvelope(DeliverySchema, "WebhookDeliveryList"), "Newest first"),
+      ...webhookErrors([400, 401, 404], { 404: "No such subscription, or `Invalid page.`" }),
+    },
   }),
   async (c) => {
     const { page: _page, page_size: _size, cursor: _cursor, ...filters } = withInLookups(c.req.valid("query"));
@@ -204,8 +243,16 @@ registerArchiveRoutes(webhooksRouter);
 
 const PublicKeys = z
   .object({
-    public_key: z.string().openapi({ description: "Verifies the `v1a` signatures (`whpk_` + base64 of the 32-byte Ed25519 public key).", example: "whpk_Zf8bq1o2G0m3y6x1m0e8f9gRk3hD1eYbqz9d7Cq5s2o=" }),
-    previous_public_key: z.string().nullable().openapi({ description: "The key before the last rotation, for its 24 hours (deliveries carry a signature with each); null otherwise.", example: null }),
+    public_key: z
+      .string()
+      .openapi({
+        description: "Verifies the `v1a` signatures (`whpk_` + base64 of the 32-byte Ed25519 public key).",
+        example: "whpk_Zf8bq1o2G0m3y6x1m0e8f9gRk3hD1eYbqz9d7Cq5s2o=",
+      }),
+    previous_public_key: z
+      .string()
+      .nullable()
+      .openapi({ description: "The key before the last rotation, for its 24 hours (deliveries carry a signature with each); null otherwise.", example: null }),
     previous_expires_at: z.string().nullable().openapi({ description: "When the previous key stops signing; null when there is none.", example: null }),
   })
   .openapi("WebhookPublicKeys");
@@ -216,14 +263,27 @@ webhooksRouter.openapi(
     path: "/{id}/public-key",
     operationId: "getWebhookPublicKey",
     summary: "An Ed25519 subscription's public key",
-    description: "For a subscription made with `signing: ed25519`: the key that verifies its `v1a` signatures (Standard Webhooks), and during a rotation's 24 hours the previous one too. 404 for an `hmac` subscription.",
+    description:
+      "For a subscription made with `signing: ed25519`: the key that verifies its `v1a` signatures (Standard Webhooks), and during a rotation's 24 hours the previous one too. 404 for an `hmac` subscription.",
     tags,
     security,
     request: { params: Params },
-    responses: { 200: jsonResponse(PublicKeys, "The public keys"), ...webhookErrors([401, 404], { 404: "No such subscription in this account, or it signs with HMAC (`signing: hmac`), which has no public key: the detail says which" }) },
+    responses: {
+      200: jsonResponse(PublicKeys, "The public keys"),
+      ...webhookErrors([401, 404], {
+        404: "No such subscription in this account, or it signs with HMAC (`signing: hmac`), which has no public key: the detail says which",
+      }),
+    },
   }),
   async (c) => {
     const keys = await publicKeys(serviceContext(c), c.req.valid("param").id);
-    return c.json({ public_key: keys.publicKey, previous_public_key: keys.previousPublicKey, previous_expires_at: keys.previousExpiresAt === null ? null : toIso(keys.previousExpiresAt) }, 200);
+    return c.json(
+      {
+        public_key: keys.publicKey,
+        previous_public_key: keys.previousPublicKey,
+        previous_expires_at: keys.previousExpiresAt === null ? null : toIso(keys.previousExpiresAt),
+      },
+      200,
+    );
   },
 );

@@ -3,7 +3,16 @@ import type { SQL } from "drizzle-orm";
 import type { AppEnv } from "../../app-env";
 import { parseInstant } from "../../lib/time";
 import { latestPayment } from "../../services/payments";
-import { discardHeld, DISCARDED_AT_ONCE, MAX_RECOVERED, recoverDeliveries, sendTestDelivery, subscriptionStats, WINDOWS, type StatsWindow } from "../../webhooks";
+import {
+  discardHeld,
+  DISCARDED_AT_ONCE,
+  MAX_RECOVERED,
+  recoverDeliveries,
+  sendTestDelivery,
+  subscriptionStats,
+  WINDOWS,
+  type StatsWindow,
+} from "../../webhooks";
 import { BODY_ERRORS, jsonBody, jsonResponse, answerOf, claimFirst, keyed, serviceContext } from "../common";
 import { DeliverySchema, deliveryView } from "./schemas";
 import { Params, security, tags, webhookErrors } from "./shared";
@@ -18,14 +27,20 @@ const timestamp = (description: string) =>
     .refine((text) => text === "" || parseInstant(text) !== null, { error: "Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z." })
     .openapi({ description, example: "2026-11-20T00:00:00Z" });
 
-const RecoverInput = z
-  .object({
-    since: timestamp("Recover the failed deliveries created at or after this instant."),
-    until: timestamp("…and at or before this one; defaults to now. The window spans at most 14 days.").optional(),
-  });
+const RecoverInput = z.object({
+  since: timestamp("Recover the failed deliveries created at or after this instant."),
+  until: timestamp("…and at or before this one; defaults to now. The window spans at most 14 days.").optional(),
+});
 
 const Recovered = z
-  .object({ recovered: z.int().openapi({ description: `How many failed deliveries went back to pending (at most ${MAX_RECOVERED.toLocaleString("en")} a call; call again for more).`, example: 42 }) })
+  .object({
+    recovered: z
+      .int()
+      .openapi({
+        description: `How many failed deliveries went back to pending (at most ${MAX_RECOVERED.toLocaleString("en")} a call; call again for more).`,
+        example: 42,
+      }),
+  })
   .openapi("WebhookRecovered");
 
 const time = (description: string) => z.string().nullable().openapi({ description, example: "2026-11-22T10:00:00.000Z" });
@@ -37,7 +52,10 @@ const Stats = z
     failed: z.int().openapi({ description: "…that failed and ended their delivery (retries ran out, or a 410).", example: 1 }),
     pending: z.int().openapi({ description: "…that failed and left their delivery pending, to be retried.", example: 5 }),
     success_rate: z.number().nullable().openapi({ description: "succeeded / attempts, or null without attempts.", example: 0.95 }),
-    p50_duration_ms: z.int().nullable().openapi({ description: "Median attempt duration, from a histogram (interpolated in its bin); null without attempts.", example: 38 }),
+    p50_duration_ms: z
+      .int()
+      .nullable()
+      .openapi({ description: "Median attempt duration, from a histogram (interpolated in its bin); null without attempts.", example: 38 }),
     p95_duration_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 240 }),
     series: z
       .array(
@@ -49,14 +67,22 @@ const Stats = z
           pending: z.int().openapi({ example: 0 }),
         }),
       )
-      .openapi({ description: "The window's attempts over time, oldest first: per 5 minutes for 1h, per hour for 24h, per 6 hours for 7d (zeros included), for a chart." }),
+      .openapi({
+        description: "The window's attempts over time, oldest first: per 5 minutes for 1h, per hour for 24h, per 6 hours for 7d (zeros included), for a chart.",
+      }),
     last_attempt_at: time("When the latest attempt started, whatever the window; null if none."),
     last_success_at: time("When the latest successful attempt started; null if none."),
     failing_since: time("Since when every attempt has failed; null while healthy."),
     is_active: z.boolean().openapi({ example: true }),
-    held: z.int().openapi({ description: "Deliveries it holds now (made while it was paused or deactivated; nothing is attempted until it is resumed).", example: 0 }),
-    in_flight: z.int().openapi({ description: "Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).", example: 3 }),
-    held_until: time("While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back."),
+    held: z
+      .int()
+      .openapi({ description: "Deliveries it holds now (made while it was paused or deactivated; nothing is attempted until it is resumed).", example: 0 }),
+    in_flight: z
+      .int()
+      .openapi({ description: "Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).", example: 3 }),
+    held_until: time(
+      "While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back.",
+    ),
   })
   .openapi("WebhookStats");
 
@@ -79,7 +105,9 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const ctx = serviceContext(c);
-      const sent = (await claimFirst(c)) ?? (await sendTestDelivery(ctx, c.req.valid("param").id, await latestPayment(ctx), keyed(c, 202, deliveryView, { claimed: true })));
+      const sent =
+        (await claimFirst(c)) ??
+        (await sendTestDelivery(ctx, c.req.valid("param").id, await latestPayment(ctx), keyed(c, 202, deliveryView, { claimed: true })));
       return answerOf(c, sent, (delivery) => c.json(deliveryView(delivery), 202));
     },
   );
@@ -100,7 +128,14 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
       const { since, until } = c.req.valid("json");
       const start = parseInstant(since)!;
       const window = { since: start.ms + (start.subMs ? 1 : 0), until: until ? parseInstant(until)!.ms : Date.now() };
-      const recovered = (await claimFirst(c)) ?? (await recoverDeliveries(serviceContext(c), c.req.valid("param").id, window, keyed(c, 202, (body: SQL) => body, { claimed: true })));
+      const recovered =
+        (await claimFirst(c)) ??
+        (await recoverDeliveries(
+          serviceContext(c),
+          c.req.valid("param").id,
+          window,
+          keyed(c, 202, (body: SQL) => body, { claimed: true }),
+        ));
       return answerOf(c, recovered, (result) => c.json(result, 202));
     },
   );
@@ -111,8 +146,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
       path: "/{id}/held/discard",
       operationId: "discardHeldWebhookDeliveries",
       summary: "Drop a paused subscription's held deliveries",
-      description:
-        `A paused or deactivated subscription keeps a \`held\` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead, oldest first, at most ${DISCARDED_AT_ONCE} a call (call again while it answers that many). Its sequence goes on past them.`,
+      description: `A paused or deactivated subscription keeps a \`held\` delivery for every change (nothing is attempted); resuming it sends them, oldest sequence first. This drops them instead, oldest first, at most ${DISCARDED_AT_ONCE} a call (call again while it answers that many). Its sequence goes on past them.`,
       tags,
       security,
       request: { params: Params },
@@ -122,7 +156,13 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
       },
     }),
     async (c) => {
-      const discarded = (await claimFirst(c)) ?? (await discardHeld(serviceContext(c), c.req.valid("param").id, keyed(c, 202, (body: SQL) => body, { claimed: true })));
+      const discarded =
+        (await claimFirst(c)) ??
+        (await discardHeld(
+          serviceContext(c),
+          c.req.valid("param").id,
+          keyed(c, 202, (body: SQL) => body, { claimed: true }),
+        ));
       return answerOf(c, discarded, (result) => c.json(result, 202));
     },
   );
@@ -137,7 +177,15 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
         "Its attempts over the window, by the state they left their delivery in, with the success rate and duration percentiles. Counted as attempts are recorded, in 5-minute buckets (the window covers the bucket it starts in), so reading it costs the same at any history size.",
       tags,
       security,
-      request: { params: Params, query: z.object({ window: z.enum(Object.keys(WINDOWS) as [StatsWindow, ...StatsWindow[]]).default("24h").openapi({ description: "1h, 24h (the default) or 7d.", example: "24h" }) }) },
+      request: {
+        params: Params,
+        query: z.object({
+          window: z
+            .enum(Object.keys(WINDOWS) as [StatsWindow, ...StatsWindow[]])
+            .default("24h")
+            .openapi({ description: "1h, 24h (the default) or 7d.", example: "24h" }),
+        }),
+      },
       responses: { 200: jsonResponse(Stats, "The subscription's health"), ...webhookErrors([400, 401, 404]) },
     }),
     async (c) => {

@@ -45,7 +45,11 @@ const description = z
   .max(190)
   .refine((text) => !CONTROL.test(text), "Control characters are not allowed.")
   .nullable()
-  .openapi({ description: "A name for people (the console shows it): at most 190 characters; surrounding spaces are removed; null clears it (blank is refused, as Django REST framework does).", example: "ERP sync (production)" });
+  .openapi({
+    description:
+      "A name for people (the console shows it): at most 190 characters; surrounding spaces are removed; null clears it (blank is refused, as Django REST framework does).",
+    example: "ERP sync (production)",
+  });
 const FLAG_DESCRIPTIONS = {
   invoice_ids: "Add `invoice_ids` (the payment's invoice ids) to each delivery.",
   payment_status: "Add `payment_status` to each delivery.",
@@ -56,7 +60,10 @@ const FLAG_DESCRIPTIONS = {
 } as const;
 const FLAGS = Object.keys(FLAG_DESCRIPTIONS) as (keyof typeof FLAG_DESCRIPTIONS)[];
 const flag = (name: keyof typeof FLAG_DESCRIPTIONS) => z.boolean().openapi({ description: FLAG_DESCRIPTIONS[name], example: name === "payment_status" });
-const flagsWithDefaults = Object.fromEntries(FLAGS.map((name) => [name, flag(name).default(false)])) as Record<(typeof FLAGS)[number], z.ZodDefault<z.ZodBoolean>>;
+const flagsWithDefaults = Object.fromEntries(FLAGS.map((name) => [name, flag(name).default(false)])) as Record<
+  (typeof FLAGS)[number],
+  z.ZodDefault<z.ZodBoolean>
+>;
 const optionalFlags = Object.fromEntries(FLAGS.map((name) => [name, flag(name).optional()])) as Record<(typeof FLAGS)[number], z.ZodOptional<z.ZodBoolean>>;
 // A list holds at most as many values as a query filter takes (lib/filters.ts), and is kept
 // without repeats (a value given twice counts once, as in a query).
@@ -66,7 +73,15 @@ const valueList = <T extends z.ZodType<string>>(name: string, item: T, what: str
     .min(1, { error: `${name}: this list may not be empty.` })
     .max(MAX_FILTER_VALUES, { error: `${name}: at most ${MAX_FILTER_VALUES} values.` })
     .transform((values) => [...new Set(values)]);
-const idList = (name: string) => valueList(name, z.string().min(1).max(64, { error: `${name}: an id has at most 64 characters.` }), "ids");
+const idList = (name: string) =>
+  valueList(
+    name,
+    z
+      .string()
+      .min(1)
+      .max(64, { error: `${name}: an id has at most 64 characters.` }),
+    "ids",
+  );
 const choiceList = (name: string, choices: readonly [string, ...string[]]) =>
   valueList(name, z.enum(choices, { error: (issue) => `${name}: "${String(issue.input)}" is not a valid choice.` }), "choices");
 const amountBound = (name: string) => z.int({ error: `${name}: a valid integer is required.` }).min(1, { error: `${name}: must be at least 1.` });
@@ -82,7 +97,10 @@ export const FiltersSchema = z
       amount_cents__gte: amountBound("amount_cents__gte").optional(),
       amount_cents__lte: amountBound("amount_cents__lte").optional(),
     },
-    { error: (issue) => (issue.code === "unrecognized_keys" ? `Unknown filter ${issue.keys.map((key) => `"${key}"`).join(", ")}: use ${FILTER_KEYS}.` : notAnObject(issue.input)) },
+    {
+      error: (issue) =>
+        issue.code === "unrecognized_keys" ? `Unknown filter ${issue.keys.map((key) => `"${key}"`).join(", ")}: use ${FILTER_KEYS}.` : notAnObject(issue.input),
+    },
   )
   .refine((f) => Object.keys(f).length > 0, {
     error: `No filter given: name at least one of ${FILTER_KEYS}, or send null for every change.`,
@@ -94,30 +112,37 @@ export const FiltersSchema = z
   .nullable()
   .openapi("WebhookFilters", {
     description:
-      "Which changes make a delivery: only those after which the payment matches. Lists are OR within (`status: [\"settled\", \"failed\"]`), keys AND across; the amount bounds are inclusive. Decided in the change's own D1 batch: a change filtered out makes no delivery and takes no sequence number. null (the default): every change.",
+      'Which changes make a delivery: only those after which the payment matches. Lists are OR within (`status: ["settled", "failed"]`), keys AND across; the amount bounds are inclusive. Decided in the change\'s own D1 batch: a change filtered out makes no delivery and takes no sequence number. null (the default): every change.',
     example: { status: ["settled", "failed", "refunded"], amount_cents__gte: 100000 },
   });
 
-const isActive = z.boolean().openapi({ description: "Paused subscriptions get no deliveries; setting it true again also clears the failure streak.", example: true });
+const isActive = z
+  .boolean()
+  .openapi({ description: "Paused subscriptions get no deliveries; setting it true again also clears the failure streak.", example: true });
 
 /** POST and PUT: the whole subscription (flags default to false). */
-export const SubscriptionInput = z
-  .object({ ...fields, signing: fields.signing.optional(), description: description.default(null), ...flagsWithDefaults, is_active: isActive.optional(), filters: FiltersSchema.default(null) });
+export const SubscriptionInput = z.object({
+  ...fields,
+  signing: fields.signing.optional(),
+  description: description.default(null),
+  ...flagsWithDefaults,
+  is_active: isActive.optional(),
+  filters: FiltersSchema.default(null),
+});
 
 /** PATCH: any subset. */
-export const SubscriptionPatch = z
-  .object({
-    event: fields.event.optional(),
-    url: fields.url.optional(),
-    content_type: fields.content_type.optional(),
-    signing: fields.signing.optional(),
-    username: fields.username.optional(),
-    password: fields.password.optional(),
-    description: description.optional(),
-    ...optionalFlags,
-    is_active: isActive.optional(),
-    filters: FiltersSchema.optional(),
-  });
+export const SubscriptionPatch = z.object({
+  event: fields.event.optional(),
+  url: fields.url.optional(),
+  content_type: fields.content_type.optional(),
+  signing: fields.signing.optional(),
+  username: fields.username.optional(),
+  password: fields.password.optional(),
+  description: description.optional(),
+  ...optionalFlags,
+  is_active: isActive.optional(),
+  filters: FiltersSchema.optional(),
+});
 
 export const SubscriptionSchema = z
   .object({
@@ -152,7 +177,9 @@ export const SubscriptionSchema = z
         "False when the stored credentials and secret were sealed with another ENCRYPTION_KEY: username, password and secret are then null, deliveries fail with that reason, and the subscription can be read and deleted but not changed (409) until the key is restored.",
       example: true,
     }),
-    subscription: z.url().openapi({ description: "This record's address.", example: "https://payments.example.com/v1/webhooks/0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f/" }),
+    subscription: z
+      .url()
+      .openapi({ description: "This record's address.", example: "https://payments.example.com/v1/webhooks/0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f/" }),
     created_at: timestamp("When it was made."),
     updated_at: timestamp("When it last changed."),
   })
@@ -167,16 +194,31 @@ export const DeliveryQuery = z.object({
 
 export const DeliverySchema = z
   .object({
-    id: z.uuid().openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
-    event: z.string().openapi({ description: "`payment.changed`, or for a `subscription.health` subscription the operational event it tells (header `hook-event`).", example: "payment.changed" }),
+    id: z
+      .uuid()
+      .openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
+    event: z
+      .string()
+      .openapi({
+        description: "`payment.changed`, or for a `subscription.health` subscription the operational event it tells (header `hook-event`).",
+        example: "payment.changed",
+      }),
     payment_id: z.string().openapi({ description: "The payment whose change made it; empty for an operational event.", example: "pmt_demoPaymentPending0001" }),
-    event_id: z.string().nullable().openapi({ description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).", example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4" }),
+    event_id: z
+      .string()
+      .nullable()
+      .openapi({
+        description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).",
+        example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4",
+      }),
     sequence: z.int().nullable().openapi({
-      description: "Its place in the subscription's sequence (1, 2, 3, … in commit order, without gaps; header `hook-sequence`): a receiver that sees n+2 before n+1 knows n+1 is late or lost. Null for a test delivery.",
+      description:
+        "Its place in the subscription's sequence (1, 2, 3, … in commit order, without gaps; header `hook-sequence`): a receiver that sees n+2 before n+1 knows n+1 is late or lost. Null for a test delivery.",
       example: 42,
     }),
     payment_version: z.int().nullable().openapi({
-      description: "The payment's `version` its body shows (header `hook-payment-version`): a receiver that has seen a higher one can drop this. Null for a test delivery.",
+      description:
+        "The payment's `version` its body shows (header `hook-payment-version`): a receiver that has seen a higher one can drop this. Null for a test delivery.",
       example: 3,
     }),
     status: z.enum(DELIVERY_STATUSES).openapi({
@@ -188,7 +230,10 @@ export const DeliverySchema = z
         z.object({
           number: z.int().openapi({ description: "1 for the first attempt.", example: 1 }),
           started_at: timestamp("When the attempt started."),
-          duration_ms: z.int().nullable().openapi({ description: "How long the receiver took to answer; null while the attempt is in progress, or if it was interrupted.", example: 42 }),
+          duration_ms: z
+            .int()
+            .nullable()
+            .openapi({ description: "How long the receiver took to answer; null while the attempt is in progress, or if it was interrupted.", example: 42 }),
           response_status: z.int().nullable().openapi({ description: "The receiver's HTTP status; null when there was no answer.", example: 200 }),
           error: z.string().nullable().openapi({
             description:
@@ -196,13 +241,21 @@ export const DeliverySchema = z
             example: null,
           }),
           response_excerpt: z.string().nullable().openapi({
-            description: "The first 500 characters of the receiver's answer, with the credentials and secrets the attempt sent replaced by `[redacted]`; null when there was no answer.",
+            description:
+              "The first 500 characters of the receiver's answer, with the credentials and secrets the attempt sent replaced by `[redacted]`; null when there was no answer.",
             example: "ok",
           }),
         }),
       )
-      .openapi({ description: `Its latest ${ATTEMPTS_SHOWN} attempts, oldest first (\`number\` counts from its first; every attempt stays in the log and goes to the archive).` }),
-    body: z.string().openapi({ description: "The exact bytes every attempt sends.", example: '{"object_type":"payment","object_id":"pmt_demoPaymentPending0001","event":"payment.changed","payment_status":"pending"}' }),
+      .openapi({
+        description: `Its latest ${ATTEMPTS_SHOWN} attempts, oldest first (\`number\` counts from its first; every attempt stays in the log and goes to the archive).`,
+      }),
+    body: z
+      .string()
+      .openapi({
+        description: "The exact bytes every attempt sends.",
+        example: '{"object_type":"payment","object_id":"pmt_demoPaymentPending0001","event":"payment.changed","payment_status":"pending"}',
+      }),
     created: timestamp("When the change was made."),
     updated: timestamp("When it last changed."),
     next_attempt_at: timestamp("When the next attempt is due; null once it has ended.").nullable(),
@@ -212,7 +265,12 @@ export const DeliverySchema = z
       .nullable()
       .openapi({
         description: "The request headers its last recorded attempt sent, `authorization` masked; null before any attempt is recorded.",
-        example: { authorization: "Basic ********", "content-type": "application/json", "hook-event": "payment.changed", "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" },
+        example: {
+          authorization: "Basic ********",
+          "content-type": "application/json",
+          "hook-event": "payment.changed",
+          "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60",
+        },
       }),
   })
   .openapi("WebhookDelivery");

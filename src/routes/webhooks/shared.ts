@@ -8,11 +8,12 @@ export const security = [{ basicAuth: [] }];
 const idParam = (name: string, description: string, example: string) => z.string().openapi({ param: { name, in: "path", description }, example });
 export const Params = z.object({ id: idParam("id", "The subscription's id.", "0b7f2c1e-4d5a-4e8b-9c3f-2a1b0c9d8e7f") });
 export const DeliveryParams = Params.extend({ delivery_id: idParam("delivery_id", "The delivery's id.", "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60") });
-export const UNREADABLE_409 = { 409: "The subscription's secrets were sealed with another ENCRYPTION_KEY (`secrets_readable` is false); restore the key or delete it" };
+export const UNREADABLE_409 = {
+  409: "The subscription's secrets were sealed with another ENCRYPTION_KEY (`secrets_readable` is false); restore the key or delete it",
+};
 /** Every webhook route needs ENCRYPTION_KEY, so each can answer 500 "Service is not configured.". */
 export const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) => errorsOf([...statuses, 500], described);
 
 export const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 /** A subscription's record carries its secret and credentials: its stored idempotent answer is sealed. */
 export const SEALED = { sealed: true };
-

@@ -44,9 +44,18 @@ const COLUMNS = PAYMENT_STATUSES.map((status) => [sql.raw(`'${status}'`), status
  */
 export function changesAfterMark(accountId: string, { moves = true } = {}): SQL {
   const mark = countedTo(accountId);
-  const made = sql.join(COLUMNS.map(([status, column]) => sql`(s = ${status}) as ${sql.identifier(column)}`), sql`, `);
-  const moved = sql.join(COLUMNS.map(([status, column]) => sql`(s = ${status}) - (was = ${status}) as ${sql.identifier(column)}`), sql`, `);
-  const none = sql.join(COLUMNS.map(([, column]) => sql`0 as ${sql.identifier(column)}`), sql`, `);
+  const made = sql.join(
+    COLUMNS.map(([status, column]) => sql`(s = ${status}) as ${sql.identifier(column)}`),
+    sql`, `,
+  );
+  const moved = sql.join(
+    COLUMNS.map(([status, column]) => sql`(s = ${status}) - (was = ${status}) as ${sql.identifier(column)}`),
+    sql`, `,
+  );
+  const none = sql.join(
+    COLUMNS.map(([, column]) => sql`0 as ${sql.identifier(column)}`),
+    sql`, `,
+  );
   return sql`(with changed as (
       select e.seq, e.created_at as at, e.status as s, f.status as was, f.created_at as was_at, p.created_at as created,
         p.originating_counterparty_id as orig, p.receiving_counterparty_id as recv
@@ -88,10 +97,20 @@ export function foldStatements(db: Db, accountId: string, markBefore?: number): 
   const changes = changesAfterMark(accountId);
   const due = markBefore === undefined ? sql`true` : sql`${countedTo(accountId)} < ${markBefore}`;
   const latest = sql`(select coalesce(max(updated_at), 0) from payments where account_id = ${accountId})`;
-  const each = (make: (name: SQL) => SQL) => sql.join(COUNT_COLUMNS.map((name) => make(sql`${sql.identifier(name)}`)), sql`, `);
+  const each = (make: (name: SQL) => SQL) =>
+    sql.join(
+      COUNT_COLUMNS.map((name) => make(sql`${sql.identifier(name)}`)),
+      sql`, `,
+    );
   const added = { ...addedOn(), countedTo: sql`excluded.counted_to` };
-  const zeros = sql.join(COUNT_COLUMNS.slice(1).map(() => sql`0`), sql`, `);
-  const sizes = sql.join(BUCKET_SIZES_MS.map((size) => sql`select ${size} as size`), sql` union all `);
+  const zeros = sql.join(
+    COUNT_COLUMNS.slice(1).map(() => sql`0`),
+    sql`, `,
+  );
+  const sizes = sql.join(
+    BUCKET_SIZES_MS.map((size) => sql`select ${size} as size`),
+    sql` union all `,
+  );
   // Each SELECT lists the table's columns in order: account, key, counts, counted_to.
   return [
     db
@@ -109,7 +128,10 @@ export function foldStatements(db: Db, accountId: string, markBefore?: number): 
       .select(
         sql`select * from (
           select ${accountId}, key, size, at - at % size as bucket, ${each((name) => sql`sum(${name})`)}, ${latest} from ${changes}, (${sizes})
-          group by key, size, bucket having ${sql.join(COUNT_COLUMNS.map((name) => sql`sum(${sql.identifier(name)}) <> 0`), sql` or `)})
+          group by key, size, bucket having ${sql.join(
+            COUNT_COLUMNS.map((name) => sql`sum(${sql.identifier(name)}) <> 0`),
+            sql` or `,
+          )})
         where ${due}`,
       )
       .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: added }),
@@ -133,7 +155,8 @@ export async function foldPaymentCounts(db: Db, accountId: string, markBefore?: 
   const results = (await runBatch(db, foldStatements(db, accountId, markBefore))) as Partial<D1Result>[];
   const rowsWritten = results.reduce((sum, result) => sum + (result.meta?.rows_written ?? 0), 0);
   const sqlMs = results.reduce((sum, result) => sum + (result.meta?.duration ?? 0), 0);
-  if (rowsWritten > 0) console.log(JSON.stringify({ type: "counts_folded", account_id: accountId, rows_written: rowsWritten, sql_ms: Number(sqlMs.toFixed(3)) }));
+  if (rowsWritten > 0)
+    console.log(JSON.stringify({ type: "counts_folded", account_id: accountId, rows_written: rowsWritten, sql_ms: Number(sqlMs.toFixed(3)) }));
 }
 
 /**

@@ -21,7 +21,11 @@ import { keysOf, rowsBetween, type Buckets } from "./time";
  * read, the rows still to skip at the parent's start, and `hit`: [the parent's start, the rows
  * before it within its own parent].
  */
-export function seekStatement({ accountId, key, plus, count = "n", table, column, also = sql`1`, after }: Buckets, [lo, hi]: [number, number], offset: number): SQL {
+export function seekStatement(
+  { accountId, key, plus, count = "n", table, column, also = sql`1`, after }: Buckets,
+  [lo, hi]: [number, number],
+  offset: number,
+): SQL {
   // The range's pieces as one JSON list (a compound SELECT of them would pass D1's limit on
   // compound terms), each counted on its buckets or, for an edge under a second, on its rows.
   const parts = pieces(lo, hi).map((piece) => ({ size: piece.kind === "rows" ? null : piece.size, lo: piece.from, hi: piece.to }));

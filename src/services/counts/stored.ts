@@ -57,7 +57,9 @@ export function storedAt(key: CountKey): { resource: string; column: "n" | Statu
 
 /** The statement that adds one to a count, for the insert's own batch; only where `when` holds then, when given. */
 export function countOne(db: Db, accountId: string, key: CountKey, when?: SQL) {
-  const insert = when ? guardedInsert(db, listCounts, { accountId, resource: key, n: 1 }, when) : db.insert(listCounts).values({ accountId, resource: key, n: 1 });
+  const insert = when
+    ? guardedInsert(db, listCounts, { accountId, resource: key, n: 1 }, when)
+    : db.insert(listCounts).values({ accountId, resource: key, n: 1 });
   return insert.onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`${listCounts.n} + 1` } });
 }
 

@@ -111,7 +111,11 @@ export interface Buckets {
  * shorter than a second counted on the index, in one statement, as a query a list reads in the
  * same round trip as its page.
  */
-export function countInRange(db: Db, { accountId, key, plus, count = "n", table, column, also = sql`1`, after }: Buckets, [lo, hi]: [number, number]): CountQuery {
+export function countInRange(
+  db: Db,
+  { accountId, key, plus, count = "n", table, column, also = sql`1`, after }: Buckets,
+  [lo, hi]: [number, number],
+): CountQuery {
   const all = pieces(lo, hi);
   const parts = all.map((piece) =>
     piece.kind === "rows"
@@ -125,7 +129,10 @@ export function countInRange(db: Db, { accountId, key, plus, count = "n", table,
   const sum = parts.length === 0 ? sql`0` : sql.join(parts, sql` + `);
   // Read off the account's own row: one row, found by its key (a FROM-less select is not a
   // query drizzle can batch).
-  return db.select({ n: sql<number>`${sum}`.mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId));
+  return db
+    .select({ n: sql<number>`${sum}`.mapWith(Number) })
+    .from(tenants)
+    .where(eq(tenants.id, accountId));
 }
 
 /** `key = …`, or `key in (…, …)` with the buckets added to it. */

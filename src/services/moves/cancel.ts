@@ -47,7 +47,9 @@ export async function cancelMove(directory: Db, env: Env, id: string, now = Date
     // CHUNK a statement (their queue messages, held back while it moved, come back meanwhile).
     for (let step = 0; step < CHUNK_STEPS; step++) {
       const done = await source
-        .prepare(`update webhook_deliveries set enqueued_at = null where id in (select id from webhook_deliveries where account_id = ?1 and status = 'pending' and enqueued_at = created_at limit ${CHUNK})`)
+        .prepare(
+          `update webhook_deliveries set enqueued_at = null where id in (select id from webhook_deliveries where account_id = ?1 and status = 'pending' and enqueued_at = created_at limit ${CHUNK})`,
+        )
         .bind(id)
         .run();
       if ((done.meta.changes ?? 0) < CHUNK) break;
@@ -67,5 +69,8 @@ export async function stepCancel(directory: Db, env: Env, account: Account): Pro
     if ((await removeAccountRows(createDb(target), account.id, { pause: false })) > 0) return;
     await target.prepare("delete from moves where account_id = ?1").bind(account.id).run();
   }
-  await directory.update(accounts).set(NO_MOVE).where(and(eq(accounts.id, account.id), eq(accounts.moveState, "canceling")));
+  await directory
+    .update(accounts)
+    .set(NO_MOVE)
+    .where(and(eq(accounts.id, account.id), eq(accounts.moveState, "canceling")));
 }

@@ -57,9 +57,19 @@ export type CopyCursor = number | unknown[];
  * after the bulk copy, so copying it early changes nothing). The chunk ends where its rows reach
  * COPY_READ_BYTES, after its first row at least.
  */
-export async function copyChunk(from: D1Database, to: D1Database, table: MovedTable, accountId: string, after: CopyCursor, upTo: number): Promise<{ copied: number; last: CopyCursor | null }> {
+export async function copyChunk(
+  from: D1Database,
+  to: D1Database,
+  table: MovedTable,
+  accountId: string,
+  after: CopyCursor,
+  upTo: number,
+): Promise<{ copied: number; last: CopyCursor | null }> {
   const { results: sizes } = await chunkRows(from, table, accountId, after, upTo, `${rowBytes(table)} as "__bytes"`).all<Row>();
-  const taken = withinBytes(sizes.map((row) => Number(row.__bytes)), COPY_READ_BYTES);
+  const taken = withinBytes(
+    sizes.map((row) => Number(row.__bytes)),
+    COPY_READ_BYTES,
+  );
   if (taken === 0) return { copied: 0, last: null };
   const lastTaken = sizes[taken - 1]!;
   const through = table.withoutRowid ? table.key.map((column) => lastTaken[column]) : Number(lastTaken.__rowid);
@@ -79,7 +89,9 @@ function chunkRows(from: D1Database, table: MovedTable, accountId: string, after
   if (!table.withoutRowid) {
     // `through` was read within upTo: it is the nearer end when given.
     return from
-      .prepare(`select rowid as "__rowid", ${select} from ${quoted(table.name)} where rowid > ${param(Number(after))} and rowid <= ${param(through ?? upTo)} and (${table.rows}) order by rowid limit ${COPY_CHUNK}`)
+      .prepare(
+        `select rowid as "__rowid", ${select} from ${quoted(table.name)} where rowid > ${param(Number(after))} and rowid <= ${param(through ?? upTo)} and (${table.rows}) order by rowid limit ${COPY_CHUNK}`,
+      )
       .bind(...params);
   }
   const key = table.key.map(quoted).join(", ");
@@ -87,7 +99,9 @@ function chunkRows(from: D1Database, table: MovedTable, accountId: string, after
   const past = Array.isArray(after) ? `and (${key}) > ${tuple(after)}` : "";
   const until = Array.isArray(through) ? `and (${key}) <= ${tuple(through)}` : "";
   return from
-    .prepare(`select ${select === "*" ? "*" : `${key}, ${select}`} from ${quoted(table.name)} where (${table.rows}) ${past} ${until} order by ${key} limit ${COPY_CHUNK}`)
+    .prepare(
+      `select ${select === "*" ? "*" : `${key}, ${select}`} from ${quoted(table.name)} where (${table.rows}) ${past} ${until} order by ${key} limit ${COPY_CHUNK}`,
+    )
     .bind(...params);
 }
 
@@ -131,10 +145,16 @@ export async function replayLog(from: D1Database, to: D1Database, accountId: str
  */
 async function rowsByKey(from: D1Database, table: MovedTable, keys: string[], each: (rows: Row[]) => Promise<void>): Promise<void> {
   const read = (some: string[], select: string) =>
-    from.prepare(`select ${select} from ${quoted(table.name)} where ${keyIn(table)}`).bind(JSON.stringify(some.map((key) => JSON.parse(key)))).all<Row>();
+    from
+      .prepare(`select ${select} from ${quoted(table.name)} where ${keyIn(table)}`)
+      .bind(JSON.stringify(some.map((key) => JSON.parse(key))))
+      .all<Row>();
   const { results: sizes } = await read(keys, `${table.key.map(quoted).join(", ")}, ${rowBytes(table)} as "__bytes"`);
-  for (let start = 0; start < sizes.length; ) {
-    const taken = withinBytes(sizes.slice(start).map((row) => Number(row.__bytes)), COPY_READ_BYTES);
+  for (let start = 0; start < sizes.length;) {
+    const taken = withinBytes(
+      sizes.slice(start).map((row) => Number(row.__bytes)),
+      COPY_READ_BYTES,
+    );
     const part = sizes.slice(start, start + taken).map((row) => JSON.stringify(table.key.map((column) => row[column])));
     await each((await read(part, "*")).results);
     start += taken;
@@ -148,7 +168,9 @@ async function rowsByKey(from: D1Database, table: MovedTable, keys: string[], ea
  */
 export async function fingerprint(db: D1Database, accountId: string): Promise<Record<string, [number, number]>> {
   const sums = await db.batch(
-    MOVED_TABLES.map((table) => db.prepare(`select count(*) as n, total(${rowBytes(table)}) as size from ${quoted(table.name)} where ${table.rows}`).bind(accountId)),
+    MOVED_TABLES.map((table) =>
+      db.prepare(`select count(*) as n, total(${rowBytes(table)}) as size from ${quoted(table.name)} where ${table.rows}`).bind(accountId),
+    ),
   );
   return Object.fromEntries(MOVED_TABLES.map((table, i) => [table.name, [Number((sums[i]!.results[0] as Row).n), Number((sums[i]!.results[0] as Row).size)]]));
 }
@@ -196,7 +218,9 @@ function onConflict(table: MovedTable, columns: string[]): string {
 function upsertBound(db: D1Database, table: MovedTable, row: Row): D1PreparedStatement {
   const columns = Object.keys(row);
   return db
-    .prepare(`insert into ${quoted(table.name)} (${columns.map(quoted).join(", ")}) values (${columns.map((_, i) => `?${i + 1}`).join(", ")}) ${onConflict(table, columns)}`)
+    .prepare(
+      `insert into ${quoted(table.name)} (${columns.map(quoted).join(", ")}) values (${columns.map((_, i) => `?${i + 1}`).join(", ")}) ${onConflict(table, columns)}`,
+    )
     .bind(...columns.map((column) => row[column] ?? null));
 }
 
@@ -205,7 +229,9 @@ function upsert(db: D1Database, table: MovedTable, rows: Row[]): D1PreparedState
   const columns = Object.keys(rows[0]!);
   const values = columns.map((column) => `json_extract(value, '$."${column}"')`).join(", ");
   return db
-    .prepare(`insert into ${quoted(table.name)} (${columns.map(quoted).join(", ")}) select ${values} from json_each(?1) where true\n       ${onConflict(table, columns)}`)
+    .prepare(
+      `insert into ${quoted(table.name)} (${columns.map(quoted).join(", ")}) select ${values} from json_each(?1) where true\n       ${onConflict(table, columns)}`,
+    )
     .bind(JSON.stringify(rows));
 }
 

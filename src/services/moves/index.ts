@@ -67,7 +67,8 @@ export async function startMove(directory: Db, env: Env, id: string, to: string,
   if (account.moveState) throw conflict("The account is already moving.");
   if (account.shard === to) throw invalidField("shard", `The account is already on shard "${to}".`);
   // A move out of a shard the configuration lacks could never copy a row: refused as a move into one is.
-  if (!shardBinding(env, account.shard)) throw invalidField("shard", `The account's shard "${account.shard}" is not configured: nothing can be moved out of it.`);
+  if (!shardBinding(env, account.shard))
+    throw invalidField("shard", `The account's shard "${account.shard}" is not configured: nothing can be moved out of it.`);
   const placed = chooseShard(await listShards(directory, env), to);
   if (placed.shard === undefined) throw invalidField("shard", placed.refusal);
   const [moving] = await directory
@@ -132,7 +133,11 @@ interface MoveOptions {
  * then: two cron runs (or isolates) never step one move at once, so no step acts on a stale view.
  * The lease's release is bookkeeping: a step stopped by its budget frees the move for the next run.
  */
-export async function continueMoves(directory: Db, env: Env, { budgetMs = 20_000, bookkeeping = env, room = () => Infinity }: MoveOptions = {}): Promise<MoveReport[]> {
+export async function continueMoves(
+  directory: Db,
+  env: Env,
+  { budgetMs = 20_000, bookkeeping = env, room = () => Infinity }: MoveOptions = {},
+): Promise<MoveReport[]> {
   const free = (now: number) => or(isNull(accounts.moveLeaseUntil), lt(accounts.moveLeaseUntil, now));
   const kept = createDb(bookkeeping.DB);
   const reports: MoveReport[] = [];
@@ -166,7 +171,12 @@ export async function continueMoves(directory: Db, env: Env, { budgetMs = 20_000
   return reports;
 }
 
-async function stepMove(directory: Db, env: Env, account: Account, { deadline, bookkeeping, room }: Required<Omit<MoveOptions, "budgetMs">> & { deadline: number }): Promise<MoveReport | null> {
+async function stepMove(
+  directory: Db,
+  env: Env,
+  account: Account,
+  { deadline, bookkeeping, room }: Required<Omit<MoveOptions, "budgetMs">> & { deadline: number },
+): Promise<MoveReport | null> {
   const report = (at: string, copied = account.moveCopiedRows ?? 0, stopped?: MoveReport["stopped"]): MoveReport => ({
     account_id: account.id,
     state: account.moveState!,
@@ -194,7 +204,9 @@ async function stepMove(directory: Db, env: Env, account: Account, { deadline, b
   }
   if (account.moveTo === account.shard) {
     // Never copy a shard onto itself (a state no step writes: the switch sets `cleaning` with the shard).
-    console.error(JSON.stringify({ type: "move_error", account_id: account.id, error: `a move to its own shard "${account.shard}" in state ${account.moveState}` }));
+    console.error(
+      JSON.stringify({ type: "move_error", account_id: account.id, error: `a move to its own shard "${account.shard}" in state ${account.moveState}` }),
+    );
     return null;
   }
   const from = shardBinding(env, account.shard);
@@ -208,7 +220,11 @@ async function stepMove(directory: Db, env: Env, account: Account, { deadline, b
   let progress: Progress | null = account.moveProgress ? JSON.parse(account.moveProgress) : null;
   const at = () => (progress === null ? "arming" : progress.phase === "bulk" ? `bulk ${MOVED_TABLES[progress.table]?.name ?? "done"}` : `log ${progress.seq}`);
   // Progress is kept where it is made: saved after each chunk, as bookkeeping (never refused).
-  const save = () => kept.update(accounts).set({ moveProgress: JSON.stringify(progress), moveCopiedRows: copied }).where(eq(accounts.id, account.id));
+  const save = () =>
+    kept
+      .update(accounts)
+      .set({ moveProgress: JSON.stringify(progress), moveCopiedRows: copied })
+      .where(eq(accounts.id, account.id));
   try {
     if (progress === null) {
       progress = await arm(from, to, account.id, account.moveStartedAt!);
@@ -247,16 +263,23 @@ async function stepMove(directory: Db, env: Env, account: Account, { deadline, b
  * copy's end.
  */
 async function arm(from: D1Database, to: D1Database, accountId: string, startedAt: number): Promise<Progress> {
-  await to.prepare("insert into moves (account_id, state, started_at) values (?1, 'arriving', ?2) on conflict (account_id) do update set state = 'arriving'").bind(accountId, startedAt).run();
+  await to
+    .prepare("insert into moves (account_id, state, started_at) values (?1, 'arriving', ?2) on conflict (account_id) do update set state = 'arriving'")
+    .bind(accountId, startedAt)
+    .run();
   const [, ...highest] = await from.batch([
-    from.prepare("insert into moves (account_id, state, started_at) values (?1, 'copying', ?2) on conflict (account_id) do update set state = 'copying'").bind(accountId, startedAt),
+    from
+      .prepare("insert into moves (account_id, state, started_at) values (?1, 'copying', ?2) on conflict (account_id) do update set state = 'copying'")
+      .bind(accountId, startedAt),
     ...MOVED_TABLES.map((table) => from.prepare(table.withoutRowid ? "select 0 as n" : `select coalesce(max(rowid), 0) as n from "${table.name}"`)),
   ]);
   return { phase: "bulk", table: 0, after: 0, upTo: highest.map((result) => Number((result!.results[0] as { n: number }).n)), seq: 0 };
 }
 
-const setSourceState = (from: D1Database, accountId: string, state: string) => from.prepare("update moves set state = ?2 where account_id = ?1").bind(accountId, state).run();
-const setMoveState = (directory: Db, id: string, state: "copying" | "draining" | "frozen") => directory.update(accounts).set({ moveState: state }).where(eq(accounts.id, id));
+const setSourceState = (from: D1Database, accountId: string, state: string) =>
+  from.prepare("update moves set state = ?2 where account_id = ?1").bind(accountId, state).run();
+const setMoveState = (directory: Db, id: string, state: "copying" | "draining" | "frozen") =>
+  directory.update(accounts).set({ moveState: state }).where(eq(accounts.id, id));
 
 /**
  * Drains, freezes, checks and switches: "switched", or where it stopped ("drain": attempts still
@@ -281,10 +304,15 @@ async function cutOver(
     // sweeper's due walk has them again. After a failed check, every row is copied again.
     await kept.from.batch([
       kept.from.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
-      kept.from.prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at").bind(account.id),
+      kept.from
+        .prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at")
+        .bind(account.id),
     ]);
     const resumed = restart ? { ...progress, phase: "bulk" as const, table: 0, after: 0 } : { ...progress, seq };
-    await kept.kept.update(accounts).set({ moveState: "copying", moveProgress: JSON.stringify(resumed) }).where(eq(accounts.id, account.id));
+    await kept.kept
+      .update(accounts)
+      .set({ moveState: "copying", moveProgress: JSON.stringify(resumed) })
+      .where(eq(accounts.id, account.id));
   };
   try {
     await setSourceState(from, account.id, "draining");
@@ -308,12 +336,17 @@ async function cutOver(
     const [source, copy] = await Promise.all([fingerprint(from, account.id), fingerprint(to, account.id)]);
     const differs = MOVED_TABLES.filter((table) => JSON.stringify(source[table.name]) !== JSON.stringify(copy[table.name])).map((table) => table.name);
     if (differs.length > 0) {
-      console.error(JSON.stringify({ type: "move_cutover_failed", account_id: account.id, error: `the copy differs from the source in ${differs.join(", ")}` }));
+      console.error(
+        JSON.stringify({ type: "move_cutover_failed", account_id: account.id, error: `the copy differs from the source in ${differs.join(", ")}` }),
+      );
       await back(true);
       return "copying";
     }
     // The copy's pending deliveries are handed over by the new shard's next sweep (none is in flight).
-    await to.prepare("update webhook_deliveries set enqueued_at = null, claimed_until = null, claim_token = null where account_id = ?1 and status = 'pending'").bind(account.id).run();
+    await to
+      .prepare("update webhook_deliveries set enqueued_at = null, claimed_until = null, claim_token = null where account_id = ?1 and status = 'pending'")
+      .bind(account.id)
+      .run();
   } catch (error) {
     console.error(JSON.stringify({ type: "move_cutover_failed", account_id: account.id, error: String(error) }));
     await back(false);
@@ -336,7 +369,9 @@ async function cutOver(
 async function handOff(left: D1Database, arrived: D1Database, accountId: string): Promise<void> {
   // A new feed epoch where it arrives, once (with the arriving mark): cursors of the old shard expire.
   await arrived.batch([
-    arrived.prepare("update tenants set epoch = ?2 where id = ?1 and exists (select 1 from moves where account_id = ?1 and state = 'arriving')").bind(accountId, crypto.randomUUID()),
+    arrived
+      .prepare("update tenants set epoch = ?2 where id = ?1 and exists (select 1 from moves where account_id = ?1 and state = 'arriving')")
+      .bind(accountId, crypto.randomUUID()),
     arrived.prepare("delete from moves where account_id = ?1 and state = 'arriving'").bind(accountId),
   ]);
   await setSourceState(left, accountId, "leaving");
@@ -359,7 +394,10 @@ async function leave(directory: Db, left: D1Database, arrived: D1Database, accou
   await handOff(left, arrived, accountId);
   const removed = await removeAccountRows(createDb(left), accountId, { pause: false });
   if (removed > 0) return;
-  await left.batch([left.prepare("delete from move_log where account_id = ?1").bind(accountId), left.prepare("delete from moves where account_id = ?1").bind(accountId)]);
+  await left.batch([
+    left.prepare("delete from move_log where account_id = ?1").bind(accountId),
+    left.prepare("delete from moves where account_id = ?1").bind(accountId),
+  ]);
   await directory
     .update(accounts)
     .set({ moveTo: null, moveState: null, moveStartedAt: null, moveCopiedRows: null, moveProgress: null })
@@ -374,4 +412,3 @@ export function isMoving(error: unknown): boolean {
   }
   return false;
 }
-

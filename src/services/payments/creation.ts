@@ -52,7 +52,11 @@ const namedInvoices = aliased(invoices, "i");
 const idsJson = (input: PaymentFields) => JSON.stringify(input.invoice_ids);
 
 /** A counterparty of the account, of `type`, named by `field`. */
-function counterpartyCheck(field: "originating_counterparty_id" | "receiving_counterparty_id", type: "buyer" | "supplier", of: (read: CreationRead) => Counterparty | undefined): CreationCheck {
+function counterpartyCheck(
+  field: "originating_counterparty_id" | "receiving_counterparty_id",
+  type: "buyer" | "supplier",
+  of: (read: CreationRead) => Counterparty | undefined,
+): CreationCheck {
   const role = field === "originating_counterparty_id" ? "originating" : "receiving";
   return {
     holds: (read) => of(read)?.type === type,
@@ -76,12 +80,19 @@ export const CREATION_CHECKS = {
   distinct_invoices: {
     holds: ({ input }) => input.invoice_ids.length > 0 && new Set(input.invoice_ids).size === input.invoice_ids.length,
     sql: ({ input }) => sql`(select count(*) > 0 and count(distinct value) = count(*) from json_each(${idsJson(input)}))`,
-    refusal: ({ input }) => ({ field: "invoice_ids", messages: [input.invoice_ids.length === 0 ? "This list may not be empty." : "Each invoice may appear only once."] }),
+    refusal: ({ input }) => ({
+      field: "invoice_ids",
+      messages: [input.invoice_ids.length === 0 ? "This list may not be empty." : "Each invoice may appear only once."],
+    }),
   },
   /** Every invoice named is the account's, between the payment's buyer and supplier. */
   invoices_between: {
     holds: ({ input, found }) =>
-      input.invoice_ids.every((id) => found.some((invoice) => invoice.id === id && invoice.buyerId === input.originating_counterparty_id && invoice.supplierId === input.receiving_counterparty_id)),
+      input.invoice_ids.every((id) =>
+        found.some(
+          (invoice) => invoice.id === id && invoice.buyerId === input.originating_counterparty_id && invoice.supplierId === input.receiving_counterparty_id,
+        ),
+      ),
     sql: ({ input, i, named }) =>
       sql`(select count(*) from ${named} and ${i.buyerId} = ${input.originating_counterparty_id} and ${i.supplierId} = ${input.receiving_counterparty_id}) = (select count(distinct value) from json_each(${idsJson(input)}))`,
     refusal: ({ input, found }) => {
@@ -89,10 +100,14 @@ export const CREATION_CHECKS = {
       const messages = input.invoice_ids.flatMap((id) => {
         const invoice = byId.get(id);
         if (!invoice) return [`Invalid pk "${id}" - object does not exist.`];
-        if (invoice.buyerId !== input.originating_counterparty_id || invoice.supplierId !== input.receiving_counterparty_id) return [`Invoice ${id} is not between the payment's buyer and supplier.`];
+        if (invoice.buyerId !== input.originating_counterparty_id || invoice.supplierId !== input.receiving_counterparty_id)
+          return [`Invoice ${id} is not between the payment's buyer and supplier.`];
         return [];
       });
-      return { field: "invoice_ids", messages: messages.length > 0 ? messages : ["Every invoice must be the account's, between the payment's buyer and supplier."] };
+      return {
+        field: "invoice_ids",
+        messages: messages.length > 0 ? messages : ["Every invoice must be the account's, between the payment's buyer and supplier."],
+      };
     },
   },
   /** The invoices named that the account has are all in one currency. */
@@ -108,7 +123,11 @@ export const CREATION_CHECKS = {
       const l = aliased(paymentInvoices, "l");
       return sql`not exists (select 1 from json_each(${idsJson(input)}) j cross join ${l.from} where ${l.invoiceId} = j.value and ${l.claim} = '')`;
     },
-    refusal: ({ claimed }) => ({ conflict: claimed[0] ? `Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.` : "An invoice already belongs to another payment." }),
+    refusal: ({ claimed }) => ({
+      conflict: claimed[0]
+        ? `Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`
+        : "An invoice already belongs to another payment.",
+    }),
   },
 } satisfies Record<string, CreationCheck>;
 
@@ -136,7 +155,10 @@ export function checksHoldSql(q: CreationSql): SQL {
  * row by column names, and two checks' SQL may read alike).
  */
 export function verdictSql(q: CreationSql): Record<CreationCheckName, SQL.Aliased<number>> {
-  return Object.fromEntries(NAMES.map((name) => [name, sql<number>`(${CREATION_CHECKS[name].sql(q)})`.mapWith(Number).as(name)])) as Record<CreationCheckName, SQL.Aliased<number>>;
+  return Object.fromEntries(NAMES.map((name) => [name, sql<number>`(${CREATION_CHECKS[name].sql(q)})`.mapWith(Number).as(name)])) as Record<
+    CreationCheckName,
+    SQL.Aliased<number>
+  >;
 }
 
 /** Each check's verdict in TypeScript. Pure. */
@@ -151,7 +173,11 @@ export function verdictOf(read: CreationRead): Record<CreationCheckName, boolean
  */
 export function refusalOf(verdict: Record<CreationCheckName, number | boolean>, read: CreationRead): AppError {
   const failing = NAMES.filter((name) => !verdict[name]);
-  const shown = failing.includes("distinct_invoices") ? failing.filter((name) => name !== "invoices_between" && name !== "one_currency") : failing.includes("invoices_between") ? failing.filter((name) => name !== "one_currency") : failing;
+  const shown = failing.includes("distinct_invoices")
+    ? failing.filter((name) => name !== "invoices_between" && name !== "one_currency")
+    : failing.includes("invoices_between")
+      ? failing.filter((name) => name !== "one_currency")
+      : failing;
   const errors: FieldErrors = {};
   let conflicting: string | null = null;
   for (const name of shown) {

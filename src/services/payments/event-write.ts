@@ -55,12 +55,22 @@ export async function commitEvent(
     eventSql({ id: sql`${eventId}`, event_code: jsonOf(input.event_code), status, description: jsonOf(input.description), created });
   // The row and its detail change only where the event does (lifecycle.ts, db/payment-detail.ts).
   const set = eventSetSql(input, stamp);
-  const detail = detailChangesSql(sql`${payments.detail}`, input, { version: sql`${payments.version} + 1`, updated: at, event: eventJson(sql`${to ?? payments.status}`, at) });
+  const detail = detailChangesSql(sql`${payments.detail}`, input, {
+    version: sql`${payments.version} + 1`,
+    updated: at,
+    event: eventJson(sql`${to ?? payments.status}`, at),
+  });
   const move = db
     .update(payments)
     .set({ ...set, writeToken: token, detail })
     .where(and(keyed.owns, inAccount(payments, accountId), eq(payments.id, paymentId), allowedSql(input)))
-    .returning({ status: payments.status, version: payments.version, instrumentNumber: payments.instrumentNumber, refundReason: payments.refundReason, updatedAt: payments.updatedAt });
+    .returning({
+      status: payments.status,
+      version: payments.version,
+      instrumentNumber: payments.instrumentNumber,
+      refundReason: payments.refundReason,
+      updatedAt: payments.updatedAt,
+    });
   // The event's row records the payment as the move left it (lifecycle.ts `applyEvent`).
   const event = guardedInsert(
     db,
@@ -89,8 +99,14 @@ export async function commitEvent(
     releases,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
     answer: await keyed.answer(storedEvent, applied),
-    mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
-    after: db.select({ status: payments.status, version: payments.version }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
+    mark: db
+      .select({ mark: countedTo(accountId).mapWith(Number) })
+      .from(tenants)
+      .where(eq(tenants.id, accountId)),
+    after: db
+      .select({ status: payments.status, version: payments.version })
+      .from(payments)
+      .where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
@@ -102,19 +118,19 @@ export async function commitEvent(
   }
   return {
     ran: {
-    event: {
-      id: eventId,
-      paymentId,
-      seq: moved.version,
-      eventCode: input.event_code,
-      status: moved.status,
-      description: input.description,
-      instrumentNumber: moved.instrumentNumber,
-      refundReason: moved.refundReason,
-      createdAt: moved.updatedAt,
-    },
-    deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
-    countedTo: batch.mark[0]?.mark ?? 0,
+      event: {
+        id: eventId,
+        paymentId,
+        seq: moved.version,
+        eventCode: input.event_code,
+        status: moved.status,
+        description: input.description,
+        instrumentNumber: moved.instrumentNumber,
+        refundReason: moved.refundReason,
+        createdAt: moved.updatedAt,
+      },
+      deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+      countedTo: batch.mark[0]?.mark ?? 0,
     },
   };
 }

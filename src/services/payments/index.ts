@@ -27,7 +27,12 @@ export async function createPayment(ctx: ServiceContext, input: PaymentFields, k
  * Records an event on a payment of the caller's account: one batch decides and writes it, with its
  * deliveries (event-write.ts), then the deliveries go to the queue.
  */
-export async function recordPaymentEvent(ctx: ServiceContext, paymentId: string, input: PaymentEventFields, keyed: KeyedWrite<SQL> = UNKEYED): Promise<Keyed<EventView>> {
+export async function recordPaymentEvent(
+  ctx: ServiceContext,
+  paymentId: string,
+  input: PaymentEventFields,
+  keyed: KeyedWrite<SQL> = UNKEYED,
+): Promise<Keyed<EventView>> {
   checkEventInput(input);
   const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, keyed);
   if ("decided" in written) return written;

@@ -117,5 +117,11 @@ export function allowedSql(input: PaymentEventFields): SQL {
 /** `applyEvent`'s next row as the SET of an UPDATE of the payment row: the columns the event changes, the version, the stamp. */
 export function eventSetSql(input: PaymentEventFields, stamp: SQL) {
   const changed = Object.fromEntries(changesOf(input).map((change) => [change.column, change.value(input)]));
-  return { ...changed, version: sql`${payments.version} + 1`, updatedAt: stamp } as { status?: PaymentStatus; instrumentNumber?: string | null; refundReason?: string | null; version: SQL; updatedAt: SQL };
+  return { ...changed, version: sql`${payments.version} + 1`, updatedAt: stamp } as {
+    status?: PaymentStatus;
+    instrumentNumber?: string | null;
+    refundReason?: string | null;
+    version: SQL;
+    updatedAt: SQL;
+  };
 }

@@ -37,12 +37,7 @@ export interface NewPayment {
  * the key decided instead, as a value, when it is another request's. Throws the failing checks'
  * 400 or 409 when it cannot be made; then nothing is written.
  */
-export async function commitNewPayment(
-  db: Db,
-  accountId: string,
-  input: PaymentFields,
-  keyed: KeyedWrite<SQL>,
-): Promise<Keyed<NewPayment>> {
+export async function commitNewPayment(db: Db, accountId: string, input: PaymentFields, keyed: KeyedWrite<SQL>): Promise<Keyed<NewPayment>> {
   const paymentId = newId("pmt");
   const { now, eventId, token, stamp, at, p, written, applied } = paymentWrite(accountId, paymentId);
   const checks = creationSql(accountId, input);
@@ -130,12 +125,24 @@ export async function commitNewPayment(
     links,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
     answer: await keyed.answer(sql`(select ${p.detail} from ${p.from} where ${written})`, applied),
-    mark: db.select({ mark: countedTo(accountId).mapWith(Number) }).from(tenants).where(eq(tenants.id, accountId)),
+    mark: db
+      .select({ mark: countedTo(accountId).mapWith(Number) })
+      .from(tenants)
+      .where(eq(tenants.id, accountId)),
     // Each check's verdict, and what its refusal names, for a payment that was not made.
     verdict: db.select(verdictSql(checks)).from(tenants).where(eq(tenants.id, accountId)),
-    buyer: db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.originating_counterparty_id))),
-    supplier: db.select().from(counterparties).where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.receiving_counterparty_id))),
-    found: db.select().from(invoices).where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids))),
+    buyer: db
+      .select()
+      .from(counterparties)
+      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.originating_counterparty_id))),
+    supplier: db
+      .select()
+      .from(counterparties)
+      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.receiving_counterparty_id))),
+    found: db
+      .select()
+      .from(invoices)
+      .where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids))),
     claimed: db
       .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
       .from(paymentInvoices)

@@ -15,7 +15,10 @@ import type { PaymentView } from "../../db/payment-detail";
 
 /** The detail as the payment's last write stored it (write-fence.ts): one row read. */
 export async function getPayment({ db, accountId }: ServiceContext, paymentId: string): Promise<PaymentView> {
-  const [found] = await db.select({ detail: payments.detail }).from(payments).where(and(inAccount(payments, accountId), eq(payments.id, paymentId)));
+  const [found] = await db
+    .select({ detail: payments.detail })
+    .from(payments)
+    .where(and(inAccount(payments, accountId), eq(payments.id, paymentId)));
   if (!found) throw notFound();
   return storedDetail(found);
 }
@@ -33,7 +36,12 @@ function storedText(row: { detail: string | null }): JsonText<PaymentView> {
 
 /** The account's most recent payment (by created), as its detail; null when it has none. */
 export async function latestPayment({ db, accountId }: ServiceContext): Promise<PaymentView | null> {
-  const [row] = await db.select({ detail: payments.detail }).from(payments).where(inAccount(payments, accountId)).orderBy(desc(payments.createdAt), desc(payments.id)).limit(fixedLimit(1));
+  const [row] = await db
+    .select({ detail: payments.detail })
+    .from(payments)
+    .where(inAccount(payments, accountId))
+    .orderBy(desc(payments.createdAt), desc(payments.id))
+    .limit(fixedLimit(1));
   return row ? storedDetail(row) : null;
 }
 
@@ -58,25 +66,31 @@ export async function listPayments({ db, accountId }: ServiceContext, filters: P
   const sort = filters.ordering === "updated" ? payments.updatedAt : payments.createdAt;
   const sortField = filters.ordering === "updated" ? "updated" : "created";
   const counting = countingOf("payments", filters, { fields: ["created", "updated"], sort: sortField, perStatus: true });
-  const buckets = (choice: { field: string; status?: string }) => paymentBuckets(accountId, choice.field as "created" | "updated", choice.status as PaymentStatus | undefined);
+  const buckets = (choice: { field: string; status?: string }) =>
+    paymentBuckets(accountId, choice.field as "created" | "updated", choice.status as PaymentStatus | undefined);
   const seek = counting.seek && seekBy(db, buckets(counting.seek), rangeOf(counting.seek.field, times));
-  const page = await listTable(db, payments, {
-    largestRowBytes: LARGEST_ROW_BYTES.payments,
-    large: payments.detail,
-    // The stored detail is the whole answer; the rest of the row is not read out.
-    fields: ["detail"],
-    where,
-    anyOf,
-    seek: seek ?? undefined,
-    sort,
-    id: payments.id,
-    count:
-      counting.count.by === "stored"
-        ? storedCountQuery(db, accountId, counting.count.key, addedAfterMark(accountId, counting.count.key))
-        : counting.count.by === "buckets"
-          ? countInRange(db, buckets(counting.count), rangeOf(counting.count.field, times))
-          : countWhere(db, payments, where),
-  }, request);
+  const page = await listTable(
+    db,
+    payments,
+    {
+      largestRowBytes: LARGEST_ROW_BYTES.payments,
+      large: payments.detail,
+      // The stored detail is the whole answer; the rest of the row is not read out.
+      fields: ["detail"],
+      where,
+      anyOf,
+      seek: seek ?? undefined,
+      sort,
+      id: payments.id,
+      count:
+        counting.count.by === "stored"
+          ? storedCountQuery(db, accountId, counting.count.key, addedAfterMark(accountId, counting.count.key))
+          : counting.count.by === "buckets"
+            ? countInRange(db, buckets(counting.count), rangeOf(counting.count.field, times))
+            : countWhere(db, payments, where),
+    },
+    request,
+  );
   return { ...page, results: page.rows.map(storedText) };
 }
 

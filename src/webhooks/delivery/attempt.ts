@@ -82,7 +82,9 @@ export async function attemptDelivery(request: AttemptRequest, fetcher: typeof f
       durationMs: elapsed(started, startedAt),
       responseStatus: null,
       timedOut,
-      error: timedOut ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Network error: ${redacted(String((error as Error)?.message ?? error), secretsOf(request))}`,
+      error: timedOut
+        ? `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s`
+        : `Network error: ${redacted(String((error as Error)?.message ?? error), secretsOf(request))}`,
       excerpt: null,
       retryAfter: null,
       headers: sent,
@@ -114,7 +116,11 @@ export async function answerStart(body: ReadableStream<Uint8Array> | null, limit
 /** What a receiver's answer or a network error must not carry into the delivery log. */
 function secretsOf(request: AttemptRequest): string[] {
   const { current, previous, ed25519 } = request.secrets;
-  return secretForms({ username: request.username, password: request.password, secrets: [current, previous, ed25519?.current ?? null, ed25519?.previous ?? null] });
+  return secretForms({
+    username: request.username,
+    password: request.password,
+    secrets: [current, previous, ed25519?.current ?? null, ed25519?.previous ?? null],
+  });
 }
 
 /** Workers freeze performance.now() between I/O; Date.now() moves on I/O; take the larger. */

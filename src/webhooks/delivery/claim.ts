@@ -31,7 +31,11 @@ export type AdmissionRow = SubscriptionRow & { inFlight: number; oldestStart: nu
  * What the admission rule needs of a batch, in one round trip: each delivery's subscription and
  * age, and those subscriptions with their attempts in flight (claims not yet lapsed).
  */
-export async function readAdmission(db: Db, ids: string[], now: number): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number }[]; subscriptions: AdmissionRow[] }> {
+export async function readAdmission(
+  db: Db,
+  ids: string[],
+  now: number,
+): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number }[]; subscriptions: AdmissionRow[] }> {
   const d = webhookDeliveries;
   const { rows, subscriptions } = await runNamedBatch(db, {
     rows: db
@@ -48,10 +52,14 @@ export async function readAdmission(db: Db, ids: string[], now: number): Promise
       .select({
         ...getTableColumns(webhookSubscriptions),
         inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
-        oldestStart: sql<number | null>`(select min(c.claimed_until) from ${webhookDeliveries} c where c.subscription_id = ${SUBSCRIPTION_ROW} and c.claimed_until > ${now}) - ${CLAIM_MS}`,
+        oldestStart: sql<
+          number | null
+        >`(select min(c.claimed_until) from ${webhookDeliveries} c where c.subscription_id = ${SUBSCRIPTION_ROW} and c.claimed_until > ${now}) - ${CLAIM_MS}`,
       })
       .from(webhookSubscriptions)
-      .where(inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids)))),
+      .where(
+        inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids))),
+      ),
   });
   return { rows, subscriptions };
 }
@@ -72,7 +80,6 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "lease")
   return sql`(select json_extract(value, ${`$.${field}`}) from json_each(${JSON.stringify(rows)}) where json_extract(value, '$.id') = ${DELIVERY_ROW_ID})`;
 }
 
-
 /**
  * Claims the plan's deliveries that are pending, due and not held by another copy of their
  * message, each only while its subscription's attempts in flight plus its rank stay within the
@@ -83,7 +90,13 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "lease")
  * the log still shows the attempt (never answered), and the next attempt has the next number.
  * Returns each id's claim.
  */
-export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, subscriptions: SubscriptionRow[], now: number): Promise<Map<string, ClaimResult>> {
+export async function claimDeliveries(
+  db: Db,
+  ids: string[],
+  plan: ClaimPlan,
+  subscriptions: SubscriptionRow[],
+  now: number,
+): Promise<Map<string, ClaimResult>> {
   const token = crypto.randomUUID();
   // The subscriptions whose claimed deliveries are attempted (the others are ended or held).
   const attempted = new Set(subscriptions.filter((row) => row.isActive).map((row) => row.id));
@@ -111,12 +124,24 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
         firstDurationMs: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstDurationMs} end`,
         firstEnded: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstEnded} end`,
       })
-      .where(and(idIn(plan.claim), waiting, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.claim, "rank")} <= ${planned(plan.claim, "cap")}`))
+      .where(
+        and(idIn(plan.claim), waiting, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.claim, "rank")} <= ${planned(plan.claim, "cap")}`),
+      )
       .returning(),
     logged: guardedInsert(
       db,
       webhookAttempts,
-      { deliveryId: sql`${d.id}`, number: sql`${d.attempts}`, startedAt: now, durationMs: 0, responseStatus: null, error: null, responseExcerpt: null, ended: 0, headers: null },
+      {
+        deliveryId: sql`${d.id}`,
+        number: sql`${d.attempts}`,
+        startedAt: now,
+        durationMs: 0,
+        responseStatus: null,
+        error: null,
+        responseExcerpt: null,
+        ended: 0,
+        headers: null,
+      },
       sql`${d.id} in (select value from json_each(${JSON.stringify(ids)})) and ${d.claimToken} = ${token} and ${d.attempts} > 1
         and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
       d.from,
@@ -137,10 +162,27 @@ export async function claimDeliveries(db: Db, ids: string[], plan: ClaimPlan, su
       .where(inList(webhookDeliveries.id, ids)),
     // What rebuilds the bodies of the claimed deliveries to attempt, in the same round trip (one
     // ended or held unattempted needs none).
-    sources: bodySources(db, eventOfDelivery(and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token), inList(webhookDeliveries.subscriptionId, [...attempted, ""])))),
+    sources: bodySources(
+      db,
+      eventOfDelivery(
+        and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.claimToken, token), inList(webhookDeliveries.subscriptionId, [...attempted, ""])),
+      ),
+    ),
   });
-  const bodies = new Map(applyBodies(claimed.filter((row) => attempted.has(row.subscriptionId)), sources).map((row) => [row.id, row]));
-  return sortClaims(ids, claimed.map((row) => bodies.get(row.id) ?? row), subscriptions, states, now, putOff);
+  const bodies = new Map(
+    applyBodies(
+      claimed.filter((row) => attempted.has(row.subscriptionId)),
+      sources,
+    ).map((row) => [row.id, row]),
+  );
+  return sortClaims(
+    ids,
+    claimed.map((row) => bodies.get(row.id) ?? row),
+    subscriptions,
+    states,
+    now,
+    putOff,
+  );
 }
 
 /** Each id's claim, from what the claim statement took and the rows' states after it. Pure. */
@@ -163,7 +205,8 @@ export function sortClaims(
     const until = putOffUntil.get(id);
     if (delivery) claims.set(id, { kind: "claimed", delivery, subscription: subscriptionOf.get(delivery.subscriptionId) });
     else if (until !== undefined) claims.set(id, { kind: "put_off", delaySeconds: queueDelay(Math.max(0, until - now) / 1000) });
-    else if (state?.status === "pending" && state.held) claims.set(id, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }); // its account is being moved
+    else if (state?.status === "pending" && state.held)
+      claims.set(id, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }); // its account is being moved
     else if (state?.status === "pending" && state.nextAttemptAt !== null && state.nextAttemptAt > now + EARLY_SLACK_MS) {
       // Early: a wait longer than the queue's maximum delay is reached in several hops.
       claims.set(id, { kind: "early", delaySeconds: queueDelay((state.nextAttemptAt - now) / 1000) });

@@ -54,7 +54,12 @@ type ShardWork = { db: Db; queue: ShardQueue };
  * lost while the binding is restored); one without a shard is acked, and its shard's sweeper
  * sends the row again.
  */
-export async function consumeDeliveries(batch: MessageBatch<DeliveryMessage>, env: Env, ctx: ExecutionContext, { retryScale = 1 }: { retryScale?: number } = {}): Promise<void> {
+export async function consumeDeliveries(
+  batch: MessageBatch<DeliveryMessage>,
+  env: Env,
+  ctx: ExecutionContext,
+  { retryScale = 1 }: { retryScale?: number } = {},
+): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
   const taken: Taken = { bodies: { left: CLAIM_BODY_BYTES, taken: 0 }, unproven: 0 };
@@ -127,14 +132,19 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
  */
-async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, position: number, taken: Taken): Promise<{ claims: Map<string, ClaimResult>; quick: Set<string> }> {
+async function admitAndClaim(
+  db: Db,
+  ids: string[],
+  env: Env,
+  now: number,
+  position: number,
+  taken: Taken,
+): Promise<{ claims: Map<string, ClaimResult>; quick: Set<string> }> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
   await Promise.all(
-    subscriptions
-      .filter((row) => row.isActive)
-      .map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
+    subscriptions.filter((row) => row.isActive).map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
   );
   const plan: ClaimPlan = { claim: [], putOff: [] };
   const asking: Asking[] = [];
@@ -144,7 +154,9 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, posit
     const listIds = list.map((row) => row.id);
     if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
     else if (notConfigured.has(subscriptionId)) {
-      console.error(JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }));
+      console.error(
+        JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }),
+      );
       plan.putOff.push(...listIds.map((id) => ({ id, at: now + NOT_CONFIGURED_RETRY_SECONDS * 1000 })));
     } else {
       asking.push({ state: admissionState(subscription), ids: listIds });
@@ -157,7 +169,10 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, posit
   // place in the start order says how long.
   const quick = new Set(subscriptions.filter((row) => row.isActive && answersQuickly(admissionState(row), now)).map((row) => row.id));
   const admitted = new Set(ruled.claim.map((claim) => claim.id));
-  const inOrder = quickFirst(rows.filter((row) => admitted.has(row.id)), quick);
+  const inOrder = quickFirst(
+    rows.filter((row) => admitted.has(row.id)),
+    quick,
+  );
   const unproven = inOrder.filter((row) => !quick.has(row.subscriptionId));
   const tooMany = new Set(unproven.slice(Math.max(0, UNPROVEN_AT_ONCE - taken.unproven)).map((row) => row.id));
   const { taken: claimed, over } = withinBodyBytes(
@@ -168,13 +183,26 @@ async function admitAndClaim(db: Db, ids: string[], env: Env, now: number, posit
   const place = new Map(claimed.map((row, i) => [row.id, position + i]));
   const attempts = ruled.claim.filter((claim) => place.has(claim.id)).map((claim) => ({ ...claim, lease: claimLease(place.get(claim.id)!) }));
   const overflow = [...over.map((row) => row.id), ...tooMany].map((id) => ({ id, at: now + OVERFLOW_DELAY_MS }));
-  const claims = await claimDeliveries(db, ids, { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] }, subscriptions, now);
+  const claims = await claimDeliveries(
+    db,
+    ids,
+    { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] },
+    subscriptions,
+    now,
+  );
   return { claims, quick };
 }
 
 /** A subscription's state as the admission rule reads it. Pure. */
 function admissionState(row: AdmissionRow) {
-  return { inFlight: row.inFlight, oldestStart: row.oldestStart, heldUntil: row.heldUntil, timeouts: row.recentTimeouts, answers: row.recentAnswers, since: row.recentSince };
+  return {
+    inFlight: row.inFlight,
+    oldestStart: row.oldestStart,
+    heldUntil: row.heldUntil,
+    timeouts: row.recentTimeouts,
+    answers: row.recentAnswers,
+    since: row.recentSince,
+  };
 }
 
 /** The start order of a batch: the deliveries of subscriptions that answer quickly first, then the others. Pure. */
@@ -190,7 +218,8 @@ function quickFirst<T extends { id: string; subscriptionId: string; createdAt: n
 async function deliverAll(env: Env, started: Started[], retryScale: number): Promise<void> {
   const records = gather<Attempted & { shard: ShardWork }>(
     async (items) => {
-      for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values()) await recordAttempts(attempted[0]!.shard.db, attempted[0]!.shard.queue, attempted);
+      for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values())
+        await recordAttempts(attempted[0]!.shard.db, attempted[0]!.shard.queue, attempted);
     },
     // Left claimed: the claim lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
@@ -228,7 +257,8 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
   const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now).catch(() => null);
   const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
   const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
-  if (!revealed || refusal) return { startedAt: now, durationMs: 0, responseStatus: null, timedOut: false, error: refusal, excerpt: null, retryAfter: null, headers: null };
+  if (!revealed || refusal)
+    return { startedAt: now, durationMs: 0, responseStatus: null, timedOut: false, error: refusal, excerpt: null, retryAfter: null, headers: null };
   return attemptDelivery({
     url: subscription.url,
     body: delivery.body,
@@ -246,7 +276,10 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
 
 /** Deliveries whose subscription is gone end without an attempt. */
 async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> {
-  await runBatch(db, ids.map((id) => endStatement(db, id, now)));
+  await runBatch(
+    db,
+    ids.map((id) => endStatement(db, id, now)),
+  );
 }
 
 /** Deliveries of a paused or deactivated subscription are held, unattempted, under the claim that found them. */

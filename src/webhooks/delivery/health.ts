@@ -88,8 +88,7 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
     event: event.event,
   };
   const others = sql`h.account_id = ${accountId} and h.event = ${HEALTH_EVENT} and h.id <> ${event.subscriptionId} and ${when}`;
-  return guardedInsert(db, d, row, others, sql`${webhookSubscriptions} h`)
-    .returning({ id: d.id, status: d.status });
+  return guardedInsert(db, d, row, others, sql`${webhookSubscriptions} h`).returning({ id: d.id, status: d.status });
 }
 
 /**
@@ -106,7 +105,12 @@ export function healthStatements(db: Db, attempted: Attempted[], latest: Map<str
     const { accountId, subscriptionId } = delivery;
     const ofRow = eq(s.id, subscriptionId);
     if (outcome.deactivate) {
-      out.push(db.update(s).set({ isActive: false, updatedAt: endOf({ delivery, result, outcome }) }).where(and(ofRow, eq(s.isActive, true))));
+      out.push(
+        db
+          .update(s)
+          .set({ isActive: false, updatedAt: endOf({ delivery, result, outcome }) })
+          .where(and(ofRow, eq(s.isActive, true))),
+      );
       tell(accountId, { event: "subscription.disabled", subscriptionId, at: now, detail: { reason: result.responseStatus === 410 ? "gone" : "failing" } });
     }
     // Failing can only start with a failure among these attempts, and recovery with a success.
@@ -116,12 +120,28 @@ export function healthStatements(db: Db, attempted: Attempted[], latest: Map<str
         db
           .update(s)
           .set({ failingReported: true })
-          .where(and(ofRow, eq(s.failingReported, false), sql`(${s.consecutiveFailures} >= ${FAILING_AFTER_ATTEMPTS} or ${s.failingSince} <= ${now - FAILING_AFTER_MS})`)),
+          .where(
+            and(
+              ofRow,
+              eq(s.failingReported, false),
+              sql`(${s.consecutiveFailures} >= ${FAILING_AFTER_ATTEMPTS} or ${s.failingSince} <= ${now - FAILING_AFTER_MS})`,
+            ),
+          ),
       );
-      tell(accountId, { event: "subscription.failing", subscriptionId, at: now, detail: { failing_since: outcome.failingSince === null ? null : new Date(outcome.failingSince).toISOString() } });
+      tell(accountId, {
+        event: "subscription.failing",
+        subscriptionId,
+        at: now,
+        detail: { failing_since: outcome.failingSince === null ? null : new Date(outcome.failingSince).toISOString() },
+      });
     }
     if (own.some((item) => item.outcome.status === "succeeded")) {
-      out.push(db.update(s).set({ failingReported: false }).where(and(ofRow, eq(s.failingReported, true), isNull(s.failingSince))));
+      out.push(
+        db
+          .update(s)
+          .set({ failingReported: false })
+          .where(and(ofRow, eq(s.failingReported, true), isNull(s.failingSince))),
+      );
       tell(accountId, { event: "subscription.recovered", subscriptionId, at: now, detail: {} });
     }
   }
@@ -130,7 +150,11 @@ export function healthStatements(db: Db, attempted: Attempted[], latest: Map<str
     const { delivery, result, outcome } = item;
     if (outcome.status !== "failed" || result.responseStatus === 410) continue;
     const ended = sql`exists (select 1 from ${webhookDeliveries} x where x.id = ${delivery.id} and x.status = 'failed' and x.updated_at = ${endOf(item)} and x.claim_token is null)`;
-    tell(delivery.accountId, { event: "delivery.exhausted", subscriptionId: delivery.subscriptionId, at: now, detail: { delivery_id: delivery.id, payment_id: delivery.paymentId } }, ended);
+    tell(
+      delivery.accountId,
+      { event: "delivery.exhausted", subscriptionId: delivery.subscriptionId, at: now, detail: { delivery_id: delivery.id, payment_id: delivery.paymentId } },
+      ended,
+    );
   }
   return out;
 }

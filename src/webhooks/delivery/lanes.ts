@@ -40,7 +40,11 @@ export const OVERFLOW_DELAY_MS = 1_000;
 
 /** The first of `rows` (in their order) whose bytes fit `budget.left`, always one while none is taken; takes them from the budget. Pure but for the budget. */
 export function withinBodyBytes<T extends { bodyBytes: number }>(rows: readonly T[], budget: { left: number; taken: number }): { taken: T[]; over: T[] } {
-  const n = withinBytes(rows.map((row) => row.bodyBytes), budget.left, budget.taken === 0);
+  const n = withinBytes(
+    rows.map((row) => row.bodyBytes),
+    budget.left,
+    budget.taken === 0,
+  );
   const taken = rows.slice(0, n);
   budget.left -= taken.reduce((sum, row) => sum + row.bodyBytes, 0);
   budget.taken += n;

@@ -47,9 +47,17 @@ export function decideOutcome(input: OutcomeInput): Outcome {
   const ok = status !== null && status >= 200 && status < 300;
   const gone = status === 410;
   const retryAfter = status === 429 || status === 503 ? parseRetryAfter(input.retryAfter, input.endedAt) : null;
-  const retryInSeconds = ok || gone
-    ? null
-    : nextRetryDelay({ attempts: number - scheduleFirstAttempt + 1, scheduleStartedAt, now: input.endedAt, retryAfterSeconds: retryAfter, random: input.random, scale: input.scale });
+  const retryInSeconds =
+    ok || gone
+      ? null
+      : nextRetryDelay({
+          attempts: number - scheduleFirstAttempt + 1,
+          scheduleStartedAt,
+          now: input.endedAt,
+          retryAfterSeconds: retryAfter,
+          random: input.random,
+          scale: input.scale,
+        });
   const failingSince = ok ? null : (input.failingSince ?? input.endedAt);
   return {
     number,

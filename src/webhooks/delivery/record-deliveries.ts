@@ -72,7 +72,15 @@ const FIRST_ATTEMPT_COLUMNS = ["number", ...Object.values(FIRST_ATTEMPT_VALUES).
 export function laterAttemptOutcomes(db: Db, values: string) {
   return db
     .update(webhookAttempts)
-    .set({ startedAt: v("startedAt"), durationMs: v("durationMs"), responseStatus: v("responseStatus"), error: v("error"), responseExcerpt: v("excerpt"), headers: v("headers"), ended: 1 })
+    .set({
+      startedAt: v("startedAt"),
+      durationMs: v("durationMs"),
+      responseStatus: v("responseStatus"),
+      error: v("error"),
+      responseExcerpt: v("excerpt"),
+      headers: v("headers"),
+      ended: 1,
+    })
     .from(jsonRows(values, "id", "number", "startedAt", "durationMs", "responseStatus", "error", "excerpt", "headers"))
     .where(and(eq(webhookAttempts.deliveryId, v("id")), eq(webhookAttempts.number, v("number"))));
 }
@@ -97,7 +105,20 @@ export function deliveryStates(db: Db, values: string) {
       updatedAt: v("updatedAt"),
       ...firstOutcome(),
     })
-    .from(jsonRows(values, "id", "claimToken", "status", "scheduleStartedAt", "scheduleFirstAttempt", "nextAttemptAt", "enqueuedAt", "updatedAt", ...FIRST_ATTEMPT_COLUMNS))
+    .from(
+      jsonRows(
+        values,
+        "id",
+        "claimToken",
+        "status",
+        "scheduleStartedAt",
+        "scheduleFirstAttempt",
+        "nextAttemptAt",
+        "enqueuedAt",
+        "updatedAt",
+        ...FIRST_ATTEMPT_COLUMNS,
+      ),
+    )
     .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.claimToken, v("claimToken"))))
     .returning({ id: webhookDeliveries.id, status: webhookDeliveries.status });
 }

@@ -38,7 +38,9 @@ export function subscriptionState(db: Db, attempted: Attempted[], { delivery, re
 
 /** When the latest successful attempt of a subscription among `attempted` started; null if none succeeded. */
 function lastSuccessOf(attempted: Attempted[], subscriptionId: string): number | null {
-  const starts = attempted.filter(({ delivery, outcome }) => delivery.subscriptionId === subscriptionId && outcome.status === "succeeded").map(({ result }) => result.startedAt);
+  const starts = attempted
+    .filter(({ delivery, outcome }) => delivery.subscriptionId === subscriptionId && outcome.status === "succeeded")
+    .map(({ result }) => result.startedAt);
   return starts.length > 0 ? Math.max(...starts) : null;
 }
 

@@ -29,11 +29,20 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     subscriptions: [...latest.values()].map((item) => subscriptionState(db, attempted, item, recordedAt)),
     stats: statsStatements(
       db,
-      statsRows(attempted.map(({ delivery, result, outcome }) => ({ subscriptionId: delivery.subscriptionId, startedAt: result.startedAt, durationMs: result.durationMs, status: outcome.status }))),
+      statsRows(
+        attempted.map(({ delivery, result, outcome }) => ({
+          subscriptionId: delivery.subscriptionId,
+          startedAt: result.startedAt,
+          durationMs: result.durationMs,
+          status: outcome.status,
+        })),
+      ),
     ),
     replacedFirstAttempts: replacedFirstAttempts(db, values),
     // A subscription deactivated by these attempts holds its other pending deliveries at once.
-    holds: [...latest.values()].filter(({ outcome }) => outcome.deactivate).map(({ delivery }) => holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt)),
+    holds: [...latest.values()]
+      .filter(({ outcome }) => outcome.deactivate)
+      .map(({ delivery }) => holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt)),
     // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.
     health: healthStatements(db, attempted, latest, recordedAt),
   });
@@ -43,7 +52,9 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   // its own message) and not held.
   const toRetry = new Set(recorded.deliveries.filter((row) => row.status === "pending").map((row) => row.id));
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && toRetry.has(delivery.id));
-  const told = recorded.health.flatMap((rows) => (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending").map((row) => row.id!));
+  const told = recorded.health.flatMap((rows) =>
+    (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending").map((row) => row.id!),
+  );
   await handOver(db, queue, [...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })), ...told]);
 }
 

@@ -48,7 +48,8 @@ export function redacted(text: string, secrets: string[]): string {
   const escape = (form: string) => form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   let out = text;
   for (const secret of [...secrets].sort((a, b) => b.length - a.length)) {
-    out = /^[0-9a-f]+$/i.test(secret) && secret.length >= 32 ? out.replace(new RegExp(escape(secret), "gi"), "[redacted]") : out.replaceAll(secret, "[redacted]");
+    out =
+      /^[0-9a-f]+$/i.test(secret) && secret.length >= 32 ? out.replace(new RegExp(escape(secret), "gi"), "[redacted]") : out.replaceAll(secret, "[redacted]");
   }
   return out;
 }

@@ -50,7 +50,19 @@ export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
   return [...rows.values()];
 }
 
-const binColumns = [webhookStats.h0, webhookStats.h1, webhookStats.h2, webhookStats.h3, webhookStats.h4, webhookStats.h5, webhookStats.h6, webhookStats.h7, webhookStats.h8, webhookStats.h9, webhookStats.h10];
+const binColumns = [
+  webhookStats.h0,
+  webhookStats.h1,
+  webhookStats.h2,
+  webhookStats.h3,
+  webhookStats.h4,
+  webhookStats.h5,
+  webhookStats.h6,
+  webhookStats.h7,
+  webhookStats.h8,
+  webhookStats.h9,
+  webhookStats.h10,
+];
 const binKeys = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h10"] as const;
 
 /**
@@ -62,24 +74,28 @@ export function statsStatements(db: Db, rows: StatsRow[]): BatchStatement[] {
   return rows.map((row) =>
     db
       .insert(webhookStats)
-      .select((qb) =>
-        qb
-          .select({
-            subscriptionId: webhookSubscriptions.id,
-            bucketStart: sql`${row.bucketStart}`.as("bucket_start"),
-            attempts: sql`${row.attempts}`.as("attempts"),
-            succeeded: sql`${row.succeeded}`.as("succeeded"),
-            failed: sql`${row.failed}`.as("failed"),
-            pending: sql`${row.pending}`.as("pending"),
-            ...Object.fromEntries(binKeys.map((key, i) => [key, sql`${row.bins[i]!}`.as(key)])),
-          } as unknown as Record<keyof typeof webhookStats.$inferInsert, SQL.Aliased>)
-          .from(webhookSubscriptions)
-          .where(eq(webhookSubscriptions.id, row.subscriptionId)) as never,
+      .select(
+        (qb) =>
+          qb
+            .select({
+              subscriptionId: webhookSubscriptions.id,
+              bucketStart: sql`${row.bucketStart}`.as("bucket_start"),
+              attempts: sql`${row.attempts}`.as("attempts"),
+              succeeded: sql`${row.succeeded}`.as("succeeded"),
+              failed: sql`${row.failed}`.as("failed"),
+              pending: sql`${row.pending}`.as("pending"),
+              ...Object.fromEntries(binKeys.map((key, i) => [key, sql`${row.bins[i]!}`.as(key)])),
+            } as unknown as Record<keyof typeof webhookStats.$inferInsert, SQL.Aliased>)
+            .from(webhookSubscriptions)
+            .where(eq(webhookSubscriptions.id, row.subscriptionId)) as never,
       )
       .onConflictDoUpdate({
         target: [webhookStats.subscriptionId, webhookStats.bucketStart],
         set: Object.fromEntries(
-          [webhookStats.attempts, webhookStats.succeeded, webhookStats.failed, webhookStats.pending, ...binColumns].map((column) => [tsKey(column.name), added(column)]),
+          [webhookStats.attempts, webhookStats.succeeded, webhookStats.failed, webhookStats.pending, ...binColumns].map((column) => [
+            tsKey(column.name),
+            added(column),
+          ]),
         ),
       }),
   );

@@ -39,18 +39,18 @@ const path = (key: string) => sql.raw(`'$.${key}'`);
 const bound = (key: "amount_cents__gte" | "amount_cents__lte", op: ">=" | "<="): FilterRule => ({
   key,
   holds: (filters, payment) => filters[key] === undefined || (op === ">=" ? payment.amount_cents >= filters[key]! : payment.amount_cents <= filters[key]!),
-  sql: (column, payment) => sql`(json_extract(${column}, ${path(key)}) is null or ${payment.amount_cents} ${sql.raw(op)} json_extract(${column}, ${path(key)}))`,
+  sql: (column, payment) =>
+    sql`(json_extract(${column}, ${path(key)}) is null or ${payment.amount_cents} ${sql.raw(op)} json_extract(${column}, ${path(key)}))`,
 });
 
 export const FILTER_RULES: readonly FilterRule[] = [
   // A list: absent, or the payment's value is one of it.
-  ...FILTER_LISTS.map(
-    (key): FilterRule => ({
-      key,
-      holds: (filters, payment) => filters[key] === undefined || filters[key]!.includes(payment[key]),
-      sql: (column, payment) => sql`(json_type(${column}, ${path(key)}) is null or exists (select 1 from json_each(${column}, ${path(key)}) where value = ${payment[key]}))`,
-    }),
-  ),
+  ...FILTER_LISTS.map((key): FilterRule => ({
+    key,
+    holds: (filters, payment) => filters[key] === undefined || filters[key]!.includes(payment[key]),
+    sql: (column, payment) =>
+      sql`(json_type(${column}, ${path(key)}) is null or exists (select 1 from json_each(${column}, ${path(key)}) where value = ${payment[key]}))`,
+  })),
   bound("amount_cents__gte", ">="),
   bound("amount_cents__lte", "<="),
 ];

@@ -157,5 +157,11 @@ export async function handOverAgain(db: Db, queue: ShardQueue, ids: string[], st
     .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
     .where(and(inList(webhookDeliveries.id, ids), stillLost))
     .returning({ id: webhookDeliveries.id });
-  return (await handOver(db, queue, taken.map((row) => row.id))) ? taken.length : null;
+  return (await handOver(
+    db,
+    queue,
+    taken.map((row) => row.id),
+  ))
+    ? taken.length
+    : null;
 }

@@ -16,7 +16,8 @@ export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * Pure.
  */
 export const archivePrefix = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}`;
-export const archiveKey = (accountId: string, subscriptionId: string, day: string, firstId: string) => `${archivePrefix(accountId, subscriptionId, day)}/${firstId}.ndjson.gz`;
+export const archiveKey = (accountId: string, subscriptionId: string, day: string, firstId: string) =>
+  `${archivePrefix(accountId, subscriptionId, day)}/${firstId}.ndjson.gz`;
 
 /**
  * The account's subscription's archived deliveries of one day, as one gzip NDJSON stream: every

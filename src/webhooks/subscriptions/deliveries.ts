@@ -39,13 +39,18 @@ export async function listDeliveries({ db, accountId }: ServiceContext, subscrip
   if (filters.status) conditions.push(inList(webhookDeliveries.status, filters.status));
   if (filters.payment_id !== undefined) conditions.push(...ofPayment(filters.payment_id));
   const where = and(...conditions)!;
-  const page = await listTable(db, webhookDeliveries, {
-    where,
-    sort: webhookDeliveries.createdAt,
-    id: webhookDeliveries.id,
-    descending: true,
-    count: countWhere(db, webhookDeliveries, where),
-  }, request);
+  const page = await listTable(
+    db,
+    webhookDeliveries,
+    {
+      where,
+      sort: webhookDeliveries.createdAt,
+      id: webhookDeliveries.id,
+      descending: true,
+      count: countWhere(db, webhookDeliveries, where),
+    },
+    request,
+  );
   return { ...page, results: await withAttempts(db, page.rows) };
 }
 
@@ -80,10 +85,21 @@ export async function withAttempts(db: Db, rows: DeliveryRow[], shown = ATTEMPTS
     attempts: db
       .select()
       .from(webhookAttempts)
-      .where(and(inList(webhookAttempts.deliveryId, rows.map((row) => row.id)), Number.isFinite(shown) ? latestAttempts(shown) : undefined)),
+      .where(
+        and(
+          inList(
+            webhookAttempts.deliveryId,
+            rows.map((row) => row.id),
+          ),
+          Number.isFinite(shown) ? latestAttempts(shown) : undefined,
+        ),
+      ),
     sources: bodySources(db, eventsToRebuild(rows)),
   });
-  const attemptsOf = groupBy([...attempts].sort((a, b) => a.number - b.number), (attempt) => attempt.deliveryId);
+  const attemptsOf = groupBy(
+    [...attempts].sort((a, b) => a.number - b.number),
+    (attempt) => attempt.deliveryId,
+  );
   return applyBodies(rows, sources).map((row) => ({ delivery: row, attempts: allAttempts(row, attemptsOf.get(row.id) ?? [], shown) }));
 }
 
@@ -115,8 +131,15 @@ export interface Delivery {
 
 export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string): Promise<Delivery> {
   const { found, attempts, sources } = await runNamedBatch(db, {
-    found: db.select().from(webhookDeliveries).where(ofDelivery(accountId, subscriptionId, deliveryId)),
-    attempts: db.select().from(webhookAttempts).where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN))).orderBy(asc(webhookAttempts.number)),
+    found: db
+      .select()
+      .from(webhookDeliveries)
+      .where(ofDelivery(accountId, subscriptionId, deliveryId)),
+    attempts: db
+      .select()
+      .from(webhookAttempts)
+      .where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN)))
+      .orderBy(asc(webhookAttempts.number)),
     sources: bodySources(db, eventOfDelivery(ofDelivery(accountId, subscriptionId, deliveryId))),
   });
   const delivery = found[0];
@@ -128,15 +151,33 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
  * A new attempt now, with the same delivery id and body, and a fresh retry schedule. An attempt
  * in flight meanwhile is still logged, but its outcome no longer decides the delivery's state.
  */
-export async function redeliver(ctx: ServiceContext, subscriptionId: string, deliveryId: string, keyed: KeyedWrite<Delivery> = UNKEYED): Promise<Keyed<Delivery>> {
+export async function redeliver(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  deliveryId: string,
+  keyed: KeyedWrite<Delivery> = UNKEYED,
+): Promise<Keyed<Delivery>> {
   const { db, accountId, queue } = ctx;
   const { delivery, attempts } = await getDelivery(ctx, subscriptionId, deliveryId);
   const now = Date.now();
-  const changes = { status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null, updatedAt: now } as const;
+  const changes = {
+    status: "pending",
+    nextAttemptAt: now,
+    scheduleStartedAt: null,
+    enqueuedAt: null,
+    claimedUntil: null,
+    claimToken: null,
+    updatedAt: now,
+  } as const;
   const after: Delivery = { delivery: { ...delivery, ...changes }, attempts };
   const ofRow = ofDelivery(accountId, subscriptionId, deliveryId);
   // The answer is stored only if the delivery was still there to be sent again.
-  const applied = exists(db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.claimToken))));
+  const applied = exists(
+    db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.claimToken))),
+  );
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
     update: db.update(webhookDeliveries).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookDeliveries.id }),

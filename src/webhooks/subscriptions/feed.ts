@@ -105,7 +105,9 @@ async function feedState(db: Db, accountId: string, subscriptionId: string, crea
       epoch: sql<string>`(select coalesce(t.epoch, cast(t.created_at as text)) from ${tenants} t where t.id = ${accountId})`,
       highest: highestSequence(id),
       highestStamp: highestStamp(id),
-      atOrBefore: sql<number | null>`(select b.sequence from ${d} b where b.subscription_id = ${subscriptionId} and b.sequence is not null and b.created_at <= ${created} order by b.created_at desc, b.id desc limit 1)`,
+      atOrBefore: sql<
+        number | null
+      >`(select b.sequence from ${d} b where b.subscription_id = ${subscriptionId} and b.sequence is not null and b.created_at <= ${created} order by b.created_at desc, b.id desc limit 1)`,
     })
     .from(s)
     .where(and(inAccount(s, accountId), eq(s.id, subscriptionId)))
@@ -147,7 +149,11 @@ async function positionOf(db: Db, accountId: string, subscriptionId: string, aft
  * seconds, an empty page waits that long for the next delivery. Returns them with the cursor to
  * go on from (the same position when there is nothing new).
  */
-export async function readFeed(ctx: ServiceContext, subscriptionId: string, { after, limit, wait }: { after?: string; limit: number; wait: number }): Promise<FeedPage> {
+export async function readFeed(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  { after, limit, wait }: { after?: string; limit: number; wait: number },
+): Promise<FeedPage> {
   const { db, accountId } = ctx;
   const { position: from, state } = await positionOf(db, accountId, subscriptionId, after, "after");
   const d = webhookDeliveries;
@@ -156,7 +162,15 @@ export async function readFeed(ctx: ServiceContext, subscriptionId: string, { af
     const rows = await db
       .select()
       .from(d)
-      .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), gte(d.createdAt, from.created), isNotNull(d.sequence), gt(d.sequence, from.sequence)))
+      .where(
+        and(
+          inAccount(d, accountId),
+          eq(d.subscriptionId, subscriptionId),
+          gte(d.createdAt, from.created),
+          isNotNull(d.sequence),
+          gt(d.sequence, from.sequence),
+        ),
+      )
       .orderBy(asc(d.createdAt), asc(d.id))
       .limit(fixedLimit(limit));
     if (rows.length > 0 || Date.now() + FEED_WAIT_STEP_MS > deadline) {
@@ -182,6 +196,10 @@ export async function ackFeed({ db, accountId }: ServiceContext, subscriptionId:
     .where(and(inAccount(s, accountId), eq(s.id, subscriptionId), forward))
     .returning({ cursor: s.feedAcked });
   if (moved) return { cursor: moved.cursor! };
-  const now = await db.select({ cursor: s.feedAcked }).from(s).where(and(inAccount(s, accountId), eq(s.id, subscriptionId))).get();
+  const now = await db
+    .select({ cursor: s.feedAcked })
+    .from(s)
+    .where(and(inAccount(s, accountId), eq(s.id, subscriptionId)))
+    .get();
   return { cursor: now?.cursor ?? cursorText };
 }

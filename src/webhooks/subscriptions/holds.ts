@@ -31,7 +31,15 @@ export function holdPending(db: Db, accountId: string, subscriptionId: string, n
   return db
     .update(d)
     .set({ ...HELD, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), deliveryStatusIs("pending"), or(isNull(d.claimedUntil), lt(d.claimedUntil, now)), sql`${d.id} in ${first}`));
+    .where(
+      and(
+        inAccount(d, accountId),
+        eq(d.subscriptionId, subscriptionId),
+        deliveryStatusIs("pending"),
+        or(isNull(d.claimedUntil), lt(d.claimedUntil, now)),
+        sql`${d.id} in ${first}`,
+      ),
+    );
 }
 
 /**
@@ -61,7 +69,13 @@ export function settleAcked(db: Db, accountId: string, subscriptionId: string, n
   return db
     .update(d)
     .set({ ...SETTLED, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${firstHeld(subscriptionId, RELEASED_AT_ONCE, sql`x.sequence <= ${ackedOf(subscriptionId)}`)}`));
+    .where(
+      and(
+        inAccount(d, accountId),
+        eq(d.subscriptionId, subscriptionId),
+        sql`${d.id} in ${firstHeld(subscriptionId, RELEASED_AT_ONCE, sql`x.sequence <= ${ackedOf(subscriptionId)}`)}`,
+      ),
+    );
 }
 
 /** The columns of a held delivery the feed's reader acked: ended, received. */
@@ -96,7 +110,11 @@ export async function sendReleased(ctx: ServiceContext, released: { id: string; 
  * at most, oldest first (call again while it answers that many); an active one has none to drop
  * (409). Its sequence goes on past them (outbox/sequence.ts).
  */
-export async function discardHeld({ db, accountId }: ServiceContext, subscriptionId: string, keyed: KeyedWrite<SQL> = UNKEYED): Promise<Keyed<{ discarded: number }>> {
+export async function discardHeld(
+  { db, accountId }: ServiceContext,
+  subscriptionId: string,
+  keyed: KeyedWrite<SQL> = UNKEYED,
+): Promise<Keyed<{ discarded: number }>> {
   const s = webhookSubscriptions;
   const d = webhookDeliveries;
   const subscription = await db
@@ -116,7 +134,10 @@ export async function discardHeld({ db, accountId }: ServiceContext, subscriptio
       .set(droppedPast((column) => sql`(select max(y.${sql.raw(column)}) from ${d} y where y.id in ${dropped})`))
       .where(and(keyed.owns, eq(s.id, subscriptionId))),
     attempts: db.delete(webhookAttempts).where(and(keyed.owns, sql`${webhookAttempts.deliveryId} in ${dropped}`)),
-    gone: db.delete(d).where(and(keyed.owns, inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`)).returning({ id: d.id }),
+    gone: db
+      .delete(d)
+      .where(and(keyed.owns, inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`))
+      .returning({ id: d.id }),
     // changes(): the rows the delete just removed, in this batch.
     answer: await keyed.answer(sql`json_object('discarded', changes())`),
   });

@@ -39,7 +39,14 @@ export async function recoverDeliveries(
   const failed = db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
-    .where(and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), deliveryStatusIs("failed"), between(webhookDeliveries.createdAt, window.since, window.until)))
+    .where(
+      and(
+        inAccount(webhookDeliveries, accountId),
+        eq(webhookDeliveries.subscriptionId, subscriptionId),
+        deliveryStatusIs("failed"),
+        between(webhookDeliveries.createdAt, window.since, window.until),
+      ),
+    )
     .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
     .limit(fixedLimit(MAX_RECOVERED));
   const batch = await runNamedBatch(db, {
@@ -54,6 +61,10 @@ export async function recoverDeliveries(
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
-  await handOver(db, queue, batch.recovered.map((row) => row.id));
+  await handOver(
+    db,
+    queue,
+    batch.recovered.map((row) => row.id),
+  );
   return { ran: { recovered: batch.recovered.length } };
 }

@@ -50,11 +50,17 @@ export async function resealSubscriptions(db: Db, encryptionKey: string | undefi
 /** How often a row that keeps changing under the re-seal is read again before it is left for the next call. */
 const MAX_TRIES = 5;
 
-
-async function resealRow(db: Db, encryptionKey: string | undefined, row: SubscriptionRow, now: number): Promise<"current" | "resealed" | "unreadable" | "changed"> {
+async function resealRow(
+  db: Db,
+  encryptionKey: string | undefined,
+  row: SubscriptionRow,
+  now: number,
+): Promise<"current" | "resealed" | "unreadable" | "changed"> {
   const previousValid = previousSecretValid(row, now);
   const previousSigningKey = previousValid ? row.previousSigningKey : null;
-  const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : []), row.signingKey, previousSigningKey].filter((text) => text !== null);
+  const sealed = [row.credentials, row.secret, ...(previousValid ? [row.previousSecret!] : []), row.signingKey, previousSigningKey].filter(
+    (text) => text !== null,
+  );
   const current = await Promise.all(sealed.map((text) => sealedWithNewest(encryptionKey, text)));
   if (current.every(Boolean) && (previousValid || (row.previousSecret === null && row.previousSigningKey === null))) return "current";
   const { revealed } = await reveal(row, encryptionKey, now);

@@ -65,7 +65,13 @@ export const SERIES_STEP_MS: Record<StatsWindow, number> = { "1h": BUCKET_MS, "2
 export function series(rows: (typeof webhookStats.$inferSelect)[], window: StatsWindow, from: number) {
   const step = SERIES_STEP_MS[window];
   const first = from - (from % step);
-  const points = Array.from({ length: Math.ceil((from + WINDOWS[window] - first) / step) }, (_, i) => ({ start: first + i * step, attempts: 0, succeeded: 0, failed: 0, pending: 0 }));
+  const points = Array.from({ length: Math.ceil((from + WINDOWS[window] - first) / step) }, (_, i) => ({
+    start: first + i * step,
+    attempts: 0,
+    succeeded: 0,
+    failed: 0,
+    pending: 0,
+  }));
   for (const row of rows) {
     const point = points[Math.floor((row.bucketStart - first) / step)];
     if (!point) continue;

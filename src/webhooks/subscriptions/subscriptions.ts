@@ -2,7 +2,15 @@ import { and, eq, exists, inArray, sql } from "drizzle-orm";
 import { guardedInsert } from "../../db/guarded-insert";
 import { runBatch, runNamedBatch, type Db } from "../../db/client";
 import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
-import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SigningScheme, type SubscriptionRow, type WebhookContentType } from "../../db/schema";
+import {
+  webhookAttempts,
+  webhookDeliveries,
+  webhookStats,
+  webhookSubscriptions,
+  type SigningScheme,
+  type SubscriptionRow,
+  type WebhookContentType,
+} from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
 import { decrypt } from "../../lib/encryption";
@@ -107,14 +115,25 @@ function flagColumns(input: Partial<SubscriptionFields>) {
   return out;
 }
 
-export async function createSubscription(ctx: ServiceContext, input: SubscriptionFields, keyed: KeyedWrite<Subscription> = UNKEYED): Promise<Keyed<Subscription>> {
+export async function createSubscription(
+  ctx: ServiceContext,
+  input: SubscriptionFields,
+  keyed: KeyedWrite<Subscription> = UNKEYED,
+): Promise<Keyed<Subscription>> {
   const { db, caller, keys } = ctx;
   await check(input, caller, keys);
   const now = Date.now();
   const secretText = newSigningSecret();
   const signing = input.signing ?? "hmac";
   const pair = signing === "ed25519" ? await newSigningKeyPair() : null;
-  const revealed: Revealed = { username: input.username, password: input.password, secretText, previousSecretText: null, signingKeyText: pair?.signingKey ?? null, previousSigningKeyText: null };
+  const revealed: Revealed = {
+    username: input.username,
+    password: input.password,
+    secretText,
+    previousSecretText: null,
+    signingKeyText: pair?.signingKey ?? null,
+    previousSigningKeyText: null,
+  };
   const row: SubscriptionRow = {
     id: crypto.randomUUID(),
     accountId: caller.accountId,
@@ -214,7 +233,10 @@ export async function reveal(row: SubscriptionRow, encryptionKey: string | undef
 async function openForSealing({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription & { revealed: Revealed }> {
   const fits = await sealingKeyFits(keys.encryptionKey);
   const { rows, checked } = await runNamedBatch(db, {
-    rows: db.select().from(webhookSubscriptions).where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id))),
+    rows: db
+      .select()
+      .from(webhookSubscriptions)
+      .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id))),
     checked: db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
   });
   if (!rows[0]) throw notFound();
@@ -274,7 +296,12 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   const rotated: Subscription = { ...current, ...changes, revealed };
   const ofRow = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
   // The answer is stored only if the rotation applied (the subscription was not deleted meanwhile).
-  const applied = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(and(ofRow, eq(webhookSubscriptions.secret, changes.secret))));
+  const applied = exists(
+    db
+      .select({ id: webhookSubscriptions.id })
+      .from(webhookSubscriptions)
+      .where(and(ofRow, eq(webhookSubscriptions.secret, changes.secret))),
+  );
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
     update: db.update(webhookSubscriptions).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookSubscriptions.id }),
@@ -316,11 +343,16 @@ export async function deleteSubscription({ db, accountId }: ServiceContext, id: 
 
 export async function listSubscriptions({ db, accountId, keys }: ServiceContext, request: PageRequest) {
   const where = inAccount(webhookSubscriptions, accountId);
-  const page = await listTable(db, webhookSubscriptions, {
-    where,
-    sort: webhookSubscriptions.createdAt,
-    id: webhookSubscriptions.id,
-    count: countWhere(db, webhookSubscriptions, where),
-  }, request);
+  const page = await listTable(
+    db,
+    webhookSubscriptions,
+    {
+      where,
+      sort: webhookSubscriptions.createdAt,
+      id: webhookSubscriptions.id,
+      count: countWhere(db, webhookSubscriptions, where),
+    },
+    request,
+  );
   return { ...page, results: await Promise.all(page.rows.map((row) => reveal(row, keys.encryptionKey))) };
 }

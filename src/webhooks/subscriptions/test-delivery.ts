@@ -37,7 +37,12 @@ export function examplePayment(now: number) {
  * `"test": true` added; signed, retried and logged like any other delivery, and marked as a test.
  * A paused subscription is refused (409): its deliveries are not sent.
  */
-export async function sendTestDelivery(ctx: ServiceContext, subscriptionId: string, latest: PaymentSnapshot | null, keyed: KeyedWrite<Delivery> = UNKEYED): Promise<Keyed<Delivery>> {
+export async function sendTestDelivery(
+  ctx: ServiceContext,
+  subscriptionId: string,
+  latest: PaymentSnapshot | null,
+  keyed: KeyedWrite<Delivery> = UNKEYED,
+): Promise<Keyed<Delivery>> {
   const { db, accountId, queue } = ctx;
   const subscription = await activeSubscription(db, accountId, subscriptionId);
   const now = Date.now();

@@ -42,11 +42,18 @@ export async function sweepFresh(
     .from(d)
     .where(and(isNotNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore), lost))
     .limit(fixedLimit(Math.min(round, max)));
-  const relapsed = await handOverAgain(db, queue, lapsed.map((row) => row.id), lost, now);
+  const relapsed = await handOverAgain(
+    db,
+    queue,
+    lapsed.map((row) => row.id),
+    lost,
+    now,
+  );
   if (relapsed === null) return 0;
   resent += relapsed;
 
-  let from = (await db.select({ at: sweepMarks.at }).from(sweepMarks).where(eq(sweepMarks.name, MARK)).get())?.at ?? lostBefore - FRESH_WINDOW_MS * FRESH_WINDOWS;
+  let from =
+    (await db.select({ at: sweepMarks.at }).from(sweepMarks).where(eq(sweepMarks.name, MARK)).get())?.at ?? lostBefore - FRESH_WINDOW_MS * FRESH_WINDOWS;
   for (let window = 0; window < FRESH_WINDOWS && from < lostBefore && resent < max; window++) {
     const to = Math.min(from + FRESH_WINDOW_MS, lostBefore);
     // Rounds over the window until one reads it to its end: what a round re-sends is no longer fresh.
@@ -56,9 +63,22 @@ export async function sweepFresh(
         .select({ id: d.id })
         .from(d)
         // Each subscription's log in the window, on the table's key (as retention reads it).
-        .where(and(inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)), gt(d.createdAt, from), lte(d.createdAt, to), lost))
+        .where(
+          and(
+            inArray(d.subscriptionId, db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions)),
+            gt(d.createdAt, from),
+            lte(d.createdAt, to),
+            lost,
+          ),
+        )
         .limit(fixedLimit(limit));
-      const sent = await handOverAgain(db, queue, rows.map((row) => row.id), lost, now);
+      const sent = await handOverAgain(
+        db,
+        queue,
+        rows.map((row) => row.id),
+        lost,
+        now,
+      );
       if (sent === null) return resent; // the queue is down: the next sweep looks again from the mark
       resent += sent;
       if (rows.length < limit) break;

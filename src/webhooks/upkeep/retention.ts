@@ -87,9 +87,17 @@ export async function applyRetention(
     const oldStats = db
       .select({ rowid: sql`rowid` })
       .from(webhookStats)
-      .where(and(lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS), notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`)))
+      .where(
+        and(
+          lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS),
+          notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`),
+        ),
+      )
       .limit(fixedLimit(RETENTION_CHUNK * 5));
-    const statsGone = await db.delete(webhookStats).where(sql`rowid in ${oldStats}`).returning({ at: webhookStats.bucketStart });
+    const statsGone = await db
+      .delete(webhookStats)
+      .where(sql`rowid in ${oldStats}`)
+      .returning({ at: webhookStats.bucketStart });
     return { archived, removed, statsRemoved: statsGone.length };
   } catch (error) {
     // Stopped by the cron's budget: what it removed is kept, and said.
@@ -129,7 +137,15 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
       ),
     )
     .limit(fixedLimit(limit));
-  const ids = candidates.slice(0, withinBytes(candidates.map((row) => row.bytes), RETENTION_CHUNK_BYTES)).map((row) => row.id);
+  const ids = candidates
+    .slice(
+      0,
+      withinBytes(
+        candidates.map((row) => row.bytes),
+        RETENTION_CHUNK_BYTES,
+      ),
+    )
+    .map((row) => row.id);
   if (ids.length === 0) return { archived: 0, removed: 0 };
   const rows = await db.select().from(d).where(inList(d.id, ids));
   const deliveries = await withAttempts(db, rows, Infinity);
@@ -148,7 +164,9 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
         ...droppedPast(removedMax),
       })
       .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
-    attempts: kept.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
+    attempts: kept
+      .delete(webhookAttempts)
+      .where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
     gone: kept.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
   });
   return { archived, removed: gone.length };

@@ -75,7 +75,13 @@ export async function sweepOutbox(
       .limit(fixedLimit(Math.min(round, max - resent)));
     if (due.length === 0) break;
     from = due.at(-1)!.nextAttemptAt;
-    const sent = await handOverAgain(db, queue, due.map((row) => row.id), lost, now);
+    const sent = await handOverAgain(
+      db,
+      queue,
+      due.map((row) => row.id),
+      lost,
+      now,
+    );
     if (sent === null) {
       queueDown = true; // the next sweep tries again
       break;

@@ -20,7 +20,9 @@ export function orderHeaders(delivery: { sequence: number | null; paymentVersion
  */
 export function storedHeaders(sent: Record<string, string> | null): string | null {
   if (sent === null) return null;
-  return SIGNATURES.map((name) => sent[name] ?? "").join("\n").replace(/\n+$/, "");
+  return SIGNATURES.map((name) => sent[name] ?? "")
+    .join("\n")
+    .replace(/\n+$/, "");
 }
 
 /** The signatures from what storedHeaders kept, or from a JSON object (how rows made before it kept them). Pure. */

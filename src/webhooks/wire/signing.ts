@@ -106,7 +106,12 @@ export async function signatureHeaders(secrets: SigningSecrets, deliveryId: stri
     hookHmac(secrets.previous ?? secrets.current, body),
     secrets.previous ? hookHmac(secrets.current, body) : null,
     secrets.ed25519
-      ? ed25519Signature(secrets.ed25519.previous ? [secrets.ed25519.current, secrets.ed25519.previous] : [secrets.ed25519.current], deliveryId, timestamp, body)
+      ? ed25519Signature(
+          secrets.ed25519.previous ? [secrets.ed25519.current, secrets.ed25519.previous] : [secrets.ed25519.current],
+          deliveryId,
+          timestamp,
+          body,
+        )
       : standardSignature(all, deliveryId, timestamp, body),
   ]);
   return {

@@ -59,7 +59,10 @@ async function counts(client: User, lists: string[]): Promise<Record<string, num
 
 async function mark(accountId: string): Promise<number | null> {
   const d1 = await shardD1(accountId);
-  const row = await d1.prepare("select counted_to from list_counts where account_id = ? and resource = 'payments'").bind(accountId).first<{ counted_to: number }>();
+  const row = await d1
+    .prepare("select counted_to from list_counts where account_id = ? and resource = 'payments'")
+    .bind(accountId)
+    .first<{ counted_to: number }>();
   return row?.counted_to ?? null;
 }
 
@@ -85,10 +88,16 @@ describe("payment counts kept from a mark", () => {
           continue;
         }
         const id = made[i % made.length]!;
-        const body = i % 2 === 0 ? { event_code: "PU15", description: "note" } : { event_code: "PX", description: "moved", status: ["in-progress", "settled"][i % 4 === 1 ? 0 : 1] };
+        const body =
+          i % 2 === 0
+            ? { event_code: "PU15", description: "note" }
+            : { event_code: "PX", description: "moved", status: ["in-progress", "settled"][i % 4 === 1 ? 0 : 1] };
         const res = await call("POST", `/v2/payments/${id}/events/`, { body, headers: processor.headers });
         // A payment already settled cannot move again: then it is a note.
-        if (res.status !== 201) expect((await call("POST", `/v2/payments/${id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers })).status).toBe(201);
+        if (res.status !== 201)
+          expect(
+            (await call("POST", `/v2/payments/${id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers })).status,
+          ).toBe(201);
       }
       // The last writes came within a second of each other: some changes are after the mark.
       at(now + 2);
@@ -127,7 +136,11 @@ describe("payment counts kept from a mark", () => {
       bindings,
     });
     expect(made.status).toBe(201);
-    const moved = await call("POST", `/v2/payments/${made.json.id}/events/`, { body: { event_code: "PU10", description: "Sent", status: "in-progress" }, headers: processor.headers, bindings });
+    const moved = await call("POST", `/v2/payments/${made.json.id}/events/`, {
+      body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+      headers: processor.headers,
+      bindings,
+    });
     expect(moved.status).toBe(201);
     for (const res of [made, moved]) {
       const written = writtenByTable(res);
@@ -135,7 +148,12 @@ describe("payment counts kept from a mark", () => {
       expect(written.time_counts).toBeUndefined();
     }
     const count = async (list: string) => (await call("GET", `/v2/payments/?${list}`, { headers: client.headers })).json.count;
-    expect([await count(""), await count("status=pending"), await count("status=in-progress"), await count(`receiving_counterparty_id=${parties.supplier.id}`)]).toEqual([2, 1, 1, 2]);
+    expect([
+      await count(""),
+      await count("status=pending"),
+      await count("status=in-progress"),
+      await count(`receiving_counterparty_id=${parties.supplier.id}`),
+    ]).toEqual([2, 1, 1, 2]);
   });
 
   it("fold once however many folds run at the same time", async () => {
@@ -145,11 +163,22 @@ describe("payment counts kept from a mark", () => {
     const d1 = await shardD1(account.id);
     const db = createDb(d1);
     const latest = (await d1.prepare("select max(updated_at) as at from payments where account_id = ?").bind(account.id).first<{ at: number }>())!.at;
-    await Promise.all([foldPaymentCounts(db, account.id), foldPaymentCounts(db, account.id), foldPaymentCounts(db, account.id, latest + 1), foldPaymentCounts(db, account.id)]);
+    await Promise.all([
+      foldPaymentCounts(db, account.id),
+      foldPaymentCounts(db, account.id),
+      foldPaymentCounts(db, account.id, latest + 1),
+      foldPaymentCounts(db, account.id),
+    ]);
     expect(await mark(account.id)).toBe(latest);
-    const stored = await d1.prepare("select n, pending from list_counts where account_id = ? and resource = 'payments'").bind(account.id).first<{ n: number; pending: number }>();
+    const stored = await d1
+      .prepare("select n, pending from list_counts where account_id = ? and resource = 'payments'")
+      .bind(account.id)
+      .first<{ n: number; pending: number }>();
     expect(stored).toEqual({ n: 3, pending: 3 });
-    const receiving = await d1.prepare("select n from list_counts where account_id = ? and resource = ?").bind(account.id, `payments/receiving_counterparty_id=${parties.supplier.id}`).first<{ n: number }>();
+    const receiving = await d1
+      .prepare("select n from list_counts where account_id = ? and resource = ?")
+      .bind(account.id, `payments/receiving_counterparty_id=${parties.supplier.id}`)
+      .first<{ n: number }>();
     expect(receiving!.n).toBe(3);
     expect((await call("GET", "/v2/payments/", { headers: client.headers })).json.count).toBe(3);
   });

@@ -68,7 +68,10 @@ describe("stored counts stay exact", () => {
       ids.push(res.json.id);
     }
     const move = (user: User, id: string, status?: string, extra: Record<string, string> = {}) =>
-      call("POST", `/v2/payments/${id}/events/`, { body: { event_code: "PX", description: "move", ...(status ? { status } : {}), ...extra }, headers: user.headers });
+      call("POST", `/v2/payments/${id}/events/`, {
+        body: { event_code: "PX", description: "move", ...(status ? { status } : {}), ...extra },
+        headers: user.headers,
+      });
     await move(processor, ids[0]!, "in-progress");
     await move(processor, ids[1]!, "canceled");
     await move(processor, ids[2]!, "failed");

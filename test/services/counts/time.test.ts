@@ -41,16 +41,31 @@ describe("time-range counts", () => {
     const buyer = await makeCounterparty(client, "buyer");
     const supplier = await makeCounterparty(client, "supplier");
     const instants = [
-      "2026-01-30T23:59:59.999Z", "2026-01-31T00:00:00.000Z", "2026-01-31T00:00:00.001Z", "2026-03-01T11:59:59.999Z",
-      "2026-03-01T12:00:00.000Z", "2026-03-01T12:00:59.999Z", "2026-03-01T12:01:00.000Z", "2026-03-01T12:01:00.500Z",
-      "2026-03-02T00:00:00.000Z", "2026-06-15T08:30:30.030Z", "2026-06-15T08:30:30.031Z",
+      "2026-01-30T23:59:59.999Z",
+      "2026-01-31T00:00:00.000Z",
+      "2026-01-31T00:00:00.001Z",
+      "2026-03-01T11:59:59.999Z",
+      "2026-03-01T12:00:00.000Z",
+      "2026-03-01T12:00:59.999Z",
+      "2026-03-01T12:01:00.000Z",
+      "2026-03-01T12:01:00.500Z",
+      "2026-03-02T00:00:00.000Z",
+      "2026-06-15T08:30:30.030Z",
+      "2026-06-15T08:30:30.031Z",
     ];
     for (const iso of instants) await insertInvoiceAt(account.id, buyer.id, supplier.id, iso);
     const filters = [
-      "created__gte=2026-01-31", "created__gt=2026-01-31T00:00:00Z", "created__lt=2026-03-01T12:00:00Z",
-      "created__lte=2026-03-01T12:00:59.999Z", "created__gte=2026-03-01T12:00:00Z&created__lt=2026-03-01T12:01:00.5Z",
-      "created__gt=2026-06-15T08:30:30.0301Z", "created__gte=2026-06-15T08:30:30.0301Z", "created__lte=2026-06-15T08:30:30.0309",
-      "created__gte=2025-01-01&created__lte=2027-01-01", "created__gt=2026-07-01", "created__gt=2026-03-01&created__lt=2026-01-01",
+      "created__gte=2026-01-31",
+      "created__gt=2026-01-31T00:00:00Z",
+      "created__lt=2026-03-01T12:00:00Z",
+      "created__lte=2026-03-01T12:00:59.999Z",
+      "created__gte=2026-03-01T12:00:00Z&created__lt=2026-03-01T12:01:00.5Z",
+      "created__gt=2026-06-15T08:30:30.0301Z",
+      "created__gte=2026-06-15T08:30:30.0301Z",
+      "created__lte=2026-06-15T08:30:30.0309",
+      "created__gte=2025-01-01&created__lte=2027-01-01",
+      "created__gt=2026-07-01",
+      "created__gt=2026-03-01&created__lt=2026-01-01",
     ];
     for (const filter of filters) {
       const res = await call("GET", `/v1/invoices/?${filter}&page_size=1000`, { headers: client.headers });
@@ -66,7 +81,10 @@ describe("time-range counts", () => {
     for (let i = 0; i < 5; i++) made.push((await makePayment(client, parties)).payment);
     const middle = made[2]!.updated;
     for (const payment of made.slice(0, 3)) {
-      await call("POST", `/v2/payments/${payment.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
+      await call("POST", `/v2/payments/${payment.id}/events/`, {
+        body: { event_code: "PU10", description: "go", status: "in-progress" },
+        headers: processor.headers,
+      });
     }
     for (const filter of [`updated__gt=${middle}`, `updated__lte=${middle}`, `created__gt=${middle}`, `updated__gte=${made[0]!.created}&ordering=updated`]) {
       const res = await call("GET", `/v2/payments/?${filter}&page_size=1000`, { headers: client.headers });
@@ -90,12 +108,24 @@ describe("updated, counted as created plus its moves", () => {
         made.push((await makePayment(client, parties)).payment);
       }
       // Events later by 1.5 s, 2 min, 3 h, 2 days and 40 days, one payment moved twice.
-      for (const [i, later] of [[0, 1_500], [1, 120_000], [2, 3 * 3_600_000], [0, 2 * 86_400_000], [3, 40 * 86_400_000]] as const) {
+      for (const [i, later] of [
+        [0, 1_500],
+        [1, 120_000],
+        [2, 3 * 3_600_000],
+        [0, 2 * 86_400_000],
+        [3, 40 * 86_400_000],
+      ] as const) {
         vi.setSystemTime(t0 + later);
-        expect((await call("POST", `/v2/payments/${made[i]!.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers })).status).toBe(201);
+        expect(
+          (await call("POST", `/v2/payments/${made[i]!.id}/events/`, { body: { event_code: "PU15", description: "note" }, headers: processor.headers })).status,
+        ).toBe(201);
       }
       vi.useRealTimers();
-      const all = (await call("GET", "/v2/payments/?ordering=updated&page_size=1000", { headers: client.headers })).json.results as { id: string; created: string; updated: string }[];
+      const all = (await call("GET", "/v2/payments/?ordering=updated&page_size=1000", { headers: client.headers })).json.results as {
+        id: string;
+        created: string;
+        updated: string;
+      }[];
       expect(all).toHaveLength(5);
       const instants = [...new Set(all.flatMap((row) => [row.created, row.updated]))];
       for (const instant of instants) {
@@ -109,13 +139,19 @@ describe("updated, counted as created plus its moves", () => {
           const expected = all.filter((row) => keep(row.updated)).map((row) => row.id);
           const res = await call("GET", `/v2/payments/?${filter}&page_size=1000`, { headers: client.headers });
           expect(res.json.count, filter).toBe(expected.length);
-          expect(res.json.results.map((row: { id: string }) => row.id), filter).toEqual(expected);
+          expect(
+            res.json.results.map((row: { id: string }) => row.id),
+            filter,
+          ).toEqual(expected);
         }
       }
       // page=N by updated finds each page through the buckets, as following next links does.
       for (let page = 1; page <= 5; page++) {
         const res = await call("GET", `/v2/payments/?ordering=updated&page_size=1&page=${page}`, { headers: client.headers });
-        expect(res.json.results.map((row: { id: string }) => row.id), `page ${page}`).toEqual([all[page - 1]!.id]);
+        expect(
+          res.json.results.map((row: { id: string }) => row.id),
+          `page ${page}`,
+        ).toEqual([all[page - 1]!.id]);
         expect(res.json.count).toBe(5);
       }
     } finally {
@@ -148,10 +184,13 @@ describe("a status with a created range, counted from its column of the created 
     expect((await move(made[2]!.id, "settled", "PU20")).status).toBe(201);
     expect((await move(made[5]!.id, "canceled", "PU80")).status).toBe(201);
     const expected = (status: string, keep: (created: string) => boolean) =>
-      made.filter((payment) => keep(payment.created)).filter((payment) =>
-        ({ [made[1]!.id]: "in-progress", [made[2]!.id]: "settled", [made[3]!.id]: "in-progress", [made[5]!.id]: "canceled" })[payment.id] === status ||
-        (status === "pending" && [made[0]!.id, made[4]!.id].includes(payment.id)),
-      ).length;
+      made
+        .filter((payment) => keep(payment.created))
+        .filter(
+          (payment) =>
+            ({ [made[1]!.id]: "in-progress", [made[2]!.id]: "settled", [made[3]!.id]: "in-progress", [made[5]!.id]: "canceled" })[payment.id] === status ||
+            (status === "pending" && [made[0]!.id, made[4]!.id].includes(payment.id)),
+        ).length;
     for (const status of ["pending", "in-progress", "settled", "canceled", "failed"]) {
       for (const payment of made) {
         for (const [op, keep] of [
@@ -177,9 +216,15 @@ describe("page=N found through the time buckets", () => {
     const supplier = await makeCounterparty(client, "supplier");
     // Several rows in one millisecond, one second, one minute, and across days and months.
     const instants = [
-      ...Array(3).fill("2026-02-01T10:00:00.005Z"), "2026-02-01T10:00:00.900Z", "2026-02-01T10:00:59.000Z",
-      "2026-02-01T23:59:59.999Z", "2026-02-02T00:00:00.000Z", "2026-03-15T08:00:00.000Z", "2026-03-15T08:00:00.001Z",
-      "2026-05-20T12:34:56.789Z", "2026-05-20T12:34:56.789Z",
+      ...Array(3).fill("2026-02-01T10:00:00.005Z"),
+      "2026-02-01T10:00:00.900Z",
+      "2026-02-01T10:00:59.000Z",
+      "2026-02-01T23:59:59.999Z",
+      "2026-02-02T00:00:00.000Z",
+      "2026-03-15T08:00:00.000Z",
+      "2026-03-15T08:00:00.001Z",
+      "2026-05-20T12:34:56.789Z",
+      "2026-05-20T12:34:56.789Z",
     ];
     for (const iso of instants) await insertInvoiceAt(account.id, buyer.id, supplier.id, iso);
     for (const filter of ["", "created__gte=2026-02-01T10:00:00.9Z&", "created__lt=2026-05-20T12:34:56.789Z&"]) {
@@ -193,7 +238,10 @@ describe("page=N found through the time buckets", () => {
       const pages = Math.ceil(all.length / 2);
       for (let page = 1; page <= pages; page++) {
         const byOffset = await call("GET", `/v1/invoices/?${filter}page_size=2&page=${page}`, { headers: client.headers });
-        expect(byOffset.json.results.map((row: { id: string }) => row.id), `${filter} page ${page}`).toEqual(all.slice((page - 1) * 2, page * 2));
+        expect(
+          byOffset.json.results.map((row: { id: string }) => row.id),
+          `${filter} page ${page}`,
+        ).toEqual(all.slice((page - 1) * 2, page * 2));
       }
       expect((await call("GET", `/v1/invoices/?${filter}page_size=2&page=${pages + 1}`, { headers: client.headers })).status).toBe(404);
     }
@@ -219,7 +267,10 @@ describe("page=N found through the time buckets", () => {
     const made: { id: string; created: string }[] = [];
     for (let i = 0; i < 7; i++) made.push((await makePayment(client, parties)).payment);
     for (const i of [1, 4]) {
-      await call("POST", `/v2/payments/${made[i]!.id}/events/`, { body: { event_code: "PU10", description: "go", status: "in-progress" }, headers: processor.headers });
+      await call("POST", `/v2/payments/${made[i]!.id}/events/`, {
+        body: { event_code: "PU10", description: "go", status: "in-progress" },
+        headers: processor.headers,
+      });
     }
     const pending = [0, 2, 3, 5, 6].map((i) => made[i]!.id);
     for (const [filter, expected] of [
@@ -230,7 +281,10 @@ describe("page=N found through the time buckets", () => {
       for (let page = 1; page <= Math.ceil(expected.length / 2); page++) {
         const res = await call("GET", `/v2/payments/?${filter}&page_size=2&page=${page}`, { headers: client.headers });
         expect(res.json.count, filter).toBe(expected.length);
-        expect(res.json.results.map((row: { id: string }) => row.id), `${filter} page ${page}`).toEqual(expected.slice((page - 1) * 2, page * 2));
+        expect(
+          res.json.results.map((row: { id: string }) => row.id),
+          `${filter} page ${page}`,
+        ).toEqual(expected.slice((page - 1) * 2, page * 2));
       }
     }
   });

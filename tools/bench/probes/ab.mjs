@@ -61,7 +61,9 @@ const mean = (list, key) => list.reduce((sum, run) => sum + run[key], 0) / list.
 console.log(`| path | A req/s | B req/s | A/B | A CPU ms/req | B CPU ms/req |\n|---|---|---|---|---|---|`);
 for (const path of paths) {
   const [a, b] = [runs[`${path}\tA`], runs[`${path}\tB`]];
-  console.log(`| ${path} | ${mean(a, "rps").toFixed(1)} | ${mean(b, "rps").toFixed(1)} | ${(mean(a, "rps") / mean(b, "rps")).toFixed(2)} | ${mean(a, "cpu").toFixed(2)} | ${mean(b, "cpu").toFixed(2)} |`);
+  console.log(
+    `| ${path} | ${mean(a, "rps").toFixed(1)} | ${mean(b, "rps").toFixed(1)} | ${(mean(a, "rps") / mean(b, "rps")).toFixed(2)} | ${mean(a, "cpu").toFixed(2)} | ${mean(b, "cpu").toFixed(2)} |`,
+  );
 }
 await A.stop();
 await B.stop();

@@ -40,4 +40,5 @@ try {
 } finally {
   await service.stop();
 }
-for (const [i, path] of paths.entries()) console.log(`${(sums[i] / Number(values.rounds)).toFixed(1).padStart(8)} req/s  ${(sums[i] / sums[0]).toFixed(2)}  ${path}`);
+for (const [i, path] of paths.entries())
+  console.log(`${(sums[i] / Number(values.rounds)).toFixed(1).padStart(8)} req/s  ${(sums[i] / sums[0]).toFixed(2)}  ${path}`);

@@ -13,10 +13,17 @@ export const workerds = (group) =>
 
 /** Opens the inspector of the workerd `pid`; `send(method, params)` gives up after 5 s (workerd does not answer every method). */
 export async function openInspector(pid) {
-  const ports = [...execSync(`ss -ltnp | grep "pid=${pid},"`).toString().matchAll(/(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)/g)].map((m) => m[1]);
+  const ports = [
+    ...execSync(`ss -ltnp | grep "pid=${pid},"`)
+      .toString()
+      .matchAll(/(?:127\.0\.0\.1|localhost|\[::1\]):(\d+)/g),
+  ].map((m) => m[1]);
   let targets = [];
   for (const p of ports) {
-    targets = await fetch(`http://127.0.0.1:${p}/json/list`).then((r) => r.json(), () => []);
+    targets = await fetch(`http://127.0.0.1:${p}/json/list`).then(
+      (r) => r.json(),
+      () => [],
+    );
     if (targets.length > 0) break;
   }
   const target = targets.find((t) => /payments-api/.test(t.id + t.title)) ?? targets[0];

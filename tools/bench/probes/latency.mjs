@@ -7,7 +7,11 @@ import { startReceiver } from "../../receiver/index.mjs";
 const EVENTS = Number(process.argv[2] ?? 200);
 const BASE = `http://127.0.0.1:${process.env.PORT ?? 8787}`;
 const vars = Object.fromEntries(
-  readFileSync(".dev.vars", "utf8").split("\n").map((line) => /^([A-Z_]+)="?([^"]*)"?$/.exec(line)).filter(Boolean).map((m) => [m[1], m[2]]),
+  readFileSync(".dev.vars", "utf8")
+    .split("\n")
+    .map((line) => /^([A-Z_]+)="?([^"]*)"?$/.exec(line))
+    .filter(Boolean)
+    .map((m) => [m[1], m[2]]),
 );
 const auth = (user, password) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`, "content-type": "application/json" });
 const client = auth("demo-client", vars.DEMO_CLIENT_PASSWORD);
@@ -18,7 +22,14 @@ const path = `/bench-${Date.now()}`;
 const subscription = await fetch(`${BASE}/v1/webhooks/`, {
   method: "POST",
   headers: client,
-  body: JSON.stringify({ event: "payment.changed", url: `${receiver.url}${path}`, content_type: "application/json", username: "bench", password: "bench-pass", payment_events: true }),
+  body: JSON.stringify({
+    event: "payment.changed",
+    url: `${receiver.url}${path}`,
+    content_type: "application/json",
+    username: "bench",
+    password: "bench-pass",
+    payment_events: true,
+  }),
 }).then((r) => r.json());
 if (!subscription.secret) throw new Error(`subscribe failed: ${JSON.stringify(subscription)}`);
 receiver.configs.set(path, { secret: subscription.secret, username: "bench", password: "bench-pass" });
@@ -89,4 +100,6 @@ const unverified = matched.filter((entry) => !entry.verified).length;
 const latencies = matched.map((entry) => entry.receivedAt - sentAt.get(entry.eventId)).sort((a, b) => a - b);
 const pct = (p) => latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)];
 console.log(JSON.stringify({ deliveries: byStatus, not_exactly_one_attempt: retried.slice(0, 3) }));
-console.log(JSON.stringify({ events: EVENTS, delivered: latencies.length, unverified, p50_ms: pct(50), p90_ms: pct(90), p99_ms: pct(99), max_ms: latencies.at(-1) }));
+console.log(
+  JSON.stringify({ events: EVENTS, delivered: latencies.length, unverified, p50_ms: pct(50), p90_ms: pct(90), p99_ms: pct(99), max_ms: latencies.at(-1) }),
+);

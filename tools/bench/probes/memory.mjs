@@ -57,14 +57,24 @@ const bare = mkdtempSync(join(tmpdir(), "bare-worker-"));
 writeFileSync(join(bare, "index.js"), 'export default { fetch: () => new Response("ok") };\n');
 writeFileSync(join(bare, "wrangler.toml"), 'name = "bare"\nmain = "index.js"\ncompatibility_date = "2025-09-01"\n');
 const port = Number(values.port) + 1;
-const child = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false", "--log-level", "error"], {
-  cwd: bare,
-  env: { ...process.env, ...SERVICE_ENV },
-  stdio: "ignore",
-  detached: true,
-});
+const child = spawn(
+  resolve("node_modules/.bin/wrangler"),
+  ["dev", "--ip", "127.0.0.1", "--port", String(port), "--show-interactive-dev-session=false", "--log-level", "error"],
+  {
+    cwd: bare,
+    env: { ...process.env, ...SERVICE_ENV },
+    stdio: "ignore",
+    detached: true,
+  },
+);
 const base = `http://127.0.0.1:${port}`;
-while (!(await fetch(base).then((r) => r.ok, () => false))) await new Promise((done) => setTimeout(done, 250));
+while (
+  !(await fetch(base).then(
+    (r) => r.ok,
+    () => false,
+  ))
+)
+  await new Promise((done) => setTimeout(done, 250));
 const pids = workerds(child.pid);
 for (let round = 0; round <= rounds; round++) {
   let requests = 0;
