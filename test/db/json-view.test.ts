@@ -19,19 +19,17 @@ describe("a view made by SQL equals the same view made in JS", () => {
     const supplier = await makeCounterparty(client, "supplier");
     const db = createDb(await shardD1(account.id));
     const id = `inv_view${crypto.randomUUID().replaceAll("-", "")}`;
-    await db
-      .insert(invoices)
-      .values({
-        id,
-        accountId: account.id,
-        invoiceNumber: text,
-        buyerId: buyer.id,
-        supplierId: supplier.id,
-        amountCents: at % 1_000_000_007,
-        currency: "USD",
-        createdAt: at,
-        updatedAt: at + 1,
-      });
+    await db.insert(invoices).values({
+      id,
+      accountId: account.id,
+      invoiceNumber: text,
+      buyerId: buyer.id,
+      supplierId: supplier.id,
+      amountCents: at % 1_000_000_007,
+      currency: "USD",
+      createdAt: at,
+      updatedAt: at + 1,
+    });
     const [row] = await db.select({ row: invoices, json: invoiceView.json }).from(invoices).where(eq(invoices.id, id));
     expect(JSON.parse(row!.json)).toStrictEqual(invoiceView.of(row!.row));
     expect(invoiceView.of(row!.row).created).toBe(new Date(at).toISOString());
@@ -41,17 +39,15 @@ describe("a view made by SQL equals the same view made in JS", () => {
     const { account } = await makeTenant();
     const db = createDb(await shardD1(account.id));
     const id = `cpty_view${crypto.randomUUID().replaceAll("-", "")}`;
-    await db
-      .insert(counterparties)
-      .values({
-        id,
-        accountId: account.id,
-        internalId: `${text}-${id}`,
-        type: "supplier",
-        name: text,
-        createdAt: 1_700_000_000_001,
-        updatedAt: 1_700_000_000_999,
-      });
+    await db.insert(counterparties).values({
+      id,
+      accountId: account.id,
+      internalId: `${text}-${id}`,
+      type: "supplier",
+      name: text,
+      createdAt: 1_700_000_000_001,
+      updatedAt: 1_700_000_000_999,
+    });
     const [row] = await db.select({ row: counterparties, json: counterpartyView.json }).from(counterparties).where(eq(counterparties.id, id));
     expect(JSON.parse(row!.json)).toStrictEqual(counterpartyView.of(row!.row));
   });

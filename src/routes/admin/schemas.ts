@@ -64,12 +64,10 @@ export const ApiUserSchema = z
     username: z.string().openapi({ description: "The username, for HTTP Basic.", example: "acme-erp" }),
     role,
     account_id: z.string().openapi({ description: "The user's account.", example: "acct_demoAccount000000001" }),
-    password: z
-      .string()
-      .openapi({
-        description: "The generated password (32 random bytes, URL-safe); shown only in this answer.",
-        example: "q0Zk3v9yTn1bW8xR5cL2mP7sD4fG6hJ0aE3uI9oY1tA",
-      }),
+    password: z.string().openapi({
+      description: "The generated password (32 random bytes, URL-safe); shown only in this answer.",
+      example: "q0Zk3v9yTn1bW8xR5cL2mP7sD4fG6hJ0aE3uI9oY1tA",
+    }),
     created: timestamp("When the user was made."),
   })
   .openapi("ApiUserWithPassword");

@@ -45,13 +45,10 @@ export const InvoiceSchema = z
 
 /** The invoice's own page: beyond the record, the payment that holds it. */
 export const InvoiceDetailSchema = InvoiceSchema.extend({
-  payment_id: z
-    .string()
-    .nullable()
-    .openapi({
-      description: "The payment that covers it now (not canceled or failed); null when none does. Beyond the published record: its detail only.",
-      example: "pmt_demoPaymentSettled0001",
-    }),
+  payment_id: z.string().nullable().openapi({
+    description: "The payment that covers it now (not canceled or failed); null when none does. Beyond the published record: its detail only.",
+    example: "pmt_demoPaymentSettled0001",
+  }),
 }).openapi("InvoiceDetail");
 
 export const InvoiceQuery = z.object({

@@ -27,16 +27,10 @@ const bounded = (min: number, max: number, fallback: number, description: string
 const FEED_BOUNDS = pageBounds("feed");
 
 const FeedQuery = z.object({
-  after: z
-    .string()
-    .min(1)
-    .max(1000)
-    .optional()
-    .openapi({
-      description:
-        "A cursor from an earlier page's `next` (opaque), or `acked` for the position kept by POST …/feed/ack/. None: from the oldest delivery kept.",
-      example: "acked",
-    }),
+  after: z.string().min(1).max(1000).optional().openapi({
+    description: "A cursor from an earlier page's `next` (opaque), or `acked` for the position kept by POST …/feed/ack/. None: from the oldest delivery kept.",
+    example: "acked",
+  }),
   limit: bounded(
     1,
     1000,
@@ -60,18 +54,14 @@ const FeedItem = z.object({
   payment_id: z.string().openapi({ example: "pmt_demoPaymentSettled0001" }),
   status: z.string().openapi({ description: "pending, succeeded, failed or held.", example: "succeeded" }),
   created: z.string().openapi({ example: "2026-11-25T10:15:30.123Z" }),
-  body: z
-    .string()
-    .openapi({
-      description: "Exactly the bytes that were (or will be) sent.",
-      example: '{"object_type":"payment","object_id":"pmt_demoPaymentSettled0001","event":"payment.changed"}',
-    }),
-  cursor: z
-    .string()
-    .openapi({
-      description: "The cursor just after this delivery: acking it after handling the delivery keeps the position one delivery at a time.",
-      example: "eyJzIjoi…",
-    }),
+  body: z.string().openapi({
+    description: "Exactly the bytes that were (or will be) sent.",
+    example: '{"object_type":"payment","object_id":"pmt_demoPaymentSettled0001","event":"payment.changed"}',
+  }),
+  cursor: z.string().openapi({
+    description: "The cursor just after this delivery: acking it after handling the delivery keeps the position one delivery at a time.",
+    example: "eyJzIjoi…",
+  }),
   headers: z
     .record(z.string(), z.string())
     .optional()

@@ -243,12 +243,10 @@ registerArchiveRoutes(webhooksRouter);
 
 const PublicKeys = z
   .object({
-    public_key: z
-      .string()
-      .openapi({
-        description: "Verifies the `v1a` signatures (`whpk_` + base64 of the 32-byte Ed25519 public key).",
-        example: "whpk_Zf8bq1o2G0m3y6x1m0e8f9gRk3hD1eYbqz9d7Cq5s2o=",
-      }),
+    public_key: z.string().openapi({
+      description: "Verifies the `v1a` signatures (`whpk_` + base64 of the 32-byte Ed25519 public key).",
+      example: "whpk_Zf8bq1o2G0m3y6x1m0e8f9gRk3hD1eYbqz9d7Cq5s2o=",
+    }),
     previous_public_key: z
       .string()
       .nullable()

@@ -34,12 +34,10 @@ const RecoverInput = z.object({
 
 const Recovered = z
   .object({
-    recovered: z
-      .int()
-      .openapi({
-        description: `How many failed deliveries went back to pending (at most ${MAX_RECOVERED.toLocaleString("en")} a call; call again for more).`,
-        example: 42,
-      }),
+    recovered: z.int().openapi({
+      description: `How many failed deliveries went back to pending (at most ${MAX_RECOVERED.toLocaleString("en")} a call; call again for more).`,
+      example: 42,
+    }),
   })
   .openapi("WebhookRecovered");
 

@@ -197,20 +197,15 @@ export const DeliverySchema = z
     id: z
       .uuid()
       .openapi({ description: "The delivery's id: `hook-delivery` and `webhook-id` on every attempt.", example: "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60" }),
-    event: z
-      .string()
-      .openapi({
-        description: "`payment.changed`, or for a `subscription.health` subscription the operational event it tells (header `hook-event`).",
-        example: "payment.changed",
-      }),
+    event: z.string().openapi({
+      description: "`payment.changed`, or for a `subscription.health` subscription the operational event it tells (header `hook-event`).",
+      example: "payment.changed",
+    }),
     payment_id: z.string().openapi({ description: "The payment whose change made it; empty for an operational event.", example: "pmt_demoPaymentPending0001" }),
-    event_id: z
-      .string()
-      .nullable()
-      .openapi({
-        description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).",
-        example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4",
-      }),
+    event_id: z.string().nullable().openapi({
+      description: "The payment event that change added; null for a test delivery (and for deliveries made before this field existed).",
+      example: "pev_Zr3kP0aQ7mLx2bV9cN1tY4",
+    }),
     sequence: z.int().nullable().openapi({
       description:
         "Its place in the subscription's sequence (1, 2, 3, … in commit order, without gaps; header `hook-sequence`): a receiver that sees n+2 before n+1 knows n+1 is late or lost. Null for a test delivery.",
@@ -250,12 +245,10 @@ export const DeliverySchema = z
       .openapi({
         description: `Its latest ${ATTEMPTS_SHOWN} attempts, oldest first (\`number\` counts from its first; every attempt stays in the log and goes to the archive).`,
       }),
-    body: z
-      .string()
-      .openapi({
-        description: "The exact bytes every attempt sends.",
-        example: '{"object_type":"payment","object_id":"pmt_demoPaymentPending0001","event":"payment.changed","payment_status":"pending"}',
-      }),
+    body: z.string().openapi({
+      description: "The exact bytes every attempt sends.",
+      example: '{"object_type":"payment","object_id":"pmt_demoPaymentPending0001","event":"payment.changed","payment_status":"pending"}',
+    }),
     created: timestamp("When the change was made."),
     updated: timestamp("When it last changed."),
     next_attempt_at: timestamp("When the next attempt is due; null once it has ended.").nullable(),
