@@ -10,6 +10,26 @@ export function base64url(bytes: Uint8Array): string {
   return base64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** The bytes base64 text stands for; throws on text that is not base64. */
+export function fromBase64(text: string): Uint8Array {
+  return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
+}
+
+/** The bytes URL-safe base64 stands for, with or without its padding; throws on text that is not base64. */
+export function fromBase64url(text: string): Uint8Array {
+  return fromBase64(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
+}
+
+/** A value as the service's opaque cursors carry it: its JSON's UTF-8 as URL-safe base64. */
+export function cursorText(value: unknown): string {
+  return base64url(encoder.encode(JSON.stringify(value)));
+}
+
+/** What `cursorText` made; throws on text it did not make. */
+export function cursorValue(text: string): unknown {
+  return JSON.parse(new TextDecoder().decode(fromBase64url(text)));
+}
+
 /** HTTP Basic credentials as RFC 7617 sends them with `charset="UTF-8"`: any Unicode text, as UTF-8. */
 export function basicAuthorization(username: string, password: string): string {
   return `Basic ${base64(encoder.encode(`${username}:${password}`))}`;

@@ -1,5 +1,5 @@
 import { AppError } from "../errors";
-import { base64 as toBase64 } from "./crypto";
+import { base64, fromBase64 } from "./crypto";
 
 /**
  * AES-GCM at rest with the Worker secret ENCRYPTION_KEY: one or more keys (base64 of 32 bytes),
@@ -44,7 +44,7 @@ function keyBytes(encoded: string | undefined): Uint8Array[] {
   return parts.map((part, i) => {
     let bytes: Uint8Array;
     try {
-      bytes = Uint8Array.from(atob(part), (ch) => ch.charCodeAt(0));
+      bytes = fromBase64(part);
     } catch {
       throw notConfigured(`ENCRYPTION_KEY's key ${i + 1} is not valid base64`);
     }
@@ -83,7 +83,7 @@ export async function encrypt(encodedKeys: string | undefined, plaintext: string
   const out = new Uint8Array(iv.byteLength + sealed.byteLength);
   out.set(iv);
   out.set(sealed, iv.byteLength);
-  return `v2.${newest.id}.${toBase64(out)}`;
+  return `v2.${newest.id}.${base64(out)}`;
 }
 
 /** Opens a ciphertext with the listed key that sealed it; throws when none of them did. */
@@ -91,7 +91,7 @@ export async function decrypt(encodedKeys: string | undefined, ciphertext: strin
   const { keys } = await keyRing(encodedKeys);
   const [version, id, body] = ciphertext.split(".");
   const candidates = version === "v2" ? keys.filter((key) => key.id === id) : version === "v1" ? keys : [];
-  const bytes = Uint8Array.from(atob(version === "v2" ? (body ?? "") : (id ?? "")), (ch) => ch.charCodeAt(0));
+  const bytes = fromBase64(version === "v2" ? (body ?? "") : (id ?? ""));
   for (const { key } of candidates) {
     try {
       const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.slice(0, 12) }, key, bytes.slice(12));
@@ -108,8 +108,6 @@ export async function sealedWithNewest(encodedKeys: string | undefined, cipherte
   const { newest } = await keyRing(encodedKeys);
   return ciphertext.startsWith(`v2.${newest.id}.`);
 }
-
-export { base64 as toBase64 } from "./crypto";
 
 const macRings = new Map<string, Promise<{ id: string; key: CryptoKey }[]>>();
 

@@ -1,3 +1,4 @@
+import { cursorText, cursorValue } from "./crypto";
 /**
  * Page-number paging with keyset links. `page=N` is served by offset (direct access); the `next`
  * and `previous` links carry an opaque cursor holding the sort key of the page's edge row, so
@@ -64,13 +65,12 @@ export function readPageSize(text: string | null, bounds: PageBounds): number {
 }
 
 export function encodePageCursor(cursor: PageCursor): string {
-  const text = JSON.stringify([cursor.page, cursor.dir === "after" ? "a" : "b", cursor.key[0], cursor.key[1]]);
-  return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return cursorText([cursor.page, cursor.dir === "after" ? "a" : "b", cursor.key[0], cursor.key[1]]);
 }
 
 export function decodePageCursor(text: string): PageCursor | null {
   try {
-    const value: unknown = JSON.parse(atob(text.replace(/-/g, "+").replace(/_/g, "/")));
+    const value = cursorValue(text);
     if (!Array.isArray(value) || value.length !== 4) return null;
     const [page, dir, sortKey, id] = value;
     if (!Number.isSafeInteger(page) || page < 1) return null;

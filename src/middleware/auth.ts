@@ -3,7 +3,7 @@ import { runBatch } from "../db/client";
 import { countFailure, failureKey, readFailures, throttledFor, type FailureRow } from "../services/auth-throttle";
 import type { AppEnv } from "../app-env";
 import { AppError, forbidden } from "../errors";
-import { constantTimeEqual } from "../lib/crypto";
+import { constantTimeEqual, fromBase64 } from "../lib/crypto";
 import { requestSession } from "../db/session";
 import { sessionConstraint } from "../lib/bookmark";
 import { answerBookmark, sentBookmark } from "./bookmark";
@@ -22,7 +22,7 @@ export function parseBasic(header: string | undefined): { username: string; pass
   if (!match) return null;
   let decoded: string;
   try {
-    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(atob(match[1]!), (ch) => ch.charCodeAt(0)));
+    decoded = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(fromBase64(match[1]!));
   } catch {
     return null;
   }

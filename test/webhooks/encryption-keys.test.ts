@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { decrypt, encrypt, keyId, toBase64 } from "../../src/lib/encryption";
+import { base64 } from "../../src/lib/crypto";
+import { decrypt, encrypt, keyId } from "../../src/lib/encryption";
 import { ADMIN, call, makePayment, makeTenant, type User, shardD1, shardOf } from "../helpers/api";
 import { verify } from "../../packages/verify/index.js";
 import { HOOK_USER } from "../helpers/webhooks";
@@ -24,7 +25,7 @@ async function sealedV1(key: string, text: string): Promise<string> {
   );
   const iv = crypto.getRandomValues(new Uint8Array(12));
   const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, raw, new TextEncoder().encode(text)));
-  return `v1.${toBase64(new Uint8Array([...iv, ...sealed]))}`;
+  return `v1.${base64(new Uint8Array([...iv, ...sealed]))}`;
 }
 
 describe("ENCRYPTION_KEY with several keys", () => {

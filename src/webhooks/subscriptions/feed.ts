@@ -1,3 +1,4 @@
+import { cursorText, cursorValue } from "../../lib/crypto";
 /**
  * The feed (docs/interface.md, "The feed"): a subscription's deliveries in sequence order after a
  * cursor, each body exactly the bytes sent (or to be sent), so a receiver can pull what it missed,
@@ -37,15 +38,13 @@ interface FeedCursor extends Position {
 }
 
 export function encodeFeedCursor(cursor: FeedCursor): string {
-  const json = JSON.stringify({ s: cursor.subscriptionId, e: cursor.epoch, q: cursor.sequence, c: cursor.created });
-  return btoa(json).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return cursorText({ s: cursor.subscriptionId, e: cursor.epoch, q: cursor.sequence, c: cursor.created });
 }
 
 /** The cursor a client sent, or null when it is not one of ours. Pure. */
 export function decodeFeedCursor(text: string): FeedCursor | null {
   try {
-    const padded = text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4);
-    const { s, e, q, c } = JSON.parse(atob(padded)) as Record<string, unknown>;
+    const { s, e, q, c } = cursorValue(text) as Record<string, unknown>;
     if (typeof s !== "string" || typeof e !== "string" || !Number.isSafeInteger(q) || !Number.isSafeInteger(c) || (q as number) < 0) return null;
     return { subscriptionId: s, epoch: e, sequence: q as number, created: c as number };
   } catch {

@@ -1,16 +1,16 @@
-import { toBase64 } from "../../lib/encryption";
+import { base64, fromBase64 } from "../../lib/crypto";
 
 const encoder = new TextEncoder();
 
 /** A Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
 export function newSigningSecret(): string {
-  return `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
+  return `whsec_${base64(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
 
 /** The key bytes of a secret: the base64-decoded text after `whsec_`. */
 export function secretKeyBytes(secret: string): Uint8Array {
   const encoded = secret.startsWith("whsec_") ? secret.slice(6) : secret;
-  return Uint8Array.from(atob(encoded), (ch) => ch.charCodeAt(0));
+  return fromBase64(encoded);
 }
 
 /** Imported signing keys, by secret, so a burst to one subscription imports its key once (non-extractable). */
@@ -29,7 +29,7 @@ function signingKey(secret: string): Promise<CryptoKey> {
 }
 
 async function hmac(secret: string, message: string): Promise<string> {
-  return toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", await signingKey(secret), encoder.encode(message))));
+  return base64(new Uint8Array(await crypto.subtle.sign("HMAC", await signingKey(secret), encoder.encode(message))));
 }
 
 /** `hook-hmac`: base64 HMAC-SHA256 of the exact body bytes. */
@@ -52,7 +52,7 @@ export async function newSigningKeyPair(): Promise<{ signingKey: string; publicK
   const pair = (await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"])) as CryptoKeyPair;
   const [pkcs8, raw] = await Promise.all([crypto.subtle.exportKey("pkcs8", pair.privateKey), crypto.subtle.exportKey("raw", pair.publicKey)]);
   const seed = new Uint8Array(pkcs8 as ArrayBuffer).slice(PKCS8_ED25519.length);
-  return { signingKey: `whsk_${toBase64(seed)}`, publicKey: `whpk_${toBase64(new Uint8Array(raw as ArrayBuffer))}` };
+  return { signingKey: `whsk_${base64(seed)}`, publicKey: `whpk_${base64(new Uint8Array(raw as ArrayBuffer))}` };
 }
 
 const ed25519Keys = new Map<string, Promise<CryptoKey>>();
@@ -61,7 +61,7 @@ function ed25519Key(signingKey: string): Promise<CryptoKey> {
   let key = ed25519Keys.get(signingKey);
   if (!key) {
     if (ed25519Keys.size >= MAX_KEYS) ed25519Keys.clear();
-    const seed = Uint8Array.from(atob(signingKey.slice("whsk_".length)), (ch) => ch.charCodeAt(0));
+    const seed = fromBase64(signingKey.slice("whsk_".length));
     const pkcs8 = new Uint8Array(PKCS8_ED25519.length + seed.length);
     pkcs8.set(PKCS8_ED25519);
     pkcs8.set(seed, PKCS8_ED25519.length);
@@ -76,7 +76,7 @@ function ed25519Key(signingKey: string): Promise<CryptoKey> {
 export async function ed25519Signature(signingKeys: string[], id: string, timestamp: number, body: string): Promise<string> {
   const signed = encoder.encode(`${id}.${timestamp}.${body}`);
   const signatures = await Promise.all(
-    signingKeys.map(async (signingKey) => `v1a,${toBase64(new Uint8Array(await crypto.subtle.sign("Ed25519", await ed25519Key(signingKey), signed)))}`),
+    signingKeys.map(async (signingKey) => `v1a,${base64(new Uint8Array(await crypto.subtle.sign("Ed25519", await ed25519Key(signingKey), signed)))}`),
   );
   return signatures.join(" ");
 }
