@@ -89,6 +89,16 @@ describe("D1 round trips per request kind", () => {
     for (const res of [patched, rotated]) expect([res.status, figure(res, "d1-calls"), figure(res, "cf-d1-replica-calls")]).toEqual([200, 3, 0]);
   });
 
+  it("a secret rotation with an Idempotency-Key: 4, its key claimed in a round trip of its own before the read (which a replica as new as the claim may then serve)", async () => {
+    const f = await fixture();
+    const id = (await writes[4]![1](f, {})).json.id as string;
+    const keyed = { ...f.client.headers, "Idempotency-Key": unique("k") };
+    const rotated = await call("POST", `/v1/webhooks/${id}/rotate-secret/`, { headers: keyed, bindings: timed });
+    expect([rotated.status, figure(rotated, "d1-calls"), figure(rotated, "cf-d1-replica-calls")]).toEqual([200, 4, 1]);
+    const replayed = await call("POST", `/v1/webhooks/${id}/rotate-secret/`, { headers: keyed, bindings: timed });
+    expect([replayed.status, replayed.headers.get("Idempotent-Replayed"), figure(replayed, "d1-calls")]).toEqual([200, "true", 2]);
+  });
+
   it.each(reads)("%s: 2, the shard's a replica may serve", async (_name, path) => {
     const f = await fixture();
     const res = await call("GET", path(f), { headers: f.client.headers, bindings: timed });
