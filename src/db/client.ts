@@ -31,13 +31,27 @@ export async function runNamedBatch<P extends Record<string, BatchStatement | re
     db,
     names.flatMap((name) => parts[name] as BatchStatement | BatchStatement[]),
   );
+  return byName(parts, results) as NamedResults<P>;
+}
+
+/** The same for prepared statements of a D1 binding itself (a move's copy works on the bindings): each name's D1Result, or their list. */
+export async function runNamedD1Batch<P extends Record<string, D1PreparedStatement | readonly D1PreparedStatement[]>>(
+  d1: D1Database,
+  parts: P,
+): Promise<{ [K in keyof P]: P[K] extends readonly unknown[] ? D1Result[] : D1Result }> {
+  const names = Object.keys(parts) as (keyof P & string)[];
+  const results = await d1.batch(names.flatMap((name) => parts[name] as D1PreparedStatement | D1PreparedStatement[]));
+  return byName(parts, results) as { [K in keyof P]: P[K] extends readonly unknown[] ? D1Result[] : D1Result };
+}
+
+/** A batch's results by the names of its parts, in the order they were named. */
+function byName(parts: Record<string, unknown>, results: readonly unknown[]): Record<string, unknown> {
   let at = 0;
-  const named = {} as Record<string, unknown>;
-  for (const name of names) {
-    const part = parts[name];
+  const named: Record<string, unknown> = {};
+  for (const [name, part] of Object.entries(parts)) {
     const size = Array.isArray(part) ? part.length : 1;
     named[name] = Array.isArray(part) ? results.slice(at, at + size) : results[at];
     at += size;
   }
-  return named as NamedResults<P>;
+  return named;
 }

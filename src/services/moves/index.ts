@@ -24,7 +24,7 @@
  */
 import { and, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { createDb } from "../../db/client";
+import { createDb, runNamedD1Batch } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { accounts } from "../../db/schema";
 import { shardBinding, shardNotConfigured } from "../../db/shards";
@@ -267,12 +267,12 @@ async function arm(from: D1Database, to: D1Database, accountId: string, startedA
     .prepare("insert into moves (account_id, state, started_at) values (?1, 'arriving', ?2) on conflict (account_id) do update set state = 'arriving'")
     .bind(accountId, startedAt)
     .run();
-  const [, ...highest] = await from.batch([
-    from
+  const { highest } = await runNamedD1Batch(from, {
+    armed: from
       .prepare("insert into moves (account_id, state, started_at) values (?1, 'copying', ?2) on conflict (account_id) do update set state = 'copying'")
       .bind(accountId, startedAt),
-    ...MOVED_TABLES.map((table) => from.prepare(table.withoutRowid ? "select 0 as n" : `select coalesce(max(rowid), 0) as n from "${table.name}"`)),
-  ]);
+    highest: MOVED_TABLES.map((table) => from.prepare(table.withoutRowid ? "select 0 as n" : `select coalesce(max(rowid), 0) as n from "${table.name}"`)),
+  });
   return { phase: "bulk", table: 0, after: 0, upTo: highest.map((result) => Number((result!.results[0] as { n: number }).n)), seq: 0 };
 }
 
