@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { runBatch, type BatchStatement, type Db } from "../../db/client";
+import { guardedInsert } from "../../db/guarded-insert";
 import { listCounts, PAYMENT_STATUSES, statusColumn, timeCounts } from "../../db/schema";
 import { BUCKET_SIZES_MS } from "./buckets";
 import { keyParts, storedAt, type CountKey } from "./stored";
@@ -97,52 +98,52 @@ export function foldStatements(db: Db, accountId: string, markBefore?: number): 
   const changes = changesAfterMark(accountId);
   const due = markBefore === undefined ? sql`true` : sql`${countedTo(accountId)} < ${markBefore}`;
   const latest = sql`(select coalesce(max(updated_at), 0) from payments where account_id = ${accountId})`;
-  const each = (make: (name: SQL) => SQL) =>
+  // Each statement inserts the rows of a grouped subquery `g`, naming every column it gives.
+  const g = (column: string) => sql`${sql.identifier("g")}.${sql.identifier(column)}`;
+  const summed = (make: (name: SQL) => SQL) =>
     sql.join(
-      COUNT_COLUMNS.map((name) => make(sql`${sql.identifier(name)}`)),
+      COUNT_COLUMNS.map((name) => sql`${make(sql`${sql.identifier(name)}`)} as ${sql.identifier(name)}`),
       sql`, `,
     );
+  // n and every status column, each from the subquery's column of its name.
+  const fromG = Object.fromEntries(COUNT_COLUMNS.map((name) => [name, g(name)])) as { n: SQL } & Record<string, SQL>;
   const added = { ...addedOn(), countedTo: sql`excluded.counted_to` };
-  const zeros = sql.join(
-    COUNT_COLUMNS.slice(1).map(() => sql`0`),
-    sql`, `,
-  );
   const sizes = sql.join(
     BUCKET_SIZES_MS.map((size) => sql`select ${size} as size`),
     sql` union all `,
   );
-  // Each SELECT lists the table's columns in order: account, key, counts, counted_to.
+  const nonZero = sql.join(
+    COUNT_COLUMNS.map((name) => sql`sum(${sql.identifier(name)}) <> 0`),
+    sql` or `,
+  );
   return [
-    db
-      .insert(listCounts)
-      .select(
-        sql`select * from (
-          select ${accountId}, 'payments/originating_counterparty_id=' || orig, count(*), ${zeros}, ${latest} from ${made} where orig is not null group by orig
+    // Each counterparty's row: the payments made after the mark (its statuses stay at their default 0).
+    guardedInsert(
+      db,
+      listCounts,
+      { accountId, resource: g("resource"), n: g("n"), countedTo: latest },
+      due,
+      sql`(select 'payments/originating_counterparty_id=' || orig as resource, count(*) as n from ${made} where orig is not null group by orig
           union all
-          select ${accountId}, 'payments/receiving_counterparty_id=' || recv, count(*), ${zeros}, ${latest} from ${made} where recv is not null group by recv)
-        where ${due}`,
-      )
-      .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`n + excluded.n`, countedTo: sql`excluded.counted_to` } }),
-    db
-      .insert(timeCounts)
-      .select(
-        sql`select * from (
-          select ${accountId}, key, size, at - at % size as bucket, ${each((name) => sql`sum(${name})`)}, ${latest} from ${changes}, (${sizes})
-          group by key, size, bucket having ${sql.join(
-            COUNT_COLUMNS.map((name) => sql`sum(${sql.identifier(name)}) <> 0`),
-            sql` or `,
-          )})
-        where ${due}`,
-      )
-      .onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: added }),
-    db
-      .insert(listCounts)
-      .select(
-        sql`select * from (
-          select ${accountId}, 'payments', ${each((name) => sql`coalesce(sum(${name}), 0)`)}, ${latest} from ${made} where key = 'payments.created_at')
-        where ${latest} > ${countedTo(accountId)} and ${due}`,
-      )
-      .onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: added }),
+          select 'payments/receiving_counterparty_id=' || recv as resource, count(*) as n from ${made} where recv is not null group by recv) g`,
+    ).onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: { n: sql`n + excluded.n`, countedTo: sql`excluded.counted_to` } }),
+    // Every bucket of every size the changes fall in.
+    guardedInsert(
+      db,
+      timeCounts,
+      { accountId, key: g("key"), size: g("size"), bucket: g("bucket"), ...fromG, countedTo: latest },
+      due,
+      sql`(select key, size, at - at % size as bucket, ${summed((name) => sql`sum(${name})`)} from ${changes}, (${sizes})
+          group by key, size, bucket having ${nonZero}) g`,
+    ).onConflictDoUpdate({ target: [timeCounts.accountId, timeCounts.key, timeCounts.size, timeCounts.bucket], set: added }),
+    // The account's `payments` row, with its statuses; it moves the mark, last.
+    guardedInsert(
+      db,
+      listCounts,
+      { accountId, resource: "payments", ...fromG, countedTo: latest },
+      sql`${latest} > ${countedTo(accountId)} and ${due}`,
+      sql`(select ${summed((name) => sql`coalesce(sum(${name}), 0)`)} from ${made} where key = 'payments.created_at') g`,
+    ).onConflictDoUpdate({ target: [listCounts.accountId, listCounts.resource], set: added }),
   ];
 }
 
