@@ -91,14 +91,17 @@ const LEASE_MARGIN_MS = 60_000;
 const REPLAY_QUERIES = 1 + MOVED_TABLES.length * 4;
 /** D1 queries of the cut-over after its replays: both fingerprints, the hand-over of its deliveries, the switch and the hand-off. */
 const AFTER_REPLAYS = 2 * MOVED_TABLES.length + 1 + 1 + 3;
+/** D1 queries of the cut-over but its replays: the drain's checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS), the state changes, and what follows the replays. */
+const CUTOVER_FIXED = 2 + (DRAIN_WAIT_MS / DRAIN_POLL_MS + 1) + 2 + AFTER_REPLAYS;
 /**
- * What the cut-over may spend in D1 queries (the cron's run budget, lib/run-budget.ts): the drain's
- * checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS) and state changes, up to FREEZE_REPLAYS
- * replays at the freeze, and what follows them. A step starts the cut-over only with this much
- * room; one cut short anyway (a replay of very large rows) goes back to copying (bookkeeping) and
- * tries again later, never leaving the account frozen.
+ * What the cut-over spends in D1 queries at most (the cron's run budget, lib/run-budget.ts), with
+ * FREEZE_REPLAYS replays at the freeze; and the least room a step starts one with, for one replay.
+ * Each replay at the freeze checks its room first: a cut-over that runs out (more changes came in
+ * while it drained than the room replays, or rows so large the replays outgrow it) goes back to
+ * copying (bookkeeping) and tries again later, never leaving the account frozen.
  */
-export const CUTOVER_QUERIES = 2 + (DRAIN_WAIT_MS / DRAIN_POLL_MS + 1) + 2 + FREEZE_REPLAYS * REPLAY_QUERIES + AFTER_REPLAYS;
+export const CUTOVER_QUERIES = CUTOVER_FIXED + FREEZE_REPLAYS * REPLAY_QUERIES;
+const CUTOVER_LEAST = CUTOVER_FIXED + REPLAY_QUERIES;
 /**
  * The cron's floor and reserve for moves. The floor is a step's smallest whole unit for a busy
  * account: the lease, a minute's catch-up of its log (two replays) and the cut-over, which must
@@ -246,7 +249,7 @@ async function stepMove(
       progress = { ...progress, seq: replayed.lastSeq };
       await save();
       if (replayed.applied >= NEARLY_CAUGHT_UP) continue;
-      if (room() < CUTOVER_QUERIES) return report(at(), copied, "no room for the cut-over");
+      if (room() < CUTOVER_LEAST) return report(at(), copied, "no room for the cut-over");
       const over = await cutOver(directory, from, to, account, progress, deadline, { kept, from: shardBinding(bookkeeping, account.shard)! }, room);
       return report(over, copied, over === "drain" ? "drain" : undefined);
     } while (Date.now() < deadline);
