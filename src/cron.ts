@@ -14,7 +14,7 @@ import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWe
 
 /**
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
- * accounts' shards) and, on every shard this Worker tends (CRON_SHARDS, or all), its outbox sweep,
+ * accounts' shards) and, on every shard its trigger tends (CRON_SHARDS: by default all), its outbox sweep,
  * idempotency clean-up, retention, the fold of payment counts (services/counts) and the release of
  * what resumed subscriptions still hold (webhooks/subscriptions/holds.ts). Every job is bounded
  * and runs on its own, JOBS_AT_ONCE at a time, within its part of the run's budget
