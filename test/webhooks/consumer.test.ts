@@ -820,12 +820,14 @@ describe("the outbox", () => {
 
   it("loses nothing when the queue send fails after the commit: the sweeper sends it, once", async () => {
     const { client, processor } = await makeTenant({ shard: SHARD });
-    const { box } = await subscribeToReceiver(client, { payment_status: true });
+    const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
     const { payment } = await makePayment(client);
     await waitFor(
       () => receivedAt(box),
       (got) => got.length === 1,
     );
+    // Its outcome recorded too (the receiver may get it before the consumer writes that down).
+    await allEnded(client, [subscription.id]);
 
     const brokenQueue = { send: () => Promise.reject(new Error("queue down")), sendBatch: () => Promise.reject(new Error("queue down")) };
     const response = await call("POST", `/v2/payments/${payment.id}/events/`, {
