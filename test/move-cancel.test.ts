@@ -115,7 +115,7 @@ describe("canceling a move", () => {
     const { account } = await makeTenant({ shard: "A" });
     expect(await cancel(account.id)).toMatchObject({ status: 409, json: { detail: "The account is not moving." } });
     expect((await move(account.id, "B")).status).toBe(202);
-    for (const state of ["frozen", "cleaning"]) {
+    for (const state of ["frozen", "leaving"]) {
       await env.DB.prepare("update accounts set move_state = ?2 where id = ?1").bind(account.id, state).run();
       expect(await cancel(account.id)).toMatchObject({
         status: 409,

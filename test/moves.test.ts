@@ -198,7 +198,7 @@ describe("moving an account to another shard", () => {
       });
     }
     expect((await move(client.accountId, "A")).status).toBe(202);
-    for (let i = 0; (await accountOf(client.accountId)).move?.state !== "cleaning"; i++) {
+    for (let i = 0; (await accountOf(client.accountId)).move?.state !== "leaving"; i++) {
       expect(i).toBeLessThan(200);
       await continueMoves(directory(), env, { budgetMs: 5 });
     }

@@ -75,14 +75,29 @@ describe("the baseline migrations", () => {
     expect(baseline).toEqual(stepped);
   });
 
-  it("build the directory's schema that the 3 steps before it built", async () => {
+  it("build the directory's schema that the 3 steps before it built (the step after the baseline changes data only)", async () => {
     await applyD1Migrations(env.STEPPED_DB, env.PRE_BASELINE_DIRECTORY);
     await applyD1Migrations(env.BASELINE_DB, env.MIGRATIONS_DIRECTORY);
     expect(env.PRE_BASELINE_DIRECTORY).toHaveLength(3);
-    expect(env.MIGRATIONS_DIRECTORY.map((migration) => migration.name)).toEqual(["0000_directory.sql"]);
+    expect(env.MIGRATIONS_DIRECTORY.map((migration) => migration.name)).toEqual(["0000_directory.sql", "0001_move_phase_leaving.sql"]);
     const baseline = await schemaOf(env.BASELINE_DB);
     expect(Object.keys(baseline.tables).sort()).toEqual(["accounts", "api_users", "auth_failures", "shards"]);
     expect(baseline).toEqual(await schemaOf(env.STEPPED_DB));
+  });
+
+  it("carry a move in its last phase over to that phase's one name, leaving every other account as it was", async () => {
+    // A directory with the baseline's schema, a move in its last phase and one copying; then the step after it.
+    const d1 = env.REPLICA_DB;
+    const account = (id: string, state: string) =>
+      d1.prepare("insert into accounts (id, name, created_at, shard, move_to, move_state) values (?1, ?1, 1, 'B', 'B', ?2)").bind(id, state);
+    await d1.batch([account("acct_last", "cleaning"), account("acct_copying", "copying")]);
+    const step = env.MIGRATIONS_DIRECTORY.find((migration) => migration.name === "0001_move_phase_leaving.sql")!;
+    await d1.batch(step.queries.map((query) => d1.prepare(query)));
+    const states = await d1.prepare("select id, move_state as state from accounts order by id").all();
+    expect(states.results).toEqual([
+      { id: "acct_copying", state: "copying" },
+      { id: "acct_last", state: "leaving" },
+    ]);
   });
 
   it("tell apart schemas that differ in a table's key form, a column's default or an index's columns", async () => {

@@ -65,7 +65,7 @@ export interface paths {
         post: operations["moveAccount"];
         /**
          * Cancel an account's move before its cut-over
-         * @description For a move that cannot progress (a shard the configuration lacks) or is no longer wanted. Answers 202 and the account: it kept working on its own shard throughout; `move` shows `canceling` while the cron removes the copy from the target (null at once when the target is not configured), then null. A move past its cut-over (`frozen`, `cleaning`) is finishing: 409.
+         * @description For a move that cannot progress (a shard the configuration lacks) or is no longer wanted. Answers 202 and the account: it kept working on its own shard throughout; `move` shows `canceling` while the cron removes the copy from the target (null at once when the target is not configured), then null. A move past its cut-over (`frozen`, `leaving`) is finishing: 409.
          */
         delete: operations["cancelAccountMove"];
         options?: never;
@@ -944,10 +944,10 @@ export interface components {
                  */
                 to: string;
                 /**
-                 * @description `copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `cleaning` (it works from the new shard; the old one loses its rows), `canceling` (the move was canceled: the copy on the target is removed; the account works on its own shard throughout).
+                 * @description `copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `leaving` (it works from the new shard; the old one loses its rows), `canceling` (the move was canceled: the copy on the target is removed; the account works on its own shard throughout).
                  * @enum {string}
                  */
-                state: "copying" | "draining" | "frozen" | "cleaning" | "canceling";
+                state: "copying" | "draining" | "frozen" | "leaving" | "canceling";
                 /**
                  * @description Rows copied so far (a row changed during the copy counts again).
                  * @example 12000

@@ -13,7 +13,7 @@ export const accounts = sqliteTable(
     shard: text("shard").notNull(),
     // A move to another shard under way (services/moves/): where to, how far, since when; null otherwise.
     moveTo: text("move_to"),
-    moveState: text("move_state", { enum: ["copying", "draining", "frozen", "cleaning", "canceling"] }),
+    moveState: text("move_state", { enum: ["copying", "draining", "frozen", "leaving", "canceling"] }),
     moveStartedAt: integer("move_started_at"),
     moveCopiedRows: integer("move_copied_rows"),
     // Where the copy stands (JSON, services/moves/).

@@ -125,7 +125,7 @@ admin.openapi(
     operationId: "cancelAccountMove",
     summary: "Cancel an account's move before its cut-over",
     description:
-      "For a move that cannot progress (a shard the configuration lacks) or is no longer wanted. Answers 202 and the account: it kept working on its own shard throughout; `move` shows `canceling` while the cron removes the copy from the target (null at once when the target is not configured), then null. A move past its cut-over (`frozen`, `cleaning`) is finishing: 409.",
+      "For a move that cannot progress (a shard the configuration lacks) or is no longer wanted. Answers 202 and the account: it kept working on its own shard throughout; `move` shows `canceling` while the cron removes the copy from the target (null at once when the target is not configured), then null. A move past its cut-over (`frozen`, `leaving`) is finishing: 409.",
     tags,
     security,
     request: { params: AccountParam },

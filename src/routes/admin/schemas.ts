@@ -20,9 +20,9 @@ export const AccountSchema = z
     move: z
       .object({
         to: z.string().openapi({ description: "The shard it is moving to.", example: "B" }),
-        state: z.enum(["copying", "draining", "frozen", "cleaning", "canceling"]).openapi({
+        state: z.enum(["copying", "draining", "frozen", "leaving", "canceling"]).openapi({
           description:
-            "`copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `cleaning` (it works from the new shard; the old one loses its rows), `canceling` (the move was canceled: the copy on the target is removed; the account works on its own shard throughout).",
+            "`copying` (its rows are copied while it works), `draining` (its attempts in flight end), `frozen` (the seconds of the cut-over: its writes answer 503), `leaving` (it works from the new shard; the old one loses its rows), `canceling` (the move was canceled: the copy on the target is removed; the account works on its own shard throughout).",
         }),
         copied_rows: z.int().openapi({ description: "Rows copied so far (a row changed during the copy counts again).", example: 12000 }),
         started: timestamp("When the move started."),

@@ -6,7 +6,7 @@
  * lost: the source's `moves` row and log go at once (its triggers stop logging), and the copy's
  * rows on the target, when the target is configured, are removed by the cron in bounded steps
  * (`canceling`), as erasure removes an account's rows. Once they are gone the account has no move.
- * A move past its freeze (`frozen`, `cleaning`) is finishing: 409.
+ * A move past its freeze (`frozen`, `leaving`) is finishing: 409.
  */
 import { and, eq, inArray, isNull, lt, or } from "drizzle-orm";
 import { createDb, type Db } from "../../db/client";

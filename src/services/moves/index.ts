@@ -192,7 +192,7 @@ async function stepMove(
       await stepCancel(directory, env, account);
       return report("canceling");
     }
-    if (account.moveState === "cleaning") {
+    if (account.moveState === "leaving") {
       // The directory points at the new shard already; the progress names the one left.
       const left: string = JSON.parse(account.moveProgress!).left;
       const binding = shardBinding(env, left);
@@ -206,7 +206,7 @@ async function stepMove(
     return report(account.moveState!, undefined, "budget");
   }
   if (account.moveTo === account.shard) {
-    // Never copy a shard onto itself (a state no step writes: the switch sets `cleaning` with the shard).
+    // Never copy a shard onto itself (a state no step writes: the switch sets `leaving` with the shard).
     console.error(
       JSON.stringify({ type: "move_error", account_id: account.id, error: `a move to its own shard "${account.shard}" in state ${account.moveState}` }),
     );
@@ -360,7 +360,7 @@ async function cutOver(
   // drains and freezes again; after it, the clean-up goes on.)
   const [switched] = await directory
     .update(accounts)
-    .set({ shard: account.moveTo!, moveState: "cleaning", moveProgress: JSON.stringify({ left: account.shard }) })
+    .set({ shard: account.moveTo!, moveState: "leaving", moveProgress: JSON.stringify({ left: account.shard }) })
     .where(and(eq(accounts.id, account.id), eq(accounts.shard, account.shard), eq(accounts.moveState, "frozen")))
     .returning({ id: accounts.id });
   if (!switched) throw new Error("the directory's account changed under the cut-over");
