@@ -27,7 +27,9 @@ export function retryTimeScale(env: Env): number {
  * deliveries queue the soak may make fail, and the retry schedule's time scale.
  */
 export function localSettings(env: Env): { env: Env; retryScale: number } {
-  return { env: { ...env, DELIVERIES: deliveriesQueue(env) }, retryScale: retryTimeScale(env) };
+  const queue = deliveriesQueue(env);
+  // The bindings as they are, unless the soak asked for a failing queue.
+  return { env: queue === env.DELIVERIES ? env : { ...env, DELIVERIES: queue }, retryScale: retryTimeScale(env) };
 }
 
 /** The deliveries queue, failing that share of sends when the soak asks for it. */

@@ -8,7 +8,7 @@
  * round trip of its own first (`claimKey`), and its verb's `claim` only reads the row back.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { BatchStatement, Db } from "../db/client";
+import { runNamedBatch, type BatchStatement, type Db } from "../db/client";
 import { decide, type Decision } from "./decision";
 import { claimStatements, keyRowStatement, ownsSql, storedKey, type RequestKey, type StoredKey } from "./store";
 
@@ -52,12 +52,12 @@ export function keyedWrite<T>(db: Db, key: RequestKey, store: (value: T, guard?:
     claim: claimed ? [keyRowStatement(db, key)] : [...claimStatements(db, key, Date.now())],
     owns: ownsSql(key),
     answer: store,
-    decided: (results) => decisionOf(key, storedKey((results.at(-1) ?? []) as unknown[])),
+    decided: (results) => decisionOf(key, storedKey((results.at(-1) ?? []) as StoredKey[])),
   };
 }
 
 /** Claims the key in a round trip of its own, for a route that reads before it writes: null to run, else its decision. */
 export async function claimKey(db: Db, key: RequestKey): Promise<KeyDecision | null> {
-  const results = await db.batch([...claimStatements(db, key, Date.now())]);
-  return decisionOf(key, storedKey(results[3] as unknown[]));
+  const { claim } = await runNamedBatch(db, { claim: [...claimStatements(db, key, Date.now())] });
+  return decisionOf(key, storedKey(claim.at(-1) as StoredKey[]));
 }

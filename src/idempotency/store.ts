@@ -10,7 +10,7 @@
  * or not at all. Answers that no write's batch stored (a 4xx) are stored after, by `settle`.
  */
 import { and, eq, isNull, lt, sql, SQL } from "drizzle-orm";
-import type { BatchStatement, Db } from "../db/client";
+import { runNamedBatch, type BatchStatement, type Db } from "../db/client";
 import { notHeldByMove } from "../db/moving";
 import { fixedLimit } from "../db/fixed-limit";
 import { idempotencyKeys } from "../db/schema";
@@ -46,6 +46,11 @@ export function keyRowStatement(db: Db, key: RequestKey) {
 
 /** The statements that claim the request's key, the last reading the key's row after. */
 export function claimStatements(db: Db, key: RequestKey, now: number) {
+  return [...takeStatements(db, key, now), keyRowStatement(db, key)] as const;
+}
+
+/** The claim's writes: an expired key forgotten, a crashed run of the same request taken over, a new key inserted. */
+function takeStatements(db: Db, key: RequestKey, now: number) {
   const lockedUntil = now + LOCK_MS;
   return [
     db.delete(idempotencyKeys).where(and(ofKey(key), lt(idempotencyKeys.createdAt, now - KEY_TTL_MS))),
@@ -57,12 +62,11 @@ export function claimStatements(db: Db, key: RequestKey, now: number) {
       .insert(idempotencyKeys)
       .values({ accountId: key.accountId, username: key.username, key: key.key, requestHash: key.requestHash, token: key.token, lockedUntil, createdAt: now })
       .onConflictDoNothing(),
-    keyRowStatement(db, key),
   ] as const;
 }
 
 /** The key's row from the rows its read returned; undefined when there is none. */
-export function storedKey(rows: readonly unknown[]): StoredKey | undefined {
+export function storedKey(rows: readonly StoredKey[]): StoredKey | undefined {
   return rows[0] as StoredKey | undefined;
 }
 
@@ -91,15 +95,12 @@ export function answerStatement(db: Db, key: RequestKey, status: number, body: s
  */
 export async function settle(db: Db, key: RequestKey, status: number, body: string, now = Date.now()): Promise<StoredKey | undefined> {
   const mine = and(ofKey(key), eq(idempotencyKeys.token, key.token), isNull(idempotencyKeys.status));
-  const [forget, takeOver, insert] = claimStatements(db, key, now);
-  const results = await db.batch([
-    forget,
-    takeOver,
-    insert,
-    storable(status) ? db.update(idempotencyKeys).set({ status, body }).where(mine) : db.delete(idempotencyKeys).where(mine),
-    keyRowStatement(db, key),
-  ]);
-  return storedKey(results[4] as unknown[]);
+  const { row } = await runNamedBatch(db, {
+    take: [...takeStatements(db, key, now)],
+    answer: storable(status) ? db.update(idempotencyKeys).set({ status, body }).where(mine) : db.delete(idempotencyKeys).where(mine),
+    row: keyRowStatement(db, key),
+  });
+  return storedKey(row);
 }
 
 /** Forgets up to `limit` keys older than a day, oldest first (the cron trigger); returns how many. */

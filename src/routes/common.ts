@@ -78,7 +78,7 @@ export async function claimFirst(c: Context<AppEnv>): Promise<{ decided: KeyDeci
  */
 export async function keyedAfter<R extends Response>(c: Context<AppEnv>, run: () => Promise<R>): Promise<R> {
   const first = await claimFirst(c);
-  if (first) return answerOf(c, first, () => undefined as never);
+  if (first) return (await keyDecidedAnswer(c, first.decided)) as R;
   const answer = await run();
   const key = c.get("key");
   if (key) await settle(c.get("db"), key, answer.status, await answer.clone().text());

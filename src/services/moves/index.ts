@@ -159,7 +159,7 @@ export async function continueMoves(
         .returning();
       if (!account) continue; // another step holds it
       try {
-        const report = await stepMove(directory, env, account, { deadline: now + budgetMs, bookkeeping, room });
+        const report = await stepMove(directory, env, account, { deadline: now + budgetMs, bookkeeping, kept, room });
         if (report) reports.push(report);
         if (report?.stopped === "budget") break;
       } catch (error) {
@@ -178,7 +178,7 @@ async function stepMove(
   directory: Db,
   env: Env,
   account: Account,
-  { deadline, bookkeeping, room }: Required<Omit<MoveOptions, "budgetMs">> & { deadline: number },
+  { deadline, bookkeeping, kept, room }: Required<Omit<MoveOptions, "budgetMs">> & { deadline: number; kept: Db },
 ): Promise<MoveReport | null> {
   const report = (at: string, copied = account.moveCopiedRows ?? 0, stopped?: MoveReport["stopped"]): MoveReport => ({
     account_id: account.id,
@@ -218,7 +218,6 @@ async function stepMove(
     shardNotConfigured(from ? account.moveTo : account.shard, { moving: account.id });
     return null;
   }
-  const kept = createDb(bookkeeping.DB);
   let copied = account.moveCopiedRows ?? 0;
   let progress: Progress | null = account.moveProgress ? JSON.parse(account.moveProgress) : null;
   const at = () => (progress === null ? "arming" : progress.phase === "bulk" ? `bulk ${MOVED_TABLES[progress.table]?.name ?? "done"}` : `log ${progress.seq}`);
@@ -250,7 +249,16 @@ async function stepMove(
       await save();
       if (replayed.applied >= NEARLY_CAUGHT_UP) continue;
       if (room() < CUTOVER_LEAST) return report(at(), copied, "no room for the cut-over");
-      const over = await cutOver(directory, from, to, account, progress, deadline, { kept, from: shardBinding(bookkeeping, account.shard)! }, room);
+      const over = await cutOver(
+        directory,
+        from,
+        to,
+        account,
+        progress,
+        deadline,
+        { directory: kept, source: shardBinding(bookkeeping, account.shard)! },
+        room,
+      );
       return report(over, copied, over === "drain" ? "drain" : undefined);
     } while (Date.now() < deadline);
     return report(at(), copied);
@@ -297,7 +305,7 @@ async function cutOver(
   account: Account,
   progress: Progress,
   deadline: number,
-  kept: { kept: Db; from: D1Database },
+  kept: { directory: Db; source: D1Database },
   room: () => number,
 ): Promise<"switched" | "drain" | "copying"> {
   let seq = progress.seq;
@@ -305,14 +313,14 @@ async function cutOver(
     // Writes work again. Its deliveries handed over at their creation and never since, which the
     // sweeper left alone while the move held them (and its mark passed), become due: the
     // sweeper's due walk has them again. After a failed check, every row is copied again.
-    await kept.from.batch([
-      kept.from.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
-      kept.from
+    await kept.source.batch([
+      kept.source.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
+      kept.source
         .prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at")
         .bind(account.id),
     ]);
     const resumed = restart ? { ...progress, phase: "bulk" as const, table: 0, after: 0 } : { ...progress, seq };
-    await kept.kept
+    await kept.directory
       .update(accounts)
       .set({ moveState: "copying", moveProgress: JSON.stringify(resumed) })
       .where(eq(accounts.id, account.id));

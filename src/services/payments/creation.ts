@@ -161,6 +161,9 @@ export function verdictSql(q: CreationSql): Record<CreationCheckName, SQL.Aliase
   >;
 }
 
+/** The verdict when nothing was read back (the account has no row on this shard): every check failed. */
+export const NO_VERDICT = Object.fromEntries(NAMES.map((name) => [name, 0])) as Record<CreationCheckName, number>;
+
 /** Each check's verdict in TypeScript. Pure. */
 export function verdictOf(read: CreationRead): Record<CreationCheckName, boolean> {
   return Object.fromEntries(NAMES.map((name) => [name, CREATION_CHECKS[name].holds(read)])) as Record<CreationCheckName, boolean>;

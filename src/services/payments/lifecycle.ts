@@ -91,8 +91,7 @@ export interface EventStamp {
 export function applyEvent(payment: PaymentRow, input: PaymentEventFields, stamp: EventStamp): { next: PaymentRow; event: EventRow } {
   const refused = eventRefusal(payment, input);
   if (refused) throw refused;
-  const changed = Object.fromEntries(changesOf(input).map((change) => [change.column, change.value(input)]));
-  const next: PaymentRow = { ...payment, ...changed, version: payment.version + 1, updatedAt: stamp.at };
+  const next: PaymentRow = { ...payment, ...changedColumns(input), version: payment.version + 1, updatedAt: stamp.at };
   const event: EventRow = {
     id: stamp.eventId,
     paymentId: payment.id,
@@ -107,6 +106,11 @@ export function applyEvent(payment: PaymentRow, input: PaymentEventFields, stamp
   return { next, event };
 }
 
+/** The payment row's columns an event changes, with their new values (EVENT_CHANGES). Pure. */
+function changedColumns(input: PaymentEventFields): Partial<Pick<PaymentRow, "status" | "instrumentNumber" | "refundReason">> {
+  return Object.fromEntries(changesOf(input).map((change) => [change.column, change.value(input)]));
+}
+
 /** `eventRefusal`'s allowance as SQL over the payment row the statement updates: the cap, and the status table. */
 export function allowedSql(input: PaymentEventFields): SQL {
   const from = input.status ? PAYMENT_STATUSES.filter((status) => canMove(status, input.status!)) : null;
@@ -116,8 +120,7 @@ export function allowedSql(input: PaymentEventFields): SQL {
 
 /** `applyEvent`'s next row as the SET of an UPDATE of the payment row: the columns the event changes, the version, the stamp. */
 export function eventSetSql(input: PaymentEventFields, stamp: SQL) {
-  const changed = Object.fromEntries(changesOf(input).map((change) => [change.column, change.value(input)]));
-  return { ...changed, version: sql`${payments.version} + 1`, updatedAt: stamp } as {
+  return { ...changedColumns(input), version: sql`${payments.version} + 1`, updatedAt: stamp } as {
     status?: PaymentStatus;
     instrumentNumber?: string | null;
     refundReason?: string | null;

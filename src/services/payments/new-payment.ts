@@ -19,7 +19,7 @@ import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoice
 import { newId } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../counts";
-import { checksHoldSql, creationSql, refusalOf, verdictSql } from "./creation";
+import { checksHoldSql, creationSql, NO_VERDICT, refusalOf, verdictSql } from "./creation";
 import type { PaymentFields } from "./lifecycle";
 import { paymentWrite } from "./write-fence";
 
@@ -154,7 +154,7 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
   const [made] = batch.insert;
   if (!made) {
     const read = { input, buyer: batch.buyer[0], supplier: batch.supplier[0], found: batch.found, claimed: batch.claimed };
-    throw refusalOf(batch.verdict[0] ?? verdictOfNone, read);
+    throw refusalOf(batch.verdict[0] ?? NO_VERDICT, read);
   }
   return {
     ran: {
@@ -165,6 +165,3 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
     },
   };
 }
-
-/** The verdict when the account's tenant row is missing (no account on this shard): every check failed. */
-const verdictOfNone = { buyer: 0, supplier: 0, distinct_invoices: 0, invoices_between: 0, one_currency: 0, no_live_claim: 0 };
