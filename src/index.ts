@@ -6,7 +6,7 @@ import { consumeDeadLetters, consumeDeliveries, type DeliveryMessage } from "./w
 
 const app = createApp();
 
-/** When this isolate handled its first event: everything it handed to the queue or claimed came after. */
+/** When this isolate handled its first event: everything it handed to the queue or leased came after. */
 let firstEventAt: number | undefined;
 const started = () => (firstEventAt ??= Date.now());
 
@@ -30,7 +30,7 @@ export default underPlatformLimits<Env, DeliveryMessage>({
     const { env } = localSettings(bindings);
     // "@restart" is never a deployed cron: `npm start` and the soak fire it through wrangler dev's
     // /__scheduled after (re)starting the local service, whose in-memory queue did not survive.
-    // What was handed over or claimed before this isolate started is lost with it; since, its own.
+    // What was handed over or leased before this isolate started is lost with it; since, its own.
     // Awaited, not left to waitUntil: a scheduled event may run for minutes, waitUntil 30 s.
     const restartedAt = started();
     await runCron(env, Date.now(), controller.cron === "@restart" ? { restartedAt } : {}, controller.cron);

@@ -91,7 +91,7 @@ describe("Idempotency-Key on a payment creation", () => {
     const holder = await call("POST", "/v2/payments/", { body, headers: client.headers });
     const clash = await call("POST", "/v2/payments/", { body, headers: keyed(client, "retry") });
     expect(clash.status).toBe(409);
-    await (await shardD1(client.accountId)).prepare("update payment_invoices set claim = payment_id where payment_id = ?").bind(holder.json.id).run();
+    await (await shardD1(client.accountId)).prepare("update payment_invoices set released_by = payment_id where payment_id = ?").bind(holder.json.id).run();
     const retried = await call("POST", "/v2/payments/", { body, headers: keyed(client, "retry") });
     expect(retried.status).toBe(201);
     expect(retried.headers.get("Idempotent-Replayed")).toBeNull();

@@ -36,7 +36,7 @@ async function dump(d1: D1Database, accountId: string) {
 const withoutHandover = (rows: Record<string, unknown[]>) => ({
   ...rows,
   tenants: rows.tenants!.map((row) => ({ ...(row as object), epoch: null })),
-  webhook_deliveries: rows.webhook_deliveries!.map((row) => ({ ...(row as object), enqueued_at: null, claimed_until: null, claim_token: null })),
+  webhook_deliveries: rows.webhook_deliveries!.map((row) => ({ ...(row as object), enqueued_at: null, leased_until: null, lease_token: null })),
 });
 
 /** Writes through the API that retry a 503 of the cut-over after its Retry-After, as a client would; counts them. */
@@ -143,12 +143,12 @@ describe("moving an account to another shard", () => {
     expect(await tenantRows(env.SHARD_A!, neighbour.account.id)).toEqual(neighbourBefore);
     // One link per invoice on B, held by a live payment and let go by a failed one.
     const links = await env
-      .SHARD_B!.prepare("select l.claim, l.payment_id, p.status from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?")
+      .SHARD_B!.prepare("select l.released_by, l.payment_id, p.status from payment_invoices l join payments p on p.id = l.payment_id where p.account_id = ?")
       .bind(client.accountId)
-      .all<{ claim: string; payment_id: string; status: string }>();
+      .all<{ released_by: string; payment_id: string; status: string }>();
     expect(links.results).toHaveLength(written.size);
     expect(links.results.some((link) => link.status === "failed")).toBe(true);
-    for (const link of links.results) expect(link.claim).toBe(link.status === "failed" ? link.payment_id : "");
+    for (const link of links.results) expect(link.released_by).toBe(link.status === "failed" ? link.payment_id : "");
 
     // Every change is there as it was answered, stamps unchanged: each payment's detail is its
     // creation with its events added, `updated` the last event's stamp.
@@ -272,10 +272,10 @@ describe("moving an account to another shard", () => {
     const { subscription } = await subscribeToReceiver(client);
     await makeCounterparty(client, "buyer");
     const now = Date.now();
-    // An attempt under way on A: its claim holds until its outcome is recorded.
+    // An attempt under way on A: its lease holds until its outcome is recorded.
     await env
       .SHARD_A!.prepare(
-        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, claimed_until, claim_token, created_at, updated_at)
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, leased_until, lease_token, created_at, updated_at)
        values ('in-flight-' || ?1, ?2, ?1, 'pmt_test', '{}', 'pending', 1, ?3, ?3, ?4, 'worker', ?3, ?3)`,
       )
       .bind(client.accountId, subscription.id, now, now + 60_000)
@@ -294,7 +294,7 @@ describe("moving an account to another shard", () => {
     // Writes still work while it drains.
     await makeCounterparty(client, "supplier");
     await env
-      .SHARD_A!.prepare("update webhook_deliveries set claimed_until = null, claim_token = null where id = 'in-flight-' || ?1")
+      .SHARD_A!.prepare("update webhook_deliveries set leased_until = null, lease_token = null where id = 'in-flight-' || ?1")
       .bind(client.accountId)
       .run();
 

@@ -176,7 +176,7 @@ describe("creating a payment", () => {
     }
   });
 
-  it("lets only one of several concurrent payments claim an invoice", async () => {
+  it("lets only one of several concurrent payments take an invoice", async () => {
     const { client, buyer, supplier } = await parties();
     const invoice = await makeInvoice(client, buyer.id, supplier.id);
     const body = { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" };

@@ -113,7 +113,7 @@ describe("query plans of the lists", () => {
 });
 
 describe("query plans of a new payment", () => {
-  it("finds a claimed invoice by its key, not by reading payment_invoices", async () => {
+  it("finds an invoice's live link by its key, not by reading payment_invoices", async () => {
     const { db, statements } = recordingD1(shard);
     const fresh = await makeInvoice(tenant.client, buyer.id, supplier.id);
     const res = await call("POST", "/v2/payments/", {
@@ -122,21 +122,21 @@ describe("query plans of a new payment", () => {
       bindings: { [shardKey]: db },
     });
     expect(res.status).toBe(201);
-    const [claim] = statements.filter((s) => /^\s*select\b/i.test(s.sql) && /from "payment_invoices"/.test(s.sql));
+    const [live] = statements.filter((s) => /^\s*select\b/i.test(s.sql) && /from "payment_invoices"/.test(s.sql));
     const plan = (
       await shard
-        .prepare(`EXPLAIN QUERY PLAN ${claim!.sql}`)
-        .bind(...claim!.params)
+        .prepare(`EXPLAIN QUERY PLAN ${live!.sql}`)
+        .bind(...live!.params)
         .all<PlanRow>()
     ).results.map((row) => row.detail);
-    expect(plan).toEqual([expect.stringMatching(/^SEARCH payment_invoices USING PRIMARY KEY \(invoice_id=\? AND claim=\?\)$/)]);
+    expect(plan).toEqual([expect.stringMatching(/^SEARCH payment_invoices USING PRIMARY KEY \(invoice_id=\? AND released_by=\?\)$/)]);
   });
 });
 
 describe("query plans of the writes", () => {
   /**
    * Every statement of a write's batch, planned: no stored table scanned, and no table of many rows
-   * per account (invoices, events, counterparties, claims) walked by its account alone: each is
+   * per account (invoices, events, counterparties, invoice links) walked by its account alone: each is
    * found on its key. (`npm run bench` measured a new payment at 495 ms on an account of
    * 1,000,000 invoices when SQLite walked them in created order.)
    */
@@ -238,7 +238,7 @@ describe("query plans of the outbox sweeper", () => {
 });
 
 describe("query plans of the sweeper's look at fresh deliveries", () => {
-  it("finds lapsed claims on the claimed index and reads each subscription's log in the window on its key", async () => {
+  it("finds lapsed leases on the leased index and reads each subscription's log in the window on its key", async () => {
     const now = Date.now() + 10 * 60_000;
     const created = now - 3 * 60_000;
     await shard
@@ -263,11 +263,11 @@ describe("query plans of the sweeper's look at fresh deliveries", () => {
       ),
     );
     for (const { sql } of selects) expect(sql).not.toMatch(/\blimit\s+\?/i);
-    // Only the claimed index is read whole: it holds the deliveries under a claim, and no others.
+    // Only the leased index is read whole: it holds the deliveries under a lease, and no others.
     for (const plan of plans)
-      expect(plan.filter((detail) => /^SCAN webhook_deliveries(?! USING INDEX webhook_deliveries_claimed_idx$)|TEMP B-TREE/.test(detail))).toEqual([]);
+      expect(plan.filter((detail) => /^SCAN webhook_deliveries(?! USING INDEX webhook_deliveries_leased_idx$)|TEMP B-TREE/.test(detail))).toEqual([]);
     const all = plans.flat();
-    expect(all).toContainEqual("SCAN webhook_deliveries USING INDEX webhook_deliveries_claimed_idx");
+    expect(all).toContainEqual("SCAN webhook_deliveries USING INDEX webhook_deliveries_leased_idx");
     expect(all).toContainEqual(
       expect.stringMatching(/^SEARCH webhook_deliveries USING PRIMARY KEY \(subscription_id=\? AND created_at>\? AND created_at<\?\)/),
     );

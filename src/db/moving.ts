@@ -4,7 +4,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 /**
  * True for rows of accounts that no move holds (services/moves/): on the shard it leaves, an account
  * past the start of its cut-over (`draining`, `frozen`, `leaving`), and on the shard it moves to,
- * its copy until the switch (`arriving`), get no delivery claims, and the shard-wide jobs (sweeper,
+ * its copy until the switch (`arriving`), get no delivery leases, and the shard-wide jobs (sweeper,
  * retention, idempotency clean-up) leave their rows alone: nothing is sent from both shards, and
  * the source's triggers refuse none of those jobs' statements. With no move under way, `moves` is
  * empty: one look-up of it by key per row.

@@ -97,12 +97,15 @@ function checkParty(party: { type: string } | undefined, id: string, type: "buye
 
 /**
  * The invoice, and the payment that holds it now: the one not canceled or failed, whose link
- * carries no claim (db/schema/payment-invoices.ts); null when none does.
+ * is live (db/schema/payment-invoices.ts); null when none does.
  */
 export async function getInvoice({ db, accountId }: ServiceContext, id: string): Promise<Invoice & { paymentId: string | null }> {
   const l = paymentInvoices;
   const row = await db
-    .select({ invoice: invoices, paymentId: sql<string | null>`(select ${l.paymentId} from ${l} where ${l.invoiceId} = ${invoices.id} and ${l.claim} = '')` })
+    .select({
+      invoice: invoices,
+      paymentId: sql<string | null>`(select ${l.paymentId} from ${l} where ${l.invoiceId} = ${invoices.id} and ${l.releasedBy} = '')`,
+    })
     .from(invoices)
     .where(and(inAccount(invoices, accountId), eq(invoices.id, id)))
     .get();

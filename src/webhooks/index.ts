@@ -4,7 +4,7 @@
  * uses only what is exported here; nothing in src/webhooks/ reaches into src/services/.
  *
  * Five rooms, each importing only from those listed after it (tools/dev/structure.mjs checks):
- *   delivery/       the queue consumer: the admission rule, claim, attempt, outcome, record, health
+ *   delivery/       the queue consumer: the admission rule, lease, attempt, outcome, record, health
  *                   events, the stats writer;
  *   upkeep/         the cron's jobs: the outbox sweep, retention (and its archive), the releases of
  *                   resumed subscriptions;

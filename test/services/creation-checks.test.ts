@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../src/db/client";
 import { inList } from "../../src/db/in-list";
-import { counterparties, invoiceClaimed, invoices, paymentInvoices, tenants } from "../../src/db/schema";
+import { counterparties, liveLink, invoices, paymentInvoices, tenants } from "../../src/db/schema";
 import {
   CREATION_CHECKS,
   creationSql,
@@ -81,10 +81,10 @@ async function readFor(input: PaymentFields): Promise<CreationRead> {
       .select()
       .from(invoices)
       .where(and(eq(invoices.accountId, accountId), inList(invoices.id, input.invoice_ids))),
-    claimed: await d
+    live: await d
       .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
       .from(paymentInvoices)
-      .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), invoiceClaimed)),
+      .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), liveLink)),
   };
 }
 
@@ -105,12 +105,12 @@ const CASES: Case[] = [
   ["an invoice of another account", () => ({ invoice_ids: [ids.foreign!] }), ["invoices_between"], 400],
   ["an invoice between other counterparties", () => ({ invoice_ids: [ids.usd1!, ids.otherPair!] }), ["invoices_between"], 400],
   ["two currencies", () => ({ invoice_ids: [ids.usd1!, ids.eur!] }), ["one_currency"], 400],
-  ["an invoice a live payment holds", () => ({ invoice_ids: [ids.usd1!, ids.live!] }), ["no_live_claim"], 409],
+  ["an invoice a live payment holds", () => ({ invoice_ids: [ids.usd1!, ids.live!] }), ["no_live_link"], 409],
   ["an invoice a failed payment let go", () => ({ invoice_ids: [ids.released!] }), [], 0],
   [
-    "a live claim and a missing buyer",
+    "a live link and a missing buyer",
     () => ({ originating_counterparty_id: "cpty_missing", invoice_ids: [ids.live!] }),
-    ["buyer", "invoices_between", "no_live_claim"],
+    ["buyer", "invoices_between", "no_live_link"],
     400,
   ],
 ];
@@ -143,7 +143,7 @@ describe("a new payment's checks, SQL against TypeScript", () => {
       buyer: undefined,
       supplier: undefined,
       found: [],
-      claimed: [],
+      live: [],
     };
     for (let bits = 0; bits < 2 ** names.length; bits++) {
       const verdict = Object.fromEntries(names.map((name, i) => [name, (bits >> i) & 1])) as Record<CreationCheckName, number>;

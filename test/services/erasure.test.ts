@@ -31,7 +31,7 @@ describe("erasing an account", () => {
       const supplier = await makeCounterparty(tenant.client, "supplier");
       const made = [];
       for (let i = 0; i < 3; i++) made.push((await makePayment(tenant.client, { buyer, supplier })).payment);
-      // One payment fails: its invoice link stays, under the payment's own claim.
+      // One payment fails: its invoice link stays, released by the payment's own id.
       const failed = await call("POST", `/v2/payments/${made[0].id}/events/`, {
         body: { event_code: "PU90", description: "Rejected", status: "failed" },
         headers: tenant.processor.headers,

@@ -6,7 +6,7 @@ import { newPayment } from "../helpers/lifecycle-oracle";
 
 /**
  * A new payment is checked and written by SQL in one batch (src/services/payments/new-payment.ts).
- * The row, its first event, its invoice claims and its stored detail (byte for byte) are what a new
+ * The row, its first event, its invoice links and its stored detail (byte for byte) are what a new
  * payment's rules in plain TypeScript (test/helpers/lifecycle-oracle.ts) and db/payment-detail.ts's
  * `paymentView` make of the rows it was made from, for invoices of any text and created in any order.
  */
@@ -104,7 +104,7 @@ describe("a new payment's one batch, against the rules in plain TypeScript", () 
     const links = (
       await db
         .prepare(
-          "select invoice_id, claim, payment_id, invoice_number, amount_cents, invoice_created_at from payment_invoices where payment_id = ? order by invoice_id",
+          "select invoice_id, released_by, payment_id, invoice_number, amount_cents, invoice_created_at from payment_invoices where payment_id = ? order by invoice_id",
         )
         .bind(res.json.id)
         .all()
@@ -114,7 +114,7 @@ describe("a new payment's one batch, against the rules in plain TypeScript", () 
         .sort((a, b) => (a.id < b.id ? -1 : 1))
         .map((invoice) => ({
           invoice_id: invoice.id,
-          claim: "",
+          released_by: "",
           payment_id: res.json.id,
           invoice_number: invoice.invoiceNumber,
           amount_cents: invoice.amountCents,

@@ -5,11 +5,11 @@ import {
   BURST_CAP,
   BUSY_DELAY_MS,
   HEALTH_WINDOW_MS,
-  holdAfter,
-  HOLD_MIN_TIMEOUTS,
-  HOLD_MS,
+  backoffAfter,
+  BACKOFF_MIN_TIMEOUTS,
+  BACKOFF_MS,
   IN_FLIGHT_CAP,
-  planClaims,
+  planLeases,
   PROBE_CAP,
   putOffAt,
   SLOW_MS,
@@ -20,7 +20,7 @@ const NOW = Date.UTC(2026, 10, 25, 12);
 const state = (fields: Partial<AdmissionState> = {}): AdmissionState => ({
   inFlight: 0,
   oldestStart: null,
-  heldUntil: null,
+  backoffUntil: null,
   timeouts: 0,
   answers: 0,
   since: NOW - 1000,
@@ -44,30 +44,35 @@ describe("admit", () => {
       "its oldest attempt waiting past SLOW_MS, under the slow cap: up to it",
       state({ inFlight: IN_FLIGHT_CAP - 2, oldestStart: slowSince }),
       5,
-      { cap: IN_FLIGHT_CAP, admitted: 2, comeBackAt: slowSince + ATTEMPT_TIMEOUT_MS, spreadMs: HOLD_MS },
+      { cap: IN_FLIGHT_CAP, admitted: 2, comeBackAt: slowSince + ATTEMPT_TIMEOUT_MS, spreadMs: BACKOFF_MS },
     ],
     [
       "at the slow cap: none, back when its oldest attempt has surely ended",
       state({ inFlight: IN_FLIGHT_CAP, oldestStart: slowSince }),
       5,
-      { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: slowSince + ATTEMPT_TIMEOUT_MS, spreadMs: HOLD_MS },
+      { cap: IN_FLIGHT_CAP, admitted: 0, comeBackAt: slowSince + ATTEMPT_TIMEOUT_MS, spreadMs: BACKOFF_MS },
     ],
-    ["over a cap (claims that lapse count no more): none", state({ inFlight: BURST_CAP + 7, oldestStart: NOW }), 1, { cap: BURST_CAP, admitted: 0, ...busy }],
-    ["held: none until the hold ends", state({ heldUntil: NOW + 5000, timeouts: 9 }), 5, { cap: 0, admitted: 0, comeBackAt: NOW + 5000, spreadMs: HOLD_MS }],
+    ["over a cap (leases that lapse count no more): none", state({ inFlight: BURST_CAP + 7, oldestStart: NOW }), 1, { cap: BURST_CAP, admitted: 0, ...busy }],
     [
-      "hold ended, still hanging: probes only",
-      state({ heldUntil: NOW, timeouts: 9, answers: 2 }),
+      "backed off: none until the back-off ends",
+      state({ backoffUntil: NOW + 5000, timeouts: 9 }),
+      5,
+      { cap: 0, admitted: 0, comeBackAt: NOW + 5000, spreadMs: BACKOFF_MS },
+    ],
+    [
+      "back-off ended, still hanging: probes only",
+      state({ backoffUntil: NOW, timeouts: 9, answers: 2 }),
       50,
-      { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS },
+      { cap: PROBE_CAP, admitted: PROBE_CAP, comeBackAt: NOW + BACKOFF_MS, spreadMs: BACKOFF_MS },
     ],
     [
       "hanging, probes in flight: the rest of the probes",
       state({ timeouts: 9, inFlight: PROBE_CAP - 4 }),
       50,
-      { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + HOLD_MS, spreadMs: HOLD_MS },
+      { cap: PROBE_CAP, admitted: 4, comeBackAt: NOW + BACKOFF_MS, spreadMs: BACKOFF_MS },
     ],
     ["answers outnumber timeouts: the full cap", state({ timeouts: 9, answers: 10 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
-    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: HOLD_MIN_TIMEOUTS - 1 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
+    ["a timeout or two of a quiet receiver: the full cap", state({ timeouts: BACKOFF_MIN_TIMEOUTS - 1 }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
     ["timeouts of a window gone by: forgotten", state({ timeouts: 50, since: NOW - HEALTH_WINDOW_MS }), 50, { cap: BURST_CAP, admitted: 50, ...busy }],
     ["nothing asked: nothing admitted", state(), 0, { cap: BURST_CAP, admitted: 0, ...busy }],
   ];
@@ -76,26 +81,26 @@ describe("admit", () => {
   });
 });
 
-describe("holdAfter", () => {
-  // [case, window after the attempts, did one of them time out, expected held_until]
+describe("backoffAfter", () => {
+  // [case, window after the attempts, did one of them time out, expected backoff_until]
   const cases: [string, { timeouts: number; answers: number; since: number | null }, boolean, number | null][] = [
-    ["timeouts outnumber answers, one just now: held a timeout long", { timeouts: HOLD_MIN_TIMEOUTS, answers: 0, since: NOW }, true, NOW + HOLD_MS],
-    ["timeouts outnumber answers, but these were answered: unchanged", { timeouts: HOLD_MIN_TIMEOUTS, answers: 1, since: NOW }, false, null],
+    ["timeouts outnumber answers, one just now: held a timeout long", { timeouts: BACKOFF_MIN_TIMEOUTS, answers: 0, since: NOW }, true, NOW + BACKOFF_MS],
+    ["timeouts outnumber answers, but these were answered: unchanged", { timeouts: BACKOFF_MIN_TIMEOUTS, answers: 1, since: NOW }, false, null],
     ["as many answers as timeouts: not held", { timeouts: 5, answers: 5, since: NOW }, true, null],
-    ["fewer timeouts than the least that holds", { timeouts: HOLD_MIN_TIMEOUTS - 1, answers: 0, since: NOW }, true, null],
+    ["fewer timeouts than the least that holds", { timeouts: BACKOFF_MIN_TIMEOUTS - 1, answers: 0, since: NOW }, true, null],
   ];
   it.each(cases)("%s", (_name, health, timedOut, expected) => {
-    expect(holdAfter(health, timedOut, NOW)).toBe(expected);
+    expect(backoffAfter(health, timedOut, NOW)).toBe(expected);
   });
 });
 
 describe("putOffAt", () => {
-  const held = admit(state({ heldUntil: NOW + 5000, timeouts: 9 }), 100, NOW);
+  const held = admit(state({ backoffUntil: NOW + 5000, timeouts: 9 }), 100, NOW);
   it.each([
-    ["the first of a held subscription's: within the round after its hold", 0, 0.5, NOW + 5000 + HOLD_MS / 2],
+    ["the first of a backed-off subscription's: within the round after its back-off", 0, 0.5, NOW + 5000 + BACKOFF_MS / 2],
     ["the last of the first round's probes", PROBE_CAP - 1, 0, NOW + 5000],
-    ["the next: a round later", PROBE_CAP, 0, NOW + 5000 + HOLD_MS],
-    ["far down a backlog: never past the last round", 10_000, 0, NOW + 5000 + 60 * HOLD_MS],
+    ["the next: a round later", PROBE_CAP, 0, NOW + 5000 + BACKOFF_MS],
+    ["far down a backlog: never past the last round", 10_000, 0, NOW + 5000 + 60 * BACKOFF_MS],
   ])("%s", (_name, k, random, expected) => {
     expect(putOffAt(held, k, () => random)).toBe(expected);
   });
@@ -106,18 +111,18 @@ describe("putOffAt", () => {
   });
 });
 
-describe("planClaims", () => {
-  it("claims each subscription's oldest up to what it admits, with their ranks, and puts off the rest", () => {
-    const plan = planClaims(
+describe("planLeases", () => {
+  it("leases each subscription's oldest up to what it admits, with their ranks, and puts off the rest", () => {
+    const plan = planLeases(
       [
         { state: state({ inFlight: BURST_CAP - 2, oldestStart: NOW }), ids: ["a1", "a2", "a3"] },
-        { state: state({ heldUntil: NOW + 1000, timeouts: 9 }), ids: ["b1"] },
+        { state: state({ backoffUntil: NOW + 1000, timeouts: 9 }), ids: ["b1"] },
         { state: state(), ids: ["c1"] },
       ],
       NOW,
       () => 0,
     );
-    expect(plan.claim).toEqual([
+    expect(plan.lease).toEqual([
       { id: "a1", cap: BURST_CAP, rank: 1 },
       { id: "a2", cap: BURST_CAP, rank: 2 },
       { id: "c1", cap: BURST_CAP, rank: 1 },

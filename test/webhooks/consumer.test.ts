@@ -2,13 +2,13 @@ import { createExecutionContext, createMessageBatch, createScheduledController, 
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { NOT_CONFIGURED_RETRY_SECONDS } from "../../src/webhooks/delivery/consumer";
-import { HOLD_MIN_TIMEOUTS, HOLD_MS, IN_FLIGHT_CAP, PROBE_CAP, SLOW_MS } from "../../src/webhooks/delivery/admission";
+import { BACKOFF_MIN_TIMEOUTS, BACKOFF_MS, IN_FLIGHT_CAP, PROBE_CAP, SLOW_MS } from "../../src/webhooks/delivery/admission";
 import { ATTEMPT_TIMEOUT_MS } from "../../src/webhooks/wire/retry-schedule";
 import { SIMULTANEOUS_CONNECTIONS } from "../../src/lib/platform-limits";
 import { ATTEMPTS_AT_ONCE, OVERFLOW_DELAY_MS, UNPROVEN_AT_ONCE } from "../../src/webhooks/delivery/lanes";
 import { pageBounds } from "../../src/lib/list-bounds";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
-import { CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
+import { LEASE_MS } from "../../src/webhooks/wire/retry-schedule";
 import { BASE, call, makePayment, makeTenant } from "../helpers/api";
 import { createDb } from "../../src/db/client";
 import type { DeliveryMessage } from "../../src/webhooks";
@@ -32,7 +32,7 @@ async function pendingDelivery(responses?: number[], fields: Record<string, unkn
   const row = { next_attempt_at: now, enqueued_at: now, status: "pending", attempts: 0, ...rowOverrides };
   await db
     .prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, leased_until, created_at, updated_at)
      values (?, ?, ?, 'pmt_test', ?, ?, ?, ?, null, ?, null, ?, ?)`,
     )
     .bind(
@@ -122,7 +122,7 @@ async function extraDelivery(accountId: string, subscriptionId: string): Promise
   const now = Date.now();
   await db
     .prepare(
-      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+      `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, leased_until, created_at, updated_at)
      values (?, ?, ?, 'pmt_test', '{"object_id":"pmt_test"}', 'pending', 0, ?, null, ?, null, ?, ?)`,
     )
     .bind(id, subscriptionId, accountId, now, now, now, now)
@@ -158,7 +158,7 @@ describe("the delivery consumer", () => {
     expect(result.explicitAcks).toEqual([`msg-${id}`]);
     expect(result.retryMessages).toEqual([]);
     expect(result.requeued).toEqual([]);
-    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, next_attempt_at: null, claimed_until: null });
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, next_attempt_at: null, leased_until: null });
     const [attempt] = await attemptRows(id);
     expect(attempt).toMatchObject({ number: 1, response_status: 200, error: null });
     expect(attempt!.duration_ms).toBeGreaterThanOrEqual(0);
@@ -212,7 +212,7 @@ describe("the delivery consumer", () => {
     for (const id of healthyIds) expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1 });
     expect(await receivedAt(healthy.box)).toHaveLength(3);
     for (const { id } of hanging) {
-      expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1, claimed_until: null });
+      expect((await deliveryRow(id))!).toMatchObject({ status: "pending", attempts: 1, leased_until: null });
       expect((await attemptRows(id))[0]).toMatchObject({ number: 1, response_status: null, error: `Timed out after ${ATTEMPT_TIMEOUT_MS / 1000} s` });
     }
     // The platform's view (src/dev/within-limits.ts): six connections at most, and none of ours
@@ -305,27 +305,27 @@ describe("the delivery consumer", () => {
   it.each([
     ["timeouts", true, new DOMException("The operation timed out.", "TimeoutError")],
     ["refused connections", false, new TypeError("Network connection lost.")],
-  ] as const)("after %s, the subscription is held back: %s", async (_name, held, thrown) => {
+  ] as const)("after %s, the subscription backs off: %s", async (_name, held, thrown) => {
     const { id, subscription, client } = await pendingDelivery();
     const ids = [id];
-    for (let i = 1; i < HOLD_MIN_TIMEOUTS; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
+    for (let i = 1; i < BACKOFF_MIN_TIMEOUTS; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
     vi.spyOn(globalThis, "fetch").mockRejectedValue(thrown);
     const before = Date.now();
     await consumeAll(ids);
     vi.restoreAllMocks();
     const stats = (await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers })).json;
     expect(stats.in_flight).toBe(0);
-    if (!held) return expect(stats.held_until).toBeNull();
-    expect(Date.parse(stats.held_until) - before).toBeGreaterThanOrEqual(HOLD_MS - 1000);
-    expect(Date.parse(stats.held_until) - Date.now()).toBeLessThanOrEqual(HOLD_MS);
+    if (!held) return expect(stats.backoff_until).toBeNull();
+    expect(Date.parse(stats.backoff_until) - before).toBeGreaterThanOrEqual(BACKOFF_MS - 1000);
+    expect(Date.parse(stats.backoff_until) - Date.now()).toBeLessThanOrEqual(BACKOFF_MS);
   });
 
-  it("puts off a held subscription's deliveries unclaimed until its hold ends, oldest first, a probe's worth a round; another's go on", async () => {
+  it("puts off a backed-off subscription's deliveries unleased until its back-off ends, oldest first, a probe's worth a round; another's go on", async () => {
     const { subscription, client } = await pendingDelivery();
-    const heldUntil = Date.now() + HOLD_MS;
+    const backoffUntil = Date.now() + BACKOFF_MS;
     await db
-      .prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?")
-      .bind(heldUntil, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id)
+      .prepare("update webhook_subscriptions set backoff_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?")
+      .bind(backoffUntil, BACKOFF_MIN_TIMEOUTS, Date.now(), subscription.id)
       .run();
     const ids: string[] = [];
     for (let i = 0; i < PROBE_CAP + 2; i++) ids.push(await extraDelivery(client.accountId, subscription.id));
@@ -337,22 +337,22 @@ describe("the delivery consumer", () => {
     expect(requeued.map((one: { id: string }) => one.id).sort()).toEqual([...ids].sort());
     for (const id of ids) {
       const row = (await deliveryRow(id))!;
-      expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null });
-      expect(row.next_attempt_at).toBeGreaterThanOrEqual(heldUntil);
+      expect(row).toMatchObject({ status: "pending", attempts: 0, leased_until: null, lease_token: null });
+      expect(row.next_attempt_at).toBeGreaterThanOrEqual(backoffUntil);
       expect(await attemptRows(id)).toEqual([]);
     }
-    // The oldest PROBE_CAP come back in the first round after the hold, the others a round later.
+    // The oldest PROBE_CAP come back in the first round after the back-off, the others a round later.
     const due = await Promise.all(ids.map(async (id) => (await deliveryRow(id))!.next_attempt_at as number));
-    expect(due.slice(0, PROBE_CAP).every((at) => at < heldUntil + HOLD_MS + 1)).toBe(true);
-    expect(due.slice(PROBE_CAP).every((at) => at >= heldUntil + HOLD_MS)).toBe(true);
+    expect(due.slice(0, PROBE_CAP).every((at) => at < backoffUntil + BACKOFF_MS + 1)).toBe(true);
+    expect(due.slice(PROBE_CAP).every((at) => at >= backoffUntil + BACKOFF_MS)).toBe(true);
   });
 
-  it("admits a hanging subscription PROBE_CAP attempts at once once its hold has ended, and an answer lifts the limit", async () => {
+  it("admits a hanging subscription PROBE_CAP attempts at once once its back-off has ended, and an answer lifts the limit", async () => {
     const { subscription, client } = await pendingDelivery();
     const hanging = () =>
       db
-        .prepare("update webhook_subscriptions set held_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?")
-        .bind(Date.now() - 1, HOLD_MIN_TIMEOUTS, Date.now(), subscription.id)
+        .prepare("update webhook_subscriptions set backoff_until = ?, recent_timeouts = ?, recent_answers = 0, recent_since = ? where id = ?")
+        .bind(Date.now() - 1, BACKOFF_MIN_TIMEOUTS, Date.now(), subscription.id)
         .run();
     await hanging();
     const ids: string[] = [];
@@ -405,7 +405,7 @@ describe("the delivery consumer", () => {
     expect(await receivedAt(box)).toHaveLength(1);
   });
 
-  it("hands a batch back once its deliveries are claimed (a receiver that has not answered holds no batch behind it), and logs each attempt as started before its receiver answers", async () => {
+  it("hands a batch back once its deliveries are leased (a receiver that has not answered holds no batch behind it), and logs each attempt as started before its receiver answers", async () => {
     const { id } = await pendingDelivery();
     const held = heldFetch();
     const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
@@ -417,13 +417,13 @@ describe("the delivery consumer", () => {
     await held.asked(); // the receiver has the request
     await running; // and the invocation has handed its batch back (the attempt goes on in waitUntil)
     expect(acked).toHaveBeenCalledOnce();
-    expect((await deliveryRow(id))!.claimed_until).toBeGreaterThan(Date.now());
+    expect((await deliveryRow(id))!.leased_until).toBeGreaterThan(Date.now());
     // The attempt is in the log before the receiver answers.
     expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 0 }]);
     held.answers[0]!(new Response("ok"));
     await running;
     await waitOnExecutionContext(ctx);
-    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, claimed_until: null });
+    expect((await deliveryRow(id))!).toMatchObject({ status: "succeeded", attempts: 1, leased_until: null });
     expect(await attemptRows(id)).toMatchObject([{ number: 1, ended: 1, response_status: 200 }]);
   });
 
@@ -461,9 +461,9 @@ describe("the delivery consumer", () => {
     expect(globalThis.fetch).toHaveBeenCalledTimes(2);
   });
 
-  it("keeps an attempt whose worker died before recording it, as interrupted, and sends the delivery again once its claim lapses", async () => {
+  it("keeps an attempt whose worker died before recording it, as interrupted, and sends the delivery again once its lease lapses", async () => {
     const { client, subscription, box, id } = await pendingDelivery([200, 200]);
-    // A worker claims the delivery, POSTs it, and dies before recording the answer.
+    // A worker leases the delivery, POSTs it, and dies before recording the answer.
     const dying = createExecutionContext();
     const posted = new Promise<void>((resolve) => {
       const real = globalThis.fetch;
@@ -481,13 +481,13 @@ describe("the delivery consumer", () => {
     );
     await posted;
     vi.restoreAllMocks();
-    const claim = await deliveryRow(id);
-    expect(claim).toMatchObject({ status: "pending", attempts: 1 });
+    const lease = await deliveryRow(id);
+    expect(lease).toMatchObject({ status: "pending", attempts: 1 });
 
-    // Time passes beyond the claim; the sweeper tells a lapsed claim from a late message.
+    // Time passes beyond the lease; the sweeper tells a lapsed lease from a late message.
     const { queue, sent } = recordingQueue();
-    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, claim!.claimed_until - 1)).toBe(0); // still held
-    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, claim!.claimed_until + 1)).toBe(1);
+    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, lease!.leased_until - 1)).toBe(0); // still held
+    expect(await sweepOutbox(createDb(db), { queue, shard: SHARD }, lease!.leased_until + 1)).toBe(1);
     expect(sent.map((message) => message.id)).toEqual([id]);
     await consume(id);
     expect(await receivedAt(box)).toHaveLength(2);
@@ -499,7 +499,7 @@ describe("the delivery consumer", () => {
     ]);
   });
 
-  it("holds the in-flight cap across two consumer invocations with separate memory: the second puts off, unclaimed, what the first has no room for", async () => {
+  it("holds the in-flight cap across two consumer invocations with separate memory: the second puts off, unleased, what the first has no room for", async () => {
     const { client, subscription } = await pendingDelivery();
     // A receiver that has been answering: an invocation starts all it admits (lanes.ts).
     await db.prepare("update webhook_subscriptions set recent_answers = 5, recent_since = ? where id = ?").bind(Date.now(), subscription.id).run();
@@ -518,7 +518,7 @@ describe("the delivery consumer", () => {
         await waitOnExecutionContext(ctx);
       })();
     };
-    // The first invocation claims as many attempts as a subscription may have at once and starts
+    // The first invocation leases as many attempts as a subscription may have at once and starts
     // the first of them, none answered...
     const first = run(worker, await Promise.all(Array.from({ length: IN_FLIGHT_CAP }, () => extraDelivery(client.accountId, subscription.id))));
     await asked(ATTEMPTS_AT_ONCE);
@@ -530,12 +530,12 @@ describe("the delivery consumer", () => {
     const fresh = (await import("../../src/index")).default;
     expect(fresh).not.toBe(worker);
     const later = await Promise.all([1, 2].map(() => extraDelivery(client.accountId, subscription.id)));
-    // When the oldest attempt in flight started, as the admission rule reads it (claim.ts).
+    // When the oldest attempt in flight started, as the admission rule reads it (lease.ts).
     const oldest =
       (await db
-        .prepare("select min(claimed_until) as at from webhook_deliveries where subscription_id = ? and claimed_until is not null")
+        .prepare("select min(leased_until) as at from webhook_deliveries where subscription_id = ? and leased_until is not null")
         .bind(subscription.id)
-        .first<{ at: number }>())!.at - CLAIM_MS;
+        .first<{ at: number }>())!.at - LEASE_MS;
     const second = run(fresh, [...later, other.id]);
     await asked(ATTEMPTS_AT_ONCE + 1);
     answers.pop()!(new Response("ok"));
@@ -545,7 +545,7 @@ describe("the delivery consumer", () => {
     for (const item of sent) {
       const row = (await deliveryRow(item.id))!;
       // Back once the oldest attempt in flight has surely ended (its timeout).
-      expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null });
+      expect(row).toMatchObject({ status: "pending", attempts: 0, leased_until: null });
       expect(row.next_attempt_at).toBeGreaterThanOrEqual(oldest + ATTEMPT_TIMEOUT_MS);
       expect(item.delaySeconds).toBeGreaterThanOrEqual(10);
     }
@@ -629,7 +629,7 @@ describe("the delivery consumer", () => {
     ["missing", ""],
     ["malformed", "not-a-key"],
   ])(
-    "puts a delivery off unclaimed and untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed",
+    "puts a delivery off unleased and untried while ENCRYPTION_KEY is %s: no attempt logged or counted, back in a minute, sent once the key is deployed",
     async (_, key) => {
       const { id, box } = await pendingDelivery([200]);
       const errors = vi.spyOn(console, "error").mockImplementation(() => {});
@@ -639,7 +639,7 @@ describe("the delivery consumer", () => {
       expect(result.requeued).toEqual([{ id, delaySeconds: NOT_CONFIGURED_RETRY_SECONDS }]);
       expect(await attemptRows(id)).toEqual([]);
       const row = (await deliveryRow(id))!;
-      expect(row).toMatchObject({ status: "pending", attempts: 0, claimed_until: null, claim_token: null, schedule_started_at: null });
+      expect(row).toMatchObject({ status: "pending", attempts: 0, leased_until: null, lease_token: null, schedule_started_at: null });
       expect(row.next_attempt_at).toBeGreaterThanOrEqual(before + NOT_CONFIGURED_RETRY_SECONDS * 1000);
       expect(await receivedAt(box)).toHaveLength(0);
       expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)).type)).toEqual(expect.arrayContaining(["config_error", "delivery_put_off"]));
@@ -764,7 +764,7 @@ describe("the delivery log", () => {
     const statements = Array.from({ length: 150 }, (_, i) =>
       db
         .prepare(
-          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, claimed_until, created_at, updated_at)
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, schedule_started_at, enqueued_at, leased_until, created_at, updated_at)
          values (?, ?, ?, 'pmt_x', '{}', ?, 0, null, null, null, null, ?, ?)`,
         )
         .bind(crypto.randomUUID(), subscription.id, client.accountId, i % 3 === 0 ? "failed" : "succeeded", base + i * 1000, base + i * 1000),
@@ -798,7 +798,7 @@ describe("the outbox", () => {
     const { queue, sent } = recordingQueue();
     const sweep = (at: number) => sweepOutbox(createDb(db), { queue, shard: SHARD }, at);
     const now = Date.now();
-    await sweep(now); // handed over 10 minutes ago and never claimed: lost
+    await sweep(now); // handed over 10 minutes ago and never leased: lost
     for (const later of [1, 2]) await sweep(now + later * minute); // the re-sent message is only late
     await sweep(now + LOST_AFTER_MS + 1); // and lost again only after the interval
     expect(sent.filter((message) => message.id === id)).toHaveLength(2);
@@ -863,55 +863,55 @@ describe("the sweeper after a restart", () => {
   it("re-sends every due pending delivery at once, held or handed over, and none that ended or is not due", async () => {
     const now = Date.now();
     const handedOver = (await pendingDelivery(undefined, {}, { enqueued_at: now - 1000 })).id;
-    const claimed = (await pendingDelivery()).id;
-    // Claimed a second before the restart, by a worker that died with the service.
+    const leased = (await pendingDelivery()).id;
+    // Leased a second before the restart, by a worker that died with the service.
     await db
-      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?")
-      .bind(now - 1_000 + CLAIM_MS, claimed)
+      .prepare("update webhook_deliveries set leased_until = ?, lease_token = 'dead worker' where id = ?")
+      .bind(now - 1_000 + LEASE_MS, leased)
       .run();
     const later = (await pendingDelivery(undefined, {}, { next_attempt_at: now + 60_000 })).id;
     const done = (await pendingDelivery(undefined, {}, { status: "succeeded", next_attempt_at: null })).id;
     const at = Date.now() + 1; // the restart, after every row was written
     const { queue, sent } = recordingQueue();
-    const ids = new Set([handedOver, claimed, later, done]);
+    const ids = new Set([handedOver, leased, later, done]);
     const ours = () => sent.filter((message) => ids.has(message.id)).map((message) => message.id);
     await sweepOutbox(createDb(db), { queue, shard: SHARD }, at); // an ordinary sweep: late, not lost
     expect(ours()).toEqual([]);
     await sweepOutbox(createDb(db), { queue, shard: SHARD }, at, { restartedAt: at });
-    expect(ours().sort()).toEqual([handedOver, claimed].sort());
+    expect(ours().sort()).toEqual([handedOver, leased].sort());
     await sweepOutbox(createDb(db), { queue, shard: SHARD }, at, { restartedAt: at }); // once
     expect(ours()).toHaveLength(2);
   });
 
-  it("leaves alone what the restarted service handed over or claimed itself before the sweep ran", async () => {
+  it("leaves alone what the restarted service handed over or leased itself before the sweep ran", async () => {
     const restartedAt = Date.now() - 5_000;
     const handedOverSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
-    const claimedSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
+    const leasedSince = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt + 1_000 })).id;
     await db
-      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?")
-      .bind(restartedAt + 2_000 + CLAIM_MS, claimedSince)
+      .prepare("update webhook_deliveries set leased_until = ?, lease_token = 'live worker' where id = ?")
+      .bind(restartedAt + 2_000 + LEASE_MS, leasedSince)
       .run();
-    const claimedBefore = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt - 20_000 })).id;
+    const leasedBefore = (await pendingDelivery(undefined, {}, { enqueued_at: restartedAt - 20_000 })).id;
     await db
-      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'dead worker' where id = ?")
-      .bind(restartedAt - 1_000 + CLAIM_MS, claimedBefore)
+      .prepare("update webhook_deliveries set leased_until = ?, lease_token = 'dead worker' where id = ?")
+      .bind(restartedAt - 1_000 + LEASE_MS, leasedBefore)
       .run();
     const { queue, sent } = recordingQueue();
-    const ids = new Set([handedOverSince, claimedSince, claimedBefore]);
+    const ids = new Set([handedOverSince, leasedSince, leasedBefore]);
     await sweepOutbox(createDb(db), { queue, shard: SHARD }, Date.now(), { restartedAt });
-    expect(sent.filter((message) => ids.has(message.id)).map((message) => message.id)).toEqual([claimedBefore]);
-    // The live claim still holds: its attempt's outcome will be recorded on the row.
-    expect(await deliveryRow(claimedSince)).toMatchObject({ claim_token: "live worker", claimed_until: restartedAt + 2_000 + CLAIM_MS });
+    expect(sent.filter((message) => ids.has(message.id)).map((message) => message.id)).toEqual([leasedBefore]);
+    // The live lease still holds: its attempt's outcome will be recorded on the row.
+    expect(await deliveryRow(leasedSince)).toMatchObject({ lease_token: "live worker", leased_until: restartedAt + 2_000 + LEASE_MS });
   });
 
-  it('fired as the "@restart" cron, takes as the restart the service\'s first request: what it claimed since is its own', async () => {
+  it('fired as the "@restart" cron, takes as the restart the service\'s first request: what it leased since is its own', async () => {
     await worker.fetch(new Request(`${BASE}/healthz`), env, createExecutionContext()); // the service is up
     await new Promise((resolve) => setTimeout(resolve, 5));
     const now = Date.now();
     const live = (await pendingDelivery()).id;
     await db
-      .prepare("update webhook_deliveries set claimed_until = ?, claim_token = 'live worker' where id = ?")
-      .bind(now + CLAIM_MS, live)
+      .prepare("update webhook_deliveries set leased_until = ?, lease_token = 'live worker' where id = ?")
+      .bind(now + LEASE_MS, live)
       .run();
     const stale = (await pendingDelivery(undefined, {}, { enqueued_at: now - 60 * 60_000, next_attempt_at: now - 60 * 60_000 })).id;
     const { queue, sent } = recordingQueue();
@@ -920,6 +920,6 @@ describe("the sweeper after a restart", () => {
     await waitOnExecutionContext(ctx);
     expect(sent.map((message) => message.id)).toContain(stale);
     expect(sent.map((message) => message.id)).not.toContain(live);
-    expect(await deliveryRow(live)).toMatchObject({ claim_token: "live worker" });
+    expect(await deliveryRow(live)).toMatchObject({ lease_token: "live worker" });
   });
 });

@@ -18,7 +18,7 @@ function keepingQueue() {
   return { queue: { queue, shard: "A" }, sent };
 }
 
-type Row = { created: number; enqueued?: number | null; claimedUntil?: number | null; status?: string };
+type Row = { created: number; enqueued?: number | null; leasedUntil?: number | null; status?: string };
 
 /** A subscription with delivery rows as given (handed over at creation unless `enqueued` says otherwise), none of them in the real queue. */
 async function withRows(rows: Row[]) {
@@ -30,7 +30,7 @@ async function withRows(rows: Row[]) {
     ids.push(id);
     await shard
       .prepare(
-        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, claimed_until, claim_token, created_at, updated_at)
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, next_attempt_at, enqueued_at, leased_until, lease_token, created_at, updated_at)
          values (?, ?, ?, 'pmt_test', '{}', ?, 0, ?, ?, ?, ?, ?, ?)`,
       )
       .bind(
@@ -40,8 +40,8 @@ async function withRows(rows: Row[]) {
         row.status ?? "pending",
         row.created,
         row.enqueued === undefined ? row.created : row.enqueued,
-        row.claimedUntil ?? null,
-        row.claimedUntil ? "token" : null,
+        row.leasedUntil ?? null,
+        row.leasedUntil ? "token" : null,
         row.created,
         row.created,
       )
@@ -62,14 +62,14 @@ const mark = async () => (await shard.prepare("select at from sweep_marks where 
 
 describe("the sweeper's look at fresh deliveries (handed over at their creation, not in the due index)", () => {
   it.each([
-    ["lost: unclaimed past LOST_AFTER_MS", { created: -LOST_AFTER_MS - 5_000 }, true],
+    ["lost: unleased past LOST_AFTER_MS", { created: -LOST_AFTER_MS - 5_000 }, true],
     ["not yet lost: younger than LOST_AFTER_MS", { created: -LOST_AFTER_MS + 30_000 }, false],
-    ["in flight: its claim holds", { created: -LOST_AFTER_MS - 5_000, claimedUntil: 60_000 }, false],
-    ["its worker died: its claim lapsed", { created: -LOST_AFTER_MS - 5_000, claimedUntil: -1_000 }, true],
+    ["in flight: its lease holds", { created: -LOST_AFTER_MS - 5_000, leasedUntil: 60_000 }, false],
+    ["its worker died: its lease lapsed", { created: -LOST_AFTER_MS - 5_000, leasedUntil: -1_000 }, true],
     ["ended", { created: -LOST_AFTER_MS - 5_000, status: "succeeded" }, false],
   ] as const)("%s", async (_, row, resent) => {
     const now = later();
-    const { ids } = await withRows([{ ...row, created: now + row.created, claimedUntil: "claimedUntil" in row ? now + row.claimedUntil : null }]);
+    const { ids } = await withRows([{ ...row, created: now + row.created, leasedUntil: "leasedUntil" in row ? now + row.leasedUntil : null }]);
     const { queue, sent } = keepingQueue();
     await sweepOutbox(createDb(shard), queue, now);
     expect(sent.includes(ids[0]!)).toBe(resent);
@@ -79,19 +79,19 @@ describe("the sweeper's look at fresh deliveries (handed over at their creation,
     expect(again.sent).not.toContain(ids[0]);
     if (resent) {
       const stored = await shard
-        .prepare("select enqueued_at, claimed_until from webhook_deliveries where id = ?")
+        .prepare("select enqueued_at, leased_until from webhook_deliveries where id = ?")
         .bind(ids[0])
-        .first<{ enqueued_at: number; claimed_until: number | null }>();
-      expect(stored).toEqual({ enqueued_at: now, claimed_until: null });
+        .first<{ enqueued_at: number; leased_until: number | null }>();
+      expect(stored).toEqual({ enqueued_at: now, leased_until: null });
     }
   });
 
-  it("moves its mark up to LOST_AFTER_MS ago, and finds a lapsed claim behind the mark on the claimed index", async () => {
+  it("moves its mark up to LOST_AFTER_MS ago, and finds a lapsed lease behind the mark on the leased index", async () => {
     const now = later();
     const { queue } = keepingQueue();
     await sweepOutbox(createDb(shard), queue, now);
     expect(await mark()).toBe(now - LOST_AFTER_MS);
-    const { ids } = await withRows([{ created: now - 20 * 60_000, claimedUntil: now - 1 }]);
+    const { ids } = await withRows([{ created: now - 20 * 60_000, leasedUntil: now - 1 }]);
     const next = keepingQueue();
     await sweepOutbox(createDb(shard), next.queue, now);
     expect(next.sent).toEqual([ids[0]]);

@@ -201,7 +201,7 @@ describe("holds", () => {
       .bind(subscription.id)
       .first<{ n: number }>();
     expect(first!.n).toBe(RELEASED_AT_ONCE + 1);
-    // The sweeper hands the rest to the queue; the consumer holds each it claims.
+    // The sweeper hands the rest to the queue; the consumer holds each it leases.
     const sent: string[] = [];
     const queue = {
       send: async () => {},

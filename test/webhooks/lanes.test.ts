@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { answersQuickly, ATTEMPTS_AT_ONCE, claimLease, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "../../src/webhooks/delivery/lanes";
+import { answersQuickly, ATTEMPTS_AT_ONCE, leaseMsAt, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "../../src/webhooks/delivery/lanes";
 import { HEALTH_WINDOW_MS, SLOW_MS } from "../../src/webhooks/delivery/admission";
 import { WAIT_UNTIL_MS } from "../../src/lib/platform-limits";
-import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../../src/webhooks/wire/retry-schedule";
+import { ATTEMPT_TIMEOUT_MS, LEASE_MS } from "../../src/webhooks/wire/retry-schedule";
 
 const row = (id: string, subscriptionId: string, createdAt: number) => ({ id, subscriptionId, createdAt });
 
@@ -26,12 +26,12 @@ describe("a consumer invocation's lanes", () => {
   });
 
   it.each([
-    [0, CLAIM_MS],
-    [ATTEMPTS_AT_ONCE - 1, CLAIM_MS],
-    [ATTEMPTS_AT_ONCE, CLAIM_MS + ATTEMPT_TIMEOUT_MS],
-    [99, CLAIM_MS + Math.floor(99 / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS],
-  ])("holds the claim of the attempt at position %i for %i ms", (position, lease) => {
-    expect(claimLease(position)).toBe(lease);
+    [0, LEASE_MS],
+    [ATTEMPTS_AT_ONCE - 1, LEASE_MS],
+    [ATTEMPTS_AT_ONCE, LEASE_MS + ATTEMPT_TIMEOUT_MS],
+    [99, LEASE_MS + Math.floor(99 / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS],
+  ])("holds the lease of the attempt at position %i for %i ms", (position, lease) => {
+    expect(leaseMsAt(position)).toBe(lease);
   });
 
   it.each([
@@ -39,10 +39,10 @@ describe("a consumer invocation's lanes", () => {
     ["the first that fit, in order; none after one that does not", [4, 4, 2, 1], 9, 0, [4, 4], [2, 1]],
     ["one alone however large, when none is taken yet", [20, 1], 10, 0, [20], [1]],
     ["none when the invocation's other shards took the budget", [5], 3, 2, [], [5]],
-  ])("claims bodies within the invocation's bytes: %s", (_name, sizes, left, taken, claimed, putOff) => {
+  ])("leases bodies within the invocation's bytes: %s", (_name, sizes, left, taken, leased, putOff) => {
     const rows = sizes.map((bodyBytes, i) => ({ id: String(i), bodyBytes }));
     const result = withinBodyBytes(rows, { left, taken });
-    expect(result.taken.map((row) => row.bodyBytes)).toEqual(claimed);
+    expect(result.taken.map((row) => row.bodyBytes)).toEqual(leased);
     expect(result.over.map((row) => row.bodyBytes)).toEqual(putOff);
   });
 

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, env, waitOnExecutionContext
 import { afterEach, describe, expect, it, vi } from "vitest";
 import worker from "../../src/index";
 import { D1_MAX_RESULT_BYTES } from "../../src/lib/platform-limits";
-import { CLAIM_BODY_BYTES } from "../../src/webhooks/delivery/lanes";
+import { LEASE_BODY_BYTES } from "../../src/webhooks/delivery/lanes";
 import type { DeliveryMessage } from "../../src/webhooks";
 import { call, makeTenant, shardD1 } from "../helpers/api";
 import { largestPayment } from "../helpers/largest-rows";
@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 describe("a consumer batch of the largest bodies", () => {
-  it(`claims bodies up to ${CLAIM_BODY_BYTES / 1e6} MB an invocation and puts off the rest a moment: every change of the largest payment reaches a full-detail subscription once`, async () => {
+  it(`leases bodies up to ${LEASE_BODY_BYTES / 1e6} MB an invocation and puts off the rest a moment: every change of the largest payment reaches a full-detail subscription once`, async () => {
     const { client, processor } = await makeTenant({ shard: "B" });
     const { subscription, box } = await subscribeToReceiver(client, { all_payment_details: true }, Array(150).fill(200));
     // Paused while the payment is made: its 100 changes wait, held, for the test to hand them over.
@@ -30,7 +30,7 @@ describe("a consumer batch of the largest bodies", () => {
     expect(queued).toHaveLength(100);
 
     const warn = vi.spyOn(console, "warn");
-    const claimed: number[] = [];
+    const leased: number[] = [];
     for (let round = 0; round < 40 && queued.length > 0; round++) {
       const ids = queued.splice(0, 100);
       const batch = createMessageBatch<DeliveryMessage>(
@@ -41,11 +41,11 @@ describe("a consumer batch of the largest bodies", () => {
       const before = (await receivedAt(box)).length;
       await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
       await waitOnExecutionContext(ctx);
-      claimed.push((await receivedAt(box)).length - before);
+      leased.push((await receivedAt(box)).length - before);
     }
     // The first invocation took what fits, the others came back and went in later ones.
-    expect(claimed[0]).toBeGreaterThan(0);
-    expect(claimed[0]).toBeLessThan(100);
+    expect(leased[0]).toBeGreaterThan(0);
+    expect(leased[0]).toBeLessThan(100);
     const got = await receivedAt(box);
     expect(got).toHaveLength(100);
     expect(new Set(got.map((one) => one.headers["hook-delivery"])).size).toBe(100);
@@ -59,7 +59,7 @@ describe("a consumer batch of the largest bodies", () => {
       .map(([line]) => String(line))
       .filter((line) => line.includes('"invocation_limits"'))
       .map((line) => JSON.parse(line));
-    expect(figures.length).toBe(claimed.length);
-    for (const f of figures) expect(f.largestResultBytes).toBeLessThanOrEqual(Math.min(D1_MAX_RESULT_BYTES, 2 * CLAIM_BODY_BYTES));
+    expect(figures.length).toBe(leased.length);
+    for (const f of figures) expect(f.largestResultBytes).toBeLessThanOrEqual(Math.min(D1_MAX_RESULT_BYTES, 2 * LEASE_BODY_BYTES));
   });
 });

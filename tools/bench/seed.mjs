@@ -77,7 +77,7 @@ export function seedSql(scale) {
       `${seq(s.payments)} INSERT INTO payments SELECT printf('pmt_%022d', n), '${ACCOUNT}', printf('cpty_b%020d', n % ${half}), printf('cpty_s%020d', n % ${half}), 100 + n % 100000, 'USD',
        CASE n % 3 WHEN 0 THEN 'ach' WHEN 1 THEN 'wire' ELSE 'check' END, ${status},
        CASE WHEN n % 4 = 0 THEN NULL ELSE 'TR-' || n END, NULL, ${version}, 'seed-' || n, ${T0} + n * 10 + 5, ${T0 + s.invoices * 10 + 1000} + n * 10, NULL FROM seq;`,
-      `${seq(s.payments)} INSERT INTO payment_invoices (invoice_id, claim, payment_id) SELECT printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN printf('pmt_%022d', n) ELSE '' END, printf('pmt_%022d', n) FROM seq;`,
+      `${seq(s.payments)} INSERT INTO payment_invoices (invoice_id, released_by, payment_id) SELECT printf('inv_%022d', n), CASE WHEN n % 4 = 3 THEN printf('pmt_%022d', n) ELSE '' END, printf('pmt_%022d', n) FROM seq;`,
       // Each link carries its invoice's number, amount and created, as the payment write copies them.
       `UPDATE payment_invoices SET invoice_number = i.invoice_number, amount_cents = i.amount_cents, invoice_created_at = i.created_at FROM invoices i WHERE i.id = payment_invoices.invoice_id;`,
       `${seq(s.payments)} INSERT INTO payment_events (id, payment_id, seq, event_code, status, description, created_at, instrument_number, refund_reason) SELECT printf('pev_%020d01', n), printf('pmt_%022d', n), 1, 'PU00', 'pending', 'Payment created', ${T0} + n * 10 + 5, NULL, NULL FROM seq;`,

@@ -112,10 +112,10 @@ export function demoShardSql() {
         null,
       ]),
     );
-    // A canceled or failed payment let go of its invoices: its own id is their claim.
-    const claim = ["canceled", "failed"].includes(last[1]) ? id : "";
+    // A canceled or failed payment let go of its invoices: its own id is their released_by.
+    const releasedBy = ["canceled", "failed"].includes(last[1]) ? id : "";
     for (const invoiceId of invoiceIds)
-      sql.push(`INSERT OR IGNORE INTO payment_invoices (invoice_id, claim, payment_id) VALUES (${q(invoiceId)}, ${q(claim)}, ${q(id)});`);
+      sql.push(`INSERT OR IGNORE INTO payment_invoices (invoice_id, released_by, payment_id) VALUES (${q(invoiceId)}, ${q(releasedBy)}, ${q(id)});`);
     events.forEach(([code, status, description, minute], index) => {
       // Each event keeps the instrument number and refund reason it left (the instrument comes with the second).
       const left = index === 0 ? null : instrument;

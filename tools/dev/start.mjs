@@ -172,7 +172,7 @@ const dev = spawn(
 // The local queue lives in memory: what it held when the service last stopped is gone. Once the
 // service answers, one "@restart" sweep re-sends every due delivery still pending from before the
 // service started (the rows say which), so nothing waits for the sweeper's 2-minute "lost"
-// threshold; what the service handed over or claimed since it started is its own.
+// threshold; what the service handed over or leased since it started is its own.
 (async () => {
   for (let tries = 0; tries < 240; tries++) {
     if (

@@ -212,7 +212,7 @@ async function crashAndRestart() {
   service = await startService({ dir, port: Number(values.port), vars, scheduled: true });
   const up = Date.now();
   // Events go on being posted meanwhile (the clients retry): what the service hands over or
-  // claims once started is its own, not lost (src/index.ts, the isolate's first event).
+  // leases once started is its own, not lost (src/index.ts, the isolate's first event).
   await fetch(`${base}/__scheduled?cron=%40restart`);
   killed = { accepted_before: accepted.length, restart_ms: up - at };
   log(`restarted in ${up - at} ms`);

@@ -61,7 +61,7 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                 {row.is_active ? <Badge value="active" /> : <Badge value="paused" />}
                 {row.event === "subscription.health" && <Badge value="info" label="health events" />}
                 {stats.data?.failing_since && <Badge value="failed" label={`failing since ${when(stats.data.failing_since)}`} />}
-                {stats.data?.held_until && <Badge value="pending" label={`held back until ${when(stats.data.held_until)}`} />}
+                {stats.data?.backoff_until && <Badge value="pending" label={`backed off until ${when(stats.data.backoff_until)}`} />}
                 {stats.data && stats.data.held > 0 && <Badge value="held" label={`${stats.data.held.toLocaleString()} held`} />}
                 {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
                 <span class="muted small mono">{row.id}</span>

@@ -1589,10 +1589,10 @@ export interface components {
              */
             in_flight: number;
             /**
-             * @description While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back.
+             * @description While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not backed off.
              * @example 2026-11-22T10:00:00.000Z
              */
-            held_until: string | null;
+            backoff_until: string | null;
         };
         FilterTestResult: {
             /** @example true */

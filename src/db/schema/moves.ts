@@ -7,9 +7,9 @@ export type MoveState = (typeof MOVE_STATES)[number];
  * An account leaving this shard (services/moves/). While it has a row here, triggers on every
  * tenant table (migrations/shard/0001_move_triggers.sql) act on the account's rows: `copying` and
  * `draining` log each change in move_log; `frozen` refuses every change; `leaving` refuses all but
- * deletes. On the shard it is moving to, `arriving` marks the copy: until the cut-over, no claim,
+ * deletes. On the shard it is moving to, `arriving` marks the copy: until the cut-over, no lease,
  * sweep or retention there touches its rows. Past `copying` an account's deliveries are not
- * claimed (db/moving.ts). With the table empty the triggers write nothing (D1 counts one more row
+ * leased (db/moving.ts). With the table empty the triggers write nothing (D1 counts one more row
  * read per row written: their check of it).
  */
 export const moves = sqliteTable("moves", {

@@ -44,10 +44,10 @@ export const webhookDeliveries = sqliteTable(
     // When a queue message for the next attempt was last handed over; null if never.
     enqueuedAt: integer("enqueued_at"),
     // A consumer working on it holds it until then, so two copies of a message never both send.
-    claimedUntil: integer("claimed_until"),
-    // Which claim holds it: an attempt's outcome is recorded on the row only under its own claim,
+    leasedUntil: integer("leased_until"),
+    // Which lease holds it: an attempt's outcome is recorded on the row only under its own lease,
     // so a redelivery asked for mid-attempt is not swallowed by that attempt's success.
-    claimToken: text("claim_token"),
+    leaseToken: text("lease_token"),
     // The subscription's sequence number (1, 2, 3, … in commit order, without gaps: outbox.ts);
     // null for a test delivery.
     sequence: integer("sequence"),
@@ -60,7 +60,7 @@ export const webhookDeliveries = sqliteTable(
     // What it tells (`hook-event`, and the body's `event`): null for `payment.changed`; an
     // operational event's name (webhooks/delivery/health.ts) for a `subscription.health` subscription.
     event: text("event"),
-    // Its first attempt, kept on the row (most deliveries take one): the claim that starts it sets
+    // Its first attempt, kept on the row (most deliveries take one): the lease that starts it sets
     // `first_started_at` and `first_ended` 0, the record of its outcome the rest, as
     // webhook_attempts keeps each later attempt. Null before the first attempt, and on rows whose
     // first attempt webhook_attempts holds (made before these columns).
@@ -88,10 +88,10 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_held_idx")
       .on(t.subscriptionId, t.status, t.createdAt, t.id)
       .where(sql`status = 'failed' or status = 'held'`),
-    // A subscription's attempts in flight (the admission rule counts them): only claimed rows.
-    index("webhook_deliveries_claimed_idx")
-      .on(t.subscriptionId, t.claimedUntil)
-      .where(sql`claimed_until is not null`),
+    // A subscription's attempts in flight (the admission rule counts them): only leased rows.
+    index("webhook_deliveries_leased_idx")
+      .on(t.subscriptionId, t.leasedUntil)
+      .where(sql`leased_until is not null`),
   ],
 );
 
@@ -108,7 +108,7 @@ export const webhookAttempts = sqliteTable(
     responseStatus: integer("response_status"),
     error: text("error"),
     responseExcerpt: text("response_excerpt"),
-    // 0 from the claim until the attempt's outcome is recorded: a worker that dies mid-attempt
+    // 0 from the lease until the attempt's outcome is recorded: a worker that dies mid-attempt
     // leaves the attempt in the log, marked as never answered, rather than losing it.
     ended: integer("ended").notNull().default(1),
     // The request headers the attempt sent (JSON), its authorization masked; null before it is recorded.

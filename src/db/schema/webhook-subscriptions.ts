@@ -52,8 +52,8 @@ export const webhookSubscriptions = sqliteTable(
     lastAttemptAt: integer("last_attempt_at"),
     lastSuccessAt: integer("last_success_at"),
     // The admission rule's state (webhooks/delivery/admission.ts), shared by every consumer: nothing of the
-    // subscription is claimed before held_until; its attempts' timeouts and answers since recent_since.
-    heldUntil: integer("held_until"),
+    // subscription is leased before backoff_until; its attempts' timeouts and answers since recent_since.
+    backoffUntil: integer("backoff_until"),
     // The highest sequence number among its deliveries retention removed: a feed cursor before it
     // would have to list a delivery that is gone (410).
     lastRemovedSequence: integer("last_removed_sequence").notNull().default(0),

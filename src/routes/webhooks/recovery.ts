@@ -78,8 +78,8 @@ const Stats = z
     in_flight: z
       .int()
       .openapi({ description: "Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).", example: 3 }),
-    held_until: time(
-      "While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not held back.",
+    backoff_until: time(
+      "While its receiver times out more than it answers, nothing more is attempted until this moment (its deliveries wait, in order); null when not backed off.",
     ),
   })
   .openapi("WebhookStats");
@@ -188,7 +188,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const stats = await subscriptionStats(serviceContext(c), c.req.valid("param").id, c.req.valid("query").window);
-      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, heldUntil, inFlight, held, series, ...counts } = stats;
+      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, backoffUntil, inFlight, held, series, ...counts } = stats;
       return c.json(
         {
           ...counts,
@@ -199,7 +199,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
           is_active: isActive,
           held,
           in_flight: inFlight,
-          held_until: iso(heldUntil),
+          backoff_until: iso(backoffUntil),
         },
         200,
       );

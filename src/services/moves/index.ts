@@ -9,7 +9,7 @@
  *   bulk     rows up to those rowids are copied table by table, parents first, upserted by key
  *            (a WITHOUT ROWID table in key order to its end).
  *   log      the log is replayed: each logged row as it is now (upserted, or deleted when gone).
- *   drain    when the log is nearly caught up: no new delivery claims for the account, and the
+ *   drain    when the log is nearly caught up: no new delivery leases for the account, and the
  *            step waits until none of its attempts is in flight (so none is sent twice).
  *   freeze   every write of the account's rows on the source fails (503 `Account is moving`) for
  *            the few statements that follow: the last of the log is replayed, both shards must
@@ -355,7 +355,7 @@ async function cutOver(
     }
     // The copy's pending deliveries are handed over by the new shard's next sweep (none is in flight).
     await to
-      .prepare("update webhook_deliveries set enqueued_at = null, claimed_until = null, claim_token = null where account_id = ?1 and status = 'pending'")
+      .prepare("update webhook_deliveries set enqueued_at = null, leased_until = null, lease_token = null where account_id = ?1 and status = 'pending'")
       .bind(account.id)
       .run();
   } catch (error) {
@@ -391,7 +391,7 @@ async function handOff(left: D1Database, arrived: D1Database, accountId: string)
 /** Deliveries of the account whose attempt is under way on the source. */
 async function inFlight(from: D1Database, accountId: string): Promise<number> {
   const row = await from
-    .prepare("select count(*) as n from webhook_deliveries where account_id = ?1 and status = 'pending' and claimed_until > ?2")
+    .prepare("select count(*) as n from webhook_deliveries where account_id = ?1 and status = 'pending' and leased_until > ?2")
     .bind(accountId, Date.now())
     .first<{ n: number }>();
   return row?.n ?? 0;

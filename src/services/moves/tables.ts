@@ -29,7 +29,7 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   own("counterparties", ["id"]),
   own("invoices", ["id"]),
   own("payments", ["id"]),
-  withoutRowid(child("payment_invoices", ["invoice_id", "claim"], "invoice_id", "invoices")),
+  withoutRowid(child("payment_invoices", ["invoice_id", "released_by"], "invoice_id", "invoices")),
   withoutRowid(child("payment_events", ["payment_id", "seq"], "payment_id", "payments")),
   own("webhook_subscriptions", ["id"]),
   withoutRowid(own("webhook_deliveries", ["id"])),

@@ -27,7 +27,7 @@ export interface CreationRead {
   /** The account's invoices among those named. */
   found: InvoiceRow[];
   /** The named invoices that a live payment holds, and which. */
-  claimed: { invoiceId: string; paymentId: string }[];
+  live: { invoiceId: string; paymentId: string }[];
 }
 
 /** The account's invoices among those named, as the rows of a subquery (`named`: `from … where …`). */
@@ -117,16 +117,14 @@ export const CREATION_CHECKS = {
     refusal: () => ({ field: "invoice_ids", messages: ["All invoices of a payment must have the same currency."] }),
   },
   /** No invoice named belongs to a live payment (one not canceled or failed). */
-  no_live_claim: {
-    holds: ({ claimed }) => claimed.length === 0,
+  no_live_link: {
+    holds: ({ live }) => live.length === 0,
     sql: ({ input }) => {
       const l = aliased(paymentInvoices, "l");
-      return sql`not exists (select 1 from json_each(${idsJson(input)}) j cross join ${l.from} where ${l.invoiceId} = j.value and ${l.claim} = '')`;
+      return sql`not exists (select 1 from json_each(${idsJson(input)}) j cross join ${l.from} where ${l.invoiceId} = j.value and ${l.releasedBy} = '')`;
     },
-    refusal: ({ claimed }) => ({
-      conflict: claimed[0]
-        ? `Invoice ${claimed[0].invoiceId} already belongs to payment ${claimed[0].paymentId}.`
-        : "An invoice already belongs to another payment.",
+    refusal: ({ live }) => ({
+      conflict: live[0] ? `Invoice ${live[0].invoiceId} already belongs to payment ${live[0].paymentId}.` : "An invoice already belongs to another payment.",
     }),
   },
 } satisfies Record<string, CreationCheck>;
@@ -171,7 +169,7 @@ export function verdictOf(read: CreationRead): Record<CreationCheckName, boolean
 
 /**
  * What a payment refused by the checks that failed (`verdict`, 0 for each) answers: every failing
- * field's messages (a 400), or, when only the claim check failed, its 409. Invoice checks past a
+ * field's messages (a 400), or, when only the live-link check failed, its 409. Invoice checks past a
  * list that names an invoice twice say nothing more. Pure.
  */
 export function refusalOf(verdict: Record<CreationCheckName, number | boolean>, read: CreationRead): AppError {

@@ -19,7 +19,7 @@ import type { Keyed, KeyedWrite } from "../../idempotency";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
-import { invoiceClaimed, paymentEvents, paymentInvoices, payments, PAYMENT_STATUSES, tenants, type PaymentStatus } from "../../db/schema";
+import { liveLink, paymentEvents, paymentInvoices, payments, PAYMENT_STATUSES, tenants, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../counts";
@@ -136,30 +136,30 @@ export async function commitEvent(
 }
 
 /**
- * The invoices a cancel or failure lets go of: the links that claim them for this payment (found by
- * the invoice ids its stored detail lists), each made again with the payment's id as its claim,
- * and the claiming one removed, only when the move applied. A payment already let go holds no
- * claiming link, so this changes nothing then. (Not an UPDATE of the key: a move logs a row's key as
+ * The invoices a cancel or failure lets go of: this payment's live links (found by the invoice ids
+ * its stored detail lists), each made again with the payment's id as its released_by, and the live
+ * one removed, only when the move applied. A payment already let go has no live link, so this
+ * changes nothing then. (Not an UPDATE of the key: a move logs a row's key as
  * it is after a change, and the old key must be logged too.)
  */
 function releaseStatements(db: Db, paymentId: string, applied: SQL): BatchStatement[] {
   const links = paymentInvoices;
   const listed = sql`(select json_extract(value, '$.id') from json_each((select ${payments.detail} from ${payments} where ${payments.id} = ${paymentId}), '$.invoices'))`;
-  const held = and(sql`${links.invoiceId} in ${listed}`, invoiceClaimed, eq(links.paymentId, paymentId), applied);
+  const released = and(sql`${links.invoiceId} in ${listed}`, liveLink, eq(links.paymentId, paymentId), applied);
   return [
     db.insert(links).select(
       db
         .select({
           invoiceId: links.invoiceId,
-          claim: sql<string>`${paymentId}`.as("claim"),
+          releasedBy: sql<string>`${paymentId}`.as("released_by"),
           paymentId: links.paymentId,
           invoiceNumber: links.invoiceNumber,
           amountCents: links.amountCents,
           invoiceCreatedAt: links.invoiceCreatedAt,
         })
         .from(links)
-        .where(held),
+        .where(released),
     ),
-    db.delete(links).where(held),
+    db.delete(links).where(released),
   ];
 }

@@ -2,7 +2,7 @@
  * A new payment, written in one D1 batch that also decides it (write-fence.ts states the
  * protocol): its row where every creation check holds (creation.ts), with its detail as SQL's
  * JSON (db/payment-detail.ts); then, under the write's token, its first event, its invoice
- * claims, its outbox rows and the key's answer (the key's claim leads the batch, and the row
+ * links, its outbox rows and the key's answer (the key's claim leads the batch, and the row
  * requires it: idempotency/keyed.ts). A payment not made reads back each check's
  * verdict and answers the failing ones' refusals: a 400 or a 409, never a 500.
  */
@@ -15,7 +15,7 @@ import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { detailSql, eventSql, invoiceSql, jsonOf, type PaymentView } from "../../db/payment-detail";
 import { inAccount } from "../../db/scope";
-import { counterparties, invoiceClaimed, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
+import { counterparties, liveLink, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { outboxOfChange } from "../../webhooks";
 import { countedTo } from "../counts";
@@ -32,7 +32,7 @@ export interface NewPayment {
 }
 
 /**
- * Writes a new payment of `accountId` for `input`, with its first event, its invoice claims and
+ * Writes a new payment of `accountId` for `input`, with its first event, its invoice links and
  * its outbox rows, and the key's parts (`keyed`: its claim, and its answer, the stored detail). What
  * the key decided instead, as a value, when it is another request's. Throws the failing checks'
  * 400 or 409 when it cannot be made; then nothing is written.
@@ -103,20 +103,20 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
     written,
     p.from,
   );
-  const claims = aliased(invoices, "claimed");
+  const linked = aliased(invoices, "linked");
   const links = guardedInsert(
     db,
     paymentInvoices,
     {
-      invoiceId: sql`${claims.id}`,
-      claim: "",
+      invoiceId: sql`${linked.id}`,
+      releasedBy: "",
       paymentId,
-      invoiceNumber: sql`${claims.invoiceNumber}`,
-      amountCents: sql`${claims.amountCents}`,
-      invoiceCreatedAt: sql`${claims.createdAt}`,
+      invoiceNumber: sql`${linked.invoiceNumber}`,
+      amountCents: sql`${linked.amountCents}`,
+      invoiceCreatedAt: sql`${linked.createdAt}`,
     },
-    sql`${claims.id} in (select value from json_each(${JSON.stringify(input.invoice_ids)})) and +${claims.accountId} = ${accountId} and ${applied}`,
-    claims.from,
+    sql`${linked.id} in (select value from json_each(${JSON.stringify(input.invoice_ids)})) and +${linked.accountId} = ${accountId} and ${applied}`,
+    linked.from,
   );
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
@@ -143,17 +143,17 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
       .select()
       .from(invoices)
       .where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids))),
-    claimed: db
+    live: db
       .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
       .from(paymentInvoices)
-      .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), invoiceClaimed))
+      .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), liveLink))
       .limit(fixedLimit(1)),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
   const [made] = batch.insert;
   if (!made) {
-    const read = { input, buyer: batch.buyer[0], supplier: batch.supplier[0], found: batch.found, claimed: batch.claimed };
+    const read = { input, buyer: batch.buyer[0], supplier: batch.supplier[0], found: batch.found, live: batch.live };
     throw refusalOf(batch.verdict[0] ?? NO_VERDICT, read);
   }
   return {

@@ -1,15 +1,15 @@
 /**
- * The admission rule: how many of a subscription's due deliveries may be claimed now, decided
- * before any is claimed, from state every consumer invocation and isolate sees in D1:
- *   - in flight: the subscription's deliveries claimed and not yet ended (a claim that lapsed,
+ * The admission rule: how many of a subscription's due deliveries may be leased now, decided
+ * before any is leased, from state every consumer invocation and isolate sees in D1:
+ *   - in flight: the subscription's deliveries leased and not yet ended (a lease that lapsed,
  *     its worker dead, no longer counts); never more than BURST_CAP, and never more than
  *     IN_FLIGHT_CAP once its oldest has waited past SLOW_MS (a slow receiver);
- *   - held_until: set on the subscription when its recent timeouts outnumber its recent answers;
- *     nothing of it is claimed before then;
- *   - past held_until, while its timeouts still outnumber its answers, PROBE_CAP attempts at once:
- *     an answer lifts the limit, another timeout holds it again.
- * A delivery not admitted is put off unclaimed: it keeps its row, its place and its attempts, and
- * comes back when the rule says. Pure: the consumer reads the state, asks here, and its claim
+ *   - backoff_until: set on the subscription when its recent timeouts outnumber its recent answers;
+ *     nothing of it is leased before then;
+ *   - past backoff_until, while its timeouts still outnumber its answers, PROBE_CAP attempts at once:
+ *     an answer lifts the limit, another timeout backs it off again.
+ * A delivery not admitted is put off unleased: it keeps its row, its place and its attempts, and
+ * comes back when the rule says. Pure: the consumer reads the state, asks here, and its lease
  * statement checks the cap again against the live count, so two invocations never overfill it.
  */
 import { ATTEMPT_TIMEOUT_MS } from "../wire/retry-schedule";
@@ -24,12 +24,12 @@ export const IN_FLIGHT_CAP = 100;
  */
 export const BURST_CAP = 1000;
 export const PROBE_CAP = 10;
-/** How long a hanging subscription is held back: one attempt timeout. */
-export const HOLD_MS = ATTEMPT_TIMEOUT_MS;
+/** How long a hanging subscription backs off: one attempt timeout. */
+export const BACKOFF_MS = ATTEMPT_TIMEOUT_MS;
 /** Timeouts and answers count toward holding for this long (a fixed window on the subscription). */
 export const HEALTH_WINDOW_MS = 60_000;
-/** Fewer timeouts than this never hold: one hang of a busy receiver is not a hanging receiver. */
-export const HOLD_MIN_TIMEOUTS = 3;
+/** Fewer timeouts than this never back off: one hang of a busy receiver is not a hanging receiver. */
+export const BACKOFF_MIN_TIMEOUTS = 3;
 /** A subscription at its cap but answering: its further deliveries come back this much later. */
 export const BUSY_DELAY_MS = 2_000;
 /**
@@ -52,13 +52,13 @@ export interface AdmissionState extends Health {
   inFlight: number;
   /** When its oldest attempt in flight started; null with none in flight. */
   oldestStart: number | null;
-  heldUntil: number | null;
+  backoffUntil: number | null;
 }
 
 export interface Admission {
   /** How many attempts may be in flight at once now; 0 while held. */
   cap: number;
-  /** How many of the deliveries asked for may be claimed now. */
+  /** How many of the deliveries asked for may be leased now. */
   admitted: number;
   /** When the others come back (the first of them; see putOffAt). */
   comeBackAt: number;
@@ -74,18 +74,18 @@ export function healthAt(health: Health, now: number): Health {
 /** Whether a subscription's recent attempts time out more than they are answered. */
 export function hanging(health: Health, now: number): boolean {
   const { timeouts, answers } = healthAt(health, now);
-  return timeouts >= HOLD_MIN_TIMEOUTS && timeouts > answers;
+  return timeouts >= BACKOFF_MIN_TIMEOUTS && timeouts > answers;
 }
 
-/** How many of `wanted` due deliveries of a subscription may be claimed now, and when the rest come back. */
+/** How many of `wanted` due deliveries of a subscription may be leased now, and when the rest come back. */
 export function admit(state: AdmissionState, wanted: number, now: number): Admission {
-  if (state.heldUntil !== null && state.heldUntil > now) return { cap: 0, admitted: 0, comeBackAt: state.heldUntil, spreadMs: HOLD_MS };
+  if (state.backoffUntil !== null && state.backoffUntil > now) return { cap: 0, admitted: 0, comeBackAt: state.backoffUntil, spreadMs: BACKOFF_MS };
   const probing = hanging(state, now);
   const slow = state.oldestStart !== null && now - state.oldestStart > SLOW_MS;
   const cap = probing ? PROBE_CAP : slow ? IN_FLIGHT_CAP : BURST_CAP;
   const admitted = Math.max(0, Math.min(wanted, cap - state.inFlight));
-  if (probing) return { cap, admitted, comeBackAt: now + HOLD_MS, spreadMs: HOLD_MS };
-  if (slow) return { cap, admitted, comeBackAt: Math.max(now, state.oldestStart! + ATTEMPT_TIMEOUT_MS), spreadMs: HOLD_MS };
+  if (probing) return { cap, admitted, comeBackAt: now + BACKOFF_MS, spreadMs: BACKOFF_MS };
+  if (slow) return { cap, admitted, comeBackAt: Math.max(now, state.oldestStart! + ATTEMPT_TIMEOUT_MS), spreadMs: BACKOFF_MS };
   return { cap, admitted, comeBackAt: now + BUSY_DELAY_MS, spreadMs: 1000 };
 }
 
@@ -103,19 +103,19 @@ export function putOffAt(admission: Admission, k: number, random: () => number):
 }
 
 /**
- * The subscription's held_until after attempts ended, from its window as they left it: held for
- * HOLD_MS from now when one of them timed out and timeouts outnumber answers; else unchanged (null).
+ * The subscription's backoff_until after attempts ended, from its window as they left it: backed off for
+ * BACKOFF_MS from now when one of them timed out and timeouts outnumber answers; else unchanged (null).
  */
-export function holdAfter(health: Health, timedOut: boolean, now: number): number | null {
-  return timedOut && hanging(health, now) ? now + HOLD_MS : null;
+export function backoffAfter(health: Health, timedOut: boolean, now: number): number | null {
+  return timedOut && hanging(health, now) ? now + BACKOFF_MS : null;
 }
 
 /**
- * Which deliveries to claim (each with its subscription's cap and its rank under it, and how long
- * its claim holds when not CLAIM_MS: lanes.ts) and which to put off until when.
+ * Which deliveries to lease (each with its subscription's cap and its rank under it, and how long
+ * its lease holds when not LEASE_MS: lanes.ts) and which to put off until when.
  */
-export interface ClaimPlan {
-  claim: { id: string; cap: number; rank: number; lease?: number }[];
+export interface LeasePlan {
+  lease: { id: string; cap: number; rank: number; leaseMs?: number }[];
   putOff: { id: string; at: number }[];
 }
 
@@ -125,13 +125,13 @@ export interface Asking {
   ids: string[];
 }
 
-/** The rule over a batch: each subscription's oldest deliveries up to what it admits are claimed, the rest put off. */
-export function planClaims(asking: Asking[], now: number, random: () => number): ClaimPlan {
-  const plan: ClaimPlan = { claim: [], putOff: [] };
+/** The rule over a batch: each subscription's oldest deliveries up to what it admits are leased, the rest put off. */
+export function planLeases(asking: Asking[], now: number, random: () => number): LeasePlan {
+  const plan: LeasePlan = { lease: [], putOff: [] };
   for (const { state, ids } of asking) {
     const admission = admit(state, ids.length, now);
     ids.forEach((id, k) => {
-      if (k < admission.admitted) plan.claim.push({ id, cap: admission.cap, rank: k + 1 });
+      if (k < admission.admitted) plan.lease.push({ id, cap: admission.cap, rank: k + 1 });
       else plan.putOff.push({ id, at: putOffAt(admission, k - admission.admitted, random) });
     });
   }

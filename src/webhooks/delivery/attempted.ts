@@ -1,4 +1,4 @@
-import type { DeliveryRow } from "./claim";
+import type { DeliveryRow } from "./lease";
 import type { AttemptResult } from "./attempt";
 import type { Outcome } from "./outcome";
 

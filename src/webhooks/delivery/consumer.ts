@@ -1,20 +1,20 @@
 /**
  * The delivery queue's consumer, in four stages over a whole batch:
  *   admit   (admission.ts) one round trip reads the batch's subscriptions and their attempts in
- *                         flight; the admission rule says how many of each may be claimed now;
- *   claim   (claim.ts)    one round trip claims those, puts the others off unclaimed, and reads
+ *                         flight; the admission rule says how many of each may be leased now;
+ *   lease   (lease.ts)    one round trip leases those, puts the others off unleased, and reads
  *                         what rebuilds their bodies;
- *   attempt (attempt.ts)  each claimed delivery is signed and POSTed, ATTEMPTS_AT_ONCE at a time,
+ *   attempt (attempt.ts)  each leased delivery is signed and POSTed, ATTEMPTS_AT_ONCE at a time,
  *                         the subscriptions taking turns (lanes.ts);
  *   outcome (outcome.ts)  a pure decision per attempt: succeeded, retry in n seconds, or failed;
  *   record  (record.ts)   one batch records the attempts that ended together, and retries are
  *                         handed to the queue with their delays.
- * The row is the truth: a message is acked once its delivery is claimed, and the attempts go on
+ * The row is the truth: a message is acked once its delivery is leased, and the attempts go on
  * after the batch is handed back (waitUntil, see wrangler.toml's compatibility flag), within
  * waitUntil's 30 s by construction (lanes.ts), so a receiver that hangs never holds the batches
- * behind it. The invocation never holds more connections than a Worker has: the shards' claims go
+ * behind it. The invocation never holds more connections than a Worker has: the shards' leases are taken
  * one after another, then the attempts take all lanes but one, which records (lanes.ts). If the
- * isolate dies mid-attempt, the claim lapses and the sweeper re-sends.
+ * isolate dies mid-attempt, the lease lapses and the sweeper re-sends.
  */
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../../db/client";
@@ -26,8 +26,8 @@ import type { Env } from "../../env";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
-import { planClaims, type Asking, type ClaimPlan } from "./admission";
-import { claimDeliveries, readAdmission, type AdmissionRow, type ClaimResult, type DeliveryRow, type SubscriptionRow } from "./claim";
+import { planLeases, type Asking, type LeasePlan } from "./admission";
+import { leaseDeliveries, readAdmission, type AdmissionRow, type LeaseResult, type DeliveryRow, type SubscriptionRow } from "./lease";
 import type { DeliveryMessage, ShardQueue } from "../outbox/message";
 import { HELD } from "../subscriptions/holds";
 import { openSecrets } from "../subscriptions/opened-secrets";
@@ -35,11 +35,11 @@ import { handOver } from "../outbox/outbox";
 import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
-import { answersQuickly, ATTEMPTS_AT_ONCE, CLAIM_BODY_BYTES, claimLease, OVERFLOW_DELAY_MS, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "./lanes";
+import { answersQuickly, ATTEMPTS_AT_ONCE, LEASE_BODY_BYTES, leaseMsAt, OVERFLOW_DELAY_MS, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "./lanes";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
-/** When no ENCRYPTION_KEY can open any secret, a claimed delivery comes back this much later. */
+/** When no ENCRYPTION_KEY can open any secret, a leased delivery comes back this much later. */
 export const NOT_CONFIGURED_RETRY_SECONDS = 60;
 
 type Started = { delivery: DeliveryRow; subscription: SubscriptionRow; shard: ShardWork; quick: boolean };
@@ -49,7 +49,7 @@ type ShardWork = { db: Db; queue: ShardQueue };
 
 /**
  * A batch may hold deliveries of several shards (each message names its own): each shard's are
- * claimed on that shard, one shard after another, and then all the claimed attempts share the
+ * leased on that shard, one shard after another, and then all the leased attempts share the
  * invocation's lanes. A message whose shard the configuration lacks comes back later (nothing is
  * lost while the binding is restored); one without a shard is acked, and its shard's sweeper
  * sends the row again.
@@ -62,13 +62,13 @@ export async function consumeDeliveries(
 ): Promise<void> {
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
-  const taken: Taken = { bodies: { left: CLAIM_BODY_BYTES, taken: 0 }, unproven: 0 };
-  for (const [shard, messages] of byShard) started.push(...(await claimShard(shard, messages, env, started.length, taken)));
+  const taken: Taken = { bodies: { left: LEASE_BODY_BYTES, taken: 0 }, unproven: 0 };
+  for (const [shard, messages] of byShard) started.push(...(await leaseshard(shard, messages, env, started.length, taken)));
   ctx.waitUntil(deliverAll(env, started, retryScale).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))));
 }
 
-/** Claims one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
-async function claimShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, taken: Taken): Promise<Started[]> {
+/** Leases one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
+async function leaseshard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, taken: Taken): Promise<Started[]> {
   const binding = shardBinding(env, shard);
   if (!binding) {
     shardNotConfigured(shard, { delivery_ids: messages.map((message) => message.body?.delivery_id) });
@@ -81,10 +81,10 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
   const work: ShardWork = { db: createDb(binding), queue: { queue: env.DELIVERIES, shard } };
   const now = Date.now();
   const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
-  let claims;
+  let leases;
   let quick: Set<string>;
   try {
-    ({ claims, quick } = await admitAndClaim(work.db, ids, env, now, position, taken));
+    ({ leases, quick } = await admitAndLease(work.db, ids, env, now, position, taken));
   } catch (error) {
     console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
     for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
@@ -97,15 +97,15 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
   const putOff: { id: string; delaySeconds: number }[] = [];
   for (const message of messages) {
     const id = message.body?.delivery_id;
-    const claim = claims.get(id);
-    claims.delete(id); // a second copy in the batch finds it taken
-    if (claim?.kind === "early") {
-      message.retry({ delaySeconds: claim.delaySeconds });
+    const lease = leases.get(id);
+    leases.delete(id); // a second copy in the batch finds it taken
+    if (lease?.kind === "early") {
+      message.retry({ delaySeconds: lease.delaySeconds });
       continue;
     }
-    if (claim?.kind === "put_off") putOff.push({ id, delaySeconds: claim.delaySeconds });
-    if (claim?.kind === "claimed") {
-      const { delivery, subscription } = claim;
+    if (lease?.kind === "put_off") putOff.push({ id, delaySeconds: lease.delaySeconds });
+    if (lease?.kind === "leased") {
+      const { delivery, subscription } = lease;
       if (!subscription) ended.push(delivery.id);
       else if (!subscription.isActive) held.push(delivery);
       else started.push({ delivery, subscription, shard: work, quick: quick.has(subscription.id) });
@@ -119,40 +119,40 @@ async function claimShard(shard: string, messages: readonly Message<DeliveryMess
     await endDeliveries(work.db, ended, now);
     await holdDeliveries(work.db, held, now);
   } catch (error) {
-    // Their claims lapse and the sweeper sends them again.
+    // Their leases lapse and the sweeper sends them again.
     console.error(JSON.stringify({ type: "delivery_error", shard, error: String(error) }));
   }
   return started;
 }
 
 /**
- * The admission rule, then the claim: the batch's subscriptions and their attempts in flight are
- * read, each subscription's oldest due deliveries are claimed up to what the rule admits, and the
- * others are put off, unclaimed. A deleted subscription's deliveries are claimed to be ended, a
+ * The admission rule, then the lease: the batch's subscriptions and their attempts in flight are
+ * read, each subscription's oldest due deliveries are leased up to what the rule admits, and the
+ * others are put off, unleased. A deleted subscription's deliveries are leased to be ended, a
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
- * missing) are put off a minute, unclaimed and unattempted, until the key is deployed.
+ * missing) are put off a minute, unleased and unattempted, until the key is deployed.
  */
-async function admitAndClaim(
+async function admitAndLease(
   db: Db,
   ids: string[],
   env: Env,
   now: number,
   position: number,
   taken: Taken,
-): Promise<{ claims: Map<string, ClaimResult>; quick: Set<string> }> {
+): Promise<{ leases: Map<string, LeaseResult>; quick: Set<string> }> {
   const { rows, subscriptions } = await readAdmission(db, ids, now);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
   await Promise.all(
     subscriptions.filter((row) => row.isActive).map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
   );
-  const plan: ClaimPlan = { claim: [], putOff: [] };
+  const plan: LeasePlan = { lease: [], putOff: [] };
   const asking: Asking[] = [];
   const oldestFirst = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   for (const [subscriptionId, list] of groupBy(oldestFirst, (row) => row.subscriptionId)) {
     const subscription = byId.get(subscriptionId);
     const listIds = list.map((row) => row.id);
-    if (!subscription || !subscription.isActive) plan.claim.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
+    if (!subscription || !subscription.isActive) plan.lease.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
     else if (notConfigured.has(subscriptionId)) {
       console.error(
         JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }),
@@ -162,35 +162,35 @@ async function admitAndClaim(
       asking.push({ state: admissionState(subscription), ids: listIds });
     }
   }
-  const ruled = planClaims(asking, now, Math.random);
+  const ruled = planLeases(asking, now, Math.random);
   // Subscriptions that answer quickly first; those not known to, one wave of lanes an invocation.
-  // The bodies stay within CLAIM_BODY_BYTES. In that start order the first that fit are claimed,
-  // the others put off a moment. Each attempt's claim holds while it may wait for a lane: its
+  // The bodies stay within LEASE_BODY_BYTES. In that start order the first that fit are leased,
+  // the others put off a moment. Each attempt's lease holds while it may wait for a lane: its
   // place in the start order says how long.
   const quick = new Set(subscriptions.filter((row) => row.isActive && answersQuickly(admissionState(row), now)).map((row) => row.id));
-  const admitted = new Set(ruled.claim.map((claim) => claim.id));
+  const admitted = new Set(ruled.lease.map((lease) => lease.id));
   const inOrder = quickFirst(
     rows.filter((row) => admitted.has(row.id)),
     quick,
   );
   const unproven = inOrder.filter((row) => !quick.has(row.subscriptionId));
   const tooMany = new Set(unproven.slice(Math.max(0, UNPROVEN_AT_ONCE - taken.unproven)).map((row) => row.id));
-  const { taken: claimed, over } = withinBodyBytes(
+  const { taken: leased, over } = withinBodyBytes(
     inOrder.filter((row) => !tooMany.has(row.id)),
     taken.bodies,
   );
-  taken.unproven += claimed.filter((row) => !quick.has(row.subscriptionId)).length;
-  const place = new Map(claimed.map((row, i) => [row.id, position + i]));
-  const attempts = ruled.claim.filter((claim) => place.has(claim.id)).map((claim) => ({ ...claim, lease: claimLease(place.get(claim.id)!) }));
+  taken.unproven += leased.filter((row) => !quick.has(row.subscriptionId)).length;
+  const place = new Map(leased.map((row, i) => [row.id, position + i]));
+  const attempts = ruled.lease.filter((lease) => place.has(lease.id)).map((lease) => ({ ...lease, leaseMs: leaseMsAt(place.get(lease.id)!) }));
   const overflow = [...over.map((row) => row.id), ...tooMany].map((id) => ({ id, at: now + OVERFLOW_DELAY_MS }));
-  const claims = await claimDeliveries(
+  const leases = await leaseDeliveries(
     db,
     ids,
-    { claim: [...plan.claim, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] },
+    { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] },
     subscriptions,
     now,
   );
-  return { claims, quick };
+  return { leases, quick };
 }
 
 /** A subscription's state as the admission rule reads it. Pure. */
@@ -198,7 +198,7 @@ function admissionState(row: AdmissionRow) {
   return {
     inFlight: row.inFlight,
     oldestStart: row.oldestStart,
-    heldUntil: row.heldUntil,
+    backoffUntil: row.backoffUntil,
     timeouts: row.recentTimeouts,
     answers: row.recentAnswers,
     since: row.recentSince,
@@ -211,7 +211,7 @@ function quickFirst<T extends { id: string; subscriptionId: string; createdAt: n
 }
 
 /**
- * Attempts the claimed deliveries ATTEMPTS_AT_ONCE at a time, in the start order their claims were
+ * Attempts the leased deliveries ATTEMPTS_AT_ONCE at a time, in the start order their leases were
  * leased for, and records those that end close together in one batch, one shard at a time: the
  * one connection the attempts leave.
  */
@@ -221,10 +221,10 @@ async function deliverAll(env: Env, started: Started[], retryScale: number): Pro
       for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values())
         await recordAttempts(attempted[0]!.shard.db, attempted[0]!.shard.queue, attempted);
     },
-    // Left claimed: the claim lapses and the sweeper sends them again.
+    // Left leased: the lease lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
-  // Shard by shard, as their claims were leased: a delivery never starts later than its lease allows.
+  // Shard by shard, as their leases were taken: a delivery never starts later than its lease allows.
   const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
     quickFirst(
       list.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt })),
@@ -234,7 +234,7 @@ async function deliverAll(env: Env, started: Started[], retryScale: number): Pro
   await eachAtMost(order, ATTEMPTS_AT_ONCE, async ({ delivery, subscription, shard }) => {
     const result = await attempt(delivery, subscription, env);
     const outcome = decideOutcome({
-      attempts: delivery.attempts - 1, // the claim counted this one
+      attempts: delivery.attempts - 1, // the lease counted this one
       scheduleStartedAt: delivery.scheduleStartedAt,
       scheduleFirstAttempt: delivery.scheduleFirstAttempt,
       failingSince: subscription.failingSince,
@@ -253,7 +253,7 @@ async function deliverAll(env: Env, started: Started[], retryScale: number): Pro
 /** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */
 async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env: Env): Promise<AttemptResult> {
   const now = Date.now();
-  // The key was checked before the claim; one that went away since fails this attempt, nothing sent.
+  // The key was checked before the lease; one that went away since fails this attempt, nothing sent.
   const revealed = await openSecrets(subscription, env.ENCRYPTION_KEY, now).catch(() => null);
   const policy = revealed && refuseWebhookUrl(subscription.url, env.ALLOW_LOCAL_WEBHOOK_URLS === "true");
   const refusal = !revealed ? UNREADABLE : policy ? `URL refused: ${policy}` : null;
@@ -282,7 +282,7 @@ async function endDeliveries(db: Db, ids: string[], now: number): Promise<void> 
   );
 }
 
-/** Deliveries of a paused or deactivated subscription are held, unattempted, under the claim that found them. */
+/** Deliveries of a paused or deactivated subscription are held, unattempted, under the lease that found them. */
 async function holdDeliveries(db: Db, rows: DeliveryRow[], now: number): Promise<void> {
   await runBatch(
     db,
@@ -290,7 +290,7 @@ async function holdDeliveries(db: Db, rows: DeliveryRow[], now: number): Promise
       db
         .update(webhookDeliveries)
         .set({ ...HELD, updatedAt: now })
-        .where(and(eq(webhookDeliveries.id, row.id), eq(webhookDeliveries.claimToken, row.claimToken!))),
+        .where(and(eq(webhookDeliveries.id, row.id), eq(webhookDeliveries.leaseToken, row.leaseToken!))),
     ),
   );
 }
@@ -303,7 +303,7 @@ export async function endDelivery(db: Db, deliveryId: string, now = Date.now()):
 function endStatement(db: Db, deliveryId: string, now: number) {
   return db
     .update(webhookDeliveries)
-    .set({ status: "failed", nextAttemptAt: null, claimedUntil: null, updatedAt: now })
+    .set({ status: "failed", nextAttemptAt: null, leasedUntil: null, updatedAt: now })
     .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
 }
 

@@ -149,7 +149,7 @@ export function healthStatements(db: Db, attempted: Attempted[], latest: Map<str
   for (const item of attempted) {
     const { delivery, result, outcome } = item;
     if (outcome.status !== "failed" || result.responseStatus === 410) continue;
-    const ended = sql`exists (select 1 from ${webhookDeliveries} x where x.id = ${delivery.id} and x.status = 'failed' and x.updated_at = ${endOf(item)} and x.claim_token is null)`;
+    const ended = sql`exists (select 1 from ${webhookDeliveries} x where x.id = ${delivery.id} and x.status = 'failed' and x.updated_at = ${endOf(item)} and x.lease_token is null)`;
     tell(
       delivery.accountId,
       { event: "delivery.exhausted", subscriptionId: delivery.subscriptionId, at: now, detail: { delivery_id: delivery.id, payment_id: delivery.paymentId } },

@@ -3,11 +3,11 @@
  * under way, and one connection left for D1 and the queue (recording outcomes, sending retries),
  * so the platform never queues a connection of ours and every attempt's 15 s runs from its own
  * start. The subscriptions of a batch take turns, so one subscription's deliveries never fill the
- * lanes before another's first; and a claim holds as long as its delivery may wait for a lane.
+ * lanes before another's first; and a lease holds as long as its delivery may wait for a lane.
  * Pure.
  */
 import { SIMULTANEOUS_CONNECTIONS } from "../../lib/platform-limits";
-import { ATTEMPT_TIMEOUT_MS, CLAIM_MS } from "../wire/retry-schedule";
+import { ATTEMPT_TIMEOUT_MS, LEASE_MS } from "../wire/retry-schedule";
 import { healthAt, SLOW_MS, type AdmissionState } from "./admission";
 import { withinBytes } from "../../lib/within-bytes";
 
@@ -31,11 +31,11 @@ export function answersQuickly(state: Pick<AdmissionState, "timeouts" | "answers
 }
 
 /**
- * The bytes of the bodies one consumer invocation claims at most (what its claim reads to make
+ * The bytes of the bodies one consumer invocation leases at most (what its lease reads to make
  * them, and holds while it attempts them); one delivery alone however large. The rest of its batch
- * is put off unclaimed and comes back OVERFLOW_DELAY_MS later.
+ * is put off unleased and comes back OVERFLOW_DELAY_MS later.
  */
-export const CLAIM_BODY_BYTES = 8_000_000;
+export const LEASE_BODY_BYTES = 8_000_000;
 export const OVERFLOW_DELAY_MS = 1_000;
 
 /** The first of `rows` (in their order) whose bytes fit `budget.left`, always one while none is taken; takes them from the budget. Pure but for the budget. */
@@ -77,10 +77,10 @@ export function startOrder<T extends Queued>(rows: readonly T[]): T[] {
 }
 
 /**
- * How long the claim of the attempt at `position` in the invocation's start order holds: one
- * attempt's claim, plus a full timeout for every wave of lanes ahead of it (each attempt in a
- * lane ends within ATTEMPT_TIMEOUT_MS), so a claim never lapses while its attempt waits.
+ * How long the lease of the attempt at `position` in the invocation's start order holds: one
+ * attempt's lease, plus a full timeout for every wave of lanes ahead of it (each attempt in a
+ * lane ends within ATTEMPT_TIMEOUT_MS), so a lease never lapses while its attempt waits.
  */
-export function claimLease(position: number): number {
-  return CLAIM_MS + Math.floor(position / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS;
+export function leaseMsAt(position: number): number {
+  return LEASE_MS + Math.floor(position / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS;
 }

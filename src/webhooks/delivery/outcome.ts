@@ -4,7 +4,7 @@ import { nextRetryDelay, parseRetryAfter } from "../wire/retry-schedule";
 export const DEACTIVATE_AFTER_FAILING_MS = 5 * 24 * 3600 * 1000;
 
 export interface OutcomeInput {
-  /** The delivery as claimed: attempts made before this one, and when its schedule started. */
+  /** The delivery as leased: attempts made before this one, and when its schedule started. */
   attempts: number;
   scheduleStartedAt: number | null;
   /** The number of the attempt that started the schedule (null: attempt 1, or no schedule yet). */

@@ -19,7 +19,7 @@ export function attemptValues(attempted: Attempted[]): string {
       const end = result.startedAt + result.durationMs;
       return {
         id: delivery.id,
-        claimToken: delivery.claimToken,
+        leaseToken: delivery.leaseToken,
         number: outcome.number,
         startedAt: result.startedAt,
         durationMs: result.durationMs,
@@ -52,7 +52,7 @@ const FIRST_ATTEMPT_VALUES = {
 /** A column of the attempts' values (`attemptValues`, read as the table `v`). */
 const v = jsonColumn;
 
-/** A first attempt's outcome goes on its delivery's row, when the claim started it there. */
+/** A first attempt's outcome goes on its delivery's row, when the lease started it there. */
 const firstOnRow = sql`(${v("number")} = 1 and ${webhookDeliveries.firstStartedAt} is not null)`;
 
 /** Each first-attempt column takes the attempt's value when `firstOnRow`, or keeps its own. */
@@ -68,7 +68,7 @@ function firstOutcome() {
 /** The values a first attempt's outcome reads. */
 const FIRST_ATTEMPT_COLUMNS = ["number", ...Object.values(FIRST_ATTEMPT_VALUES).filter((value) => value !== null)];
 
-/** Each later attempt's outcome, on the row the claim wrote when it started. */
+/** Each later attempt's outcome, on the row the lease wrote when it started. */
 export function laterAttemptOutcomes(db: Db, values: string) {
   return db
     .update(webhookAttempts)
@@ -86,7 +86,7 @@ export function laterAttemptOutcomes(db: Db, values: string) {
 }
 
 /**
- * Each delivery's new state, under the claim that made its attempt, with its first attempt's
+ * Each delivery's new state, under the lease that made its attempt, with its first attempt's
  * outcome; answers the rows it changed. A retry of a subscription paused or deactivated meanwhile
  * is held instead (holds.ts).
  */
@@ -100,8 +100,8 @@ export function deliveryStates(db: Db, values: string) {
       scheduleFirstAttempt: v("scheduleFirstAttempt"),
       nextAttemptAt: sql`case when ${pausedRetry} then null else ${v("nextAttemptAt")} end`,
       enqueuedAt: sql`case when ${pausedRetry} then null else ${v("enqueuedAt")} end`,
-      claimedUntil: null,
-      claimToken: null,
+      leasedUntil: null,
+      leaseToken: null,
       updatedAt: v("updatedAt"),
       ...firstOutcome(),
     })
@@ -109,7 +109,7 @@ export function deliveryStates(db: Db, values: string) {
       jsonRows(
         values,
         "id",
-        "claimToken",
+        "leaseToken",
         "status",
         "scheduleStartedAt",
         "scheduleFirstAttempt",
@@ -119,11 +119,11 @@ export function deliveryStates(db: Db, values: string) {
         ...FIRST_ATTEMPT_COLUMNS,
       ),
     )
-    .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.claimToken, v("claimToken"))))
+    .where(and(eq(webhookDeliveries.id, v("id")), eq(webhookDeliveries.leaseToken, v("leaseToken"))))
     .returning({ id: webhookDeliveries.id, status: webhookDeliveries.status });
 }
 
-/** A first attempt whose claim a redelivery replaced meanwhile: its outcome is still logged. */
+/** A first attempt whose lease a redelivery replaced meanwhile: its outcome is still logged. */
 export function replacedFirstAttempts(db: Db, values: string) {
   return db
     .update(webhookDeliveries)

@@ -1,19 +1,19 @@
 /**
  * What attempts leave on their subscriptions' rows, for recordAttempts' batch: the admission
  * rule's window (admission.ts), the failure streak (health.ts), the last attempt and success; and
- * after the batch, the holds of subscriptions the window says are hanging.
+ * after the batch, the back-offs of subscriptions the window says are hanging.
  */
 import { eq, sql, type SQL } from "drizzle-orm";
 import { runBatch, type Db } from "../../db/client";
 import { webhookSubscriptions } from "../../db/schema";
-import { HEALTH_WINDOW_MS, holdAfter } from "./admission";
+import { HEALTH_WINDOW_MS, backoffAfter } from "./admission";
 import { failuresAfter } from "./health";
 import { endOf, type Attempted } from "./attempted";
 
 /**
  * A subscription's state after its attempts among `attempted`, given the one of them that ended
  * last: the admission rule's window of timeouts and answers, its failure streak, its last attempt
- * and success; answers the window as it now stands (holdHanging reads it).
+ * and success; answers the window as it now stands (backOffHanging reads it).
  */
 export function subscriptionState(db: Db, attempted: Attempted[], { delivery, result, outcome }: Attempted, recordedAt: number) {
   const lastSuccess = lastSuccessOf(attempted, delivery.subscriptionId);
@@ -60,23 +60,25 @@ function runOf(attempted: Attempted[], subscriptionId: string): SQL {
 export type Windows = { id: string; timeouts: number; answers: number; since: number | null }[];
 
 /**
- * Holds back each subscription that the admission rule says is hanging now that these attempts
- * ended (holdAfter); a hold only ever moves later, so concurrent recorders agree.
+ * Backs off each subscription that the admission rule says is hanging now that these attempts
+ * ended (backoffAfter); a back-off only ever moves later, so concurrent recorders agree.
  */
-export async function holdHanging(db: Db, windows: Windows[], attempted: Attempted[], now: number): Promise<void> {
-  const holds = windows.flat().flatMap((health) => {
-    const until = holdAfter(health, endingsOf(attempted, health.id).timeouts > 0, now);
+export async function backOffHanging(db: Db, windows: Windows[], attempted: Attempted[], now: number): Promise<void> {
+  const backoffs = windows.flat().flatMap((health) => {
+    const until = backoffAfter(health, endingsOf(attempted, health.id).timeouts > 0, now);
     return until === null ? [] : [{ id: health.id, until }];
   });
-  if (holds.length === 0) return;
+  if (backoffs.length === 0) return;
   await runBatch(
     db,
-    holds.map(({ id, until }) =>
+    backoffs.map(({ id, until }) =>
       db
         .update(webhookSubscriptions)
-        .set({ heldUntil: sql`max(coalesce(${webhookSubscriptions.heldUntil}, 0), ${until})` })
+        .set({ backoffUntil: sql`max(coalesce(${webhookSubscriptions.backoffUntil}, 0), ${until})` })
         .where(eq(webhookSubscriptions.id, id)),
     ),
   );
-  console.log(JSON.stringify({ type: "subscription_held", subscriptions: holds.map(({ id, until }) => ({ id, held_until: new Date(until).toISOString() })) }));
+  console.log(
+    JSON.stringify({ type: "subscription_backed_off", subscriptions: backoffs.map(({ id, until }) => ({ id, backoff_until: new Date(until).toISOString() })) }),
+  );
 }

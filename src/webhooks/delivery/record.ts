@@ -7,13 +7,13 @@ import { statsRows, statsStatements } from "./stats";
 import { healthStatements } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
-import { holdHanging, subscriptionState } from "./record-subscriptions";
+import { backOffHanging, subscriptionState } from "./record-subscriptions";
 
 export type { Attempted } from "./attempted";
 
 /**
- * Records a set of attempts in one batch: every attempt's outcome on the row its claim started
- * (gone if the delivery was deleted meanwhile), every delivery's new state (only under the claim
+ * Records a set of attempts in one batch: every attempt's outcome on the row its lease started
+ * (gone if the delivery was deleted meanwhile), every delivery's new state (only under the lease
  * that made the attempt: a redelivery asked for meanwhile stands), and each subscription's
  * failure streak as its latest attempt left it. Then hands the deliveries to retry to the queue
  * with their delays; if that send fails, their rows say so and the sweeper sends them when due.
@@ -46,9 +46,9 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.
     health: healthStatements(db, attempted, latest, recordedAt),
   });
-  await holdHanging(db, recorded.subscriptions, attempted, recordedAt);
+  await backOffHanging(db, recorded.subscriptions, attempted, recordedAt);
   for (const item of attempted) logAttempt(item);
-  // Still this attempt's to retry: recorded under its claim (a redelivery asked for meanwhile has
+  // Still this attempt's to retry: recorded under its lease (a redelivery asked for meanwhile has
   // its own message) and not held.
   const toRetry = new Set(recorded.deliveries.filter((row) => row.status === "pending").map((row) => row.id));
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && toRetry.has(delivery.id));

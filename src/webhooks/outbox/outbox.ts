@@ -100,8 +100,8 @@ export function newDelivery<
     scheduleStartedAt: null,
     scheduleFirstAttempt: null,
     enqueuedAt: now,
-    claimedUntil: null,
-    claimToken: null,
+    leasedUntil: null,
+    leaseToken: null,
     test,
     createdAt: createdAt ?? now,
     updatedAt: now,
@@ -147,14 +147,14 @@ export async function handOver(db: Db, queue: ShardQueue, items: Handover[], mar
 
 /**
  * Hands deliveries the sweeper found lost to the queue again: each only if `stillLost` holds when
- * the update runs (a delivery claimed since it was read is its claimer's), as handed over now and
- * under no claim. How many went, or null when the queue refused them (the next sweep tries again).
+ * the update runs (a delivery leased since it was read is its leaseholder's), as handed over now and
+ * under no lease. How many went, or null when the queue refused them (the next sweep tries again).
  */
 export async function handOverAgain(db: Db, queue: ShardQueue, ids: string[], stillLost: SQL, now: number): Promise<number | null> {
   if (ids.length === 0) return 0;
   const taken = await db
     .update(webhookDeliveries)
-    .set({ enqueuedAt: now, claimToken: null, claimedUntil: null })
+    .set({ enqueuedAt: now, leaseToken: null, leasedUntil: null })
     .where(and(inList(webhookDeliveries.id, ids), stillLost))
     .returning({ id: webhookDeliveries.id });
   return (await handOver(

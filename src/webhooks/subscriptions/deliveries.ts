@@ -165,8 +165,8 @@ export async function redeliver(
     nextAttemptAt: now,
     scheduleStartedAt: null,
     enqueuedAt: null,
-    claimedUntil: null,
-    claimToken: null,
+    leasedUntil: null,
+    leaseToken: null,
     updatedAt: now,
   } as const;
   const after: Delivery = { delivery: { ...delivery, ...changes }, attempts };
@@ -176,7 +176,7 @@ export async function redeliver(
     db
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
-      .where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.claimToken))),
+      .where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.leaseToken))),
   );
   const batch = await runNamedBatch(db, {
     key: keyed.claim,

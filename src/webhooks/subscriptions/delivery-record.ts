@@ -2,9 +2,9 @@ import { toIso } from "../../lib/time";
 import type { AttemptRow, DeliveryRow } from "./deliveries";
 import { sentHeaders } from "../wire/sent-headers";
 
-/** What an attempt with no recorded outcome is: still running under its claim, or cut short. Pure. */
+/** What an attempt with no recorded outcome is: still running under its lease, or cut short. Pure. */
 export function unendedAttempt(delivery: DeliveryRow, attempt: AttemptRow, now: number): string {
-  const running = delivery.claimToken !== null && (delivery.claimedUntil ?? 0) > now && attempt.number === delivery.attempts;
+  const running = delivery.leaseToken !== null && (delivery.leasedUntil ?? 0) > now && attempt.number === delivery.attempts;
   return running ? "in progress" : "interrupted: the worker stopped before the answer was recorded; the receiver may have received it";
 }
 

@@ -4,7 +4,7 @@
  * status `held`: nothing is attempted. Made active again, its held deliveries become `pending`
  * with a fresh retry schedule and go to the queue oldest sequence first; or they are discarded.
  * Pausing holds its pending deliveries that no attempt is working on; an attempt under way when it
- * was paused ends held if it would have been retried (record.ts), and a claimed delivery of an
+ * was paused ends held if it would have been retried (record.ts), and a leased delivery of an
  * inactive subscription is held (consumer.ts).
  */
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
@@ -17,17 +17,17 @@ import { inAccount } from "../../db/scope";
 import { handOver } from "../outbox/outbox";
 import { droppedPast } from "../outbox/sequence";
 
-/** The columns of a delivery put on hold: not due, not handed over, claim cleared. */
-export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
+/** The columns of a delivery put on hold: not due, not handed over, lease cleared. */
+export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, leasedUntil: null, leaseToken: null } as const;
 
 /**
  * Holds the subscription's pending deliveries that no attempt is working on, RELEASED_AT_ONCE at
  * most, oldest first (read on its log); the consumer holds the others as their messages come (a
- * claimed delivery of an inactive subscription is held).
+ * leased delivery of an inactive subscription is held).
  */
 export function holdPending(db: Db, accountId: string, subscriptionId: string, now: number) {
   const d = webhookDeliveries;
-  const first = sql`(select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'pending' and (x.claimed_until is null or x.claimed_until < ${now}) order by x.created_at, x.id limit ${sql.raw(String(RELEASED_AT_ONCE))})`;
+  const first = sql`(select x.id from ${d} x where x.subscription_id = ${subscriptionId} and x.status = 'pending' and (x.leased_until is null or x.leased_until < ${now}) order by x.created_at, x.id limit ${sql.raw(String(RELEASED_AT_ONCE))})`;
   return db
     .update(d)
     .set({ ...HELD, updatedAt: now })
@@ -36,7 +36,7 @@ export function holdPending(db: Db, accountId: string, subscriptionId: string, n
         inAccount(d, accountId),
         eq(d.subscriptionId, subscriptionId),
         deliveryStatusIs("pending"),
-        or(isNull(d.claimedUntil), lt(d.claimedUntil, now)),
+        or(isNull(d.leasedUntil), lt(d.leasedUntil, now)),
         sql`${d.id} in ${first}`,
       ),
     );
@@ -79,7 +79,7 @@ export function settleAcked(db: Db, accountId: string, subscriptionId: string, n
 }
 
 /** The columns of a held delivery the feed's reader acked: ended, received. */
-const SETTLED = { status: "succeeded", nextAttemptAt: null, enqueuedAt: null, claimedUntil: null, claimToken: null } as const;
+const SETTLED = { status: "succeeded", nextAttemptAt: null, enqueuedAt: null, leasedUntil: null, leaseToken: null } as const;
 
 /**
  * Makes the subscription's held deliveries that its feed reader has not acked pending again, due

@@ -53,7 +53,7 @@ export async function recoverDeliveries(
     key: keyed.claim,
     recovered: db
       .update(webhookDeliveries)
-      .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: now, claimedUntil: null, claimToken: null, updatedAt: now })
+      .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: now, leasedUntil: null, leaseToken: null, updatedAt: now })
       .where(and(keyed.owns, inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
       .returning({ id: webhookDeliveries.id }),
     // changes(): the rows the update just changed, in this batch.

@@ -8,7 +8,7 @@ import { webhookDeliveries } from "../../db/schema";
  */
 export const SUBSCRIPTION_ROW = sql.raw(`"webhook_subscriptions"."id"`);
 
-/** A subscription's attempts in flight at `now`: its deliveries under a claim that has not lapsed. */
+/** A subscription's attempts in flight at `now`: its deliveries under a lease that has not lapsed. */
 export function inFlightOf(subscriptionId: SQL, now: number): SQL<number> {
-  return sql<number>`(select count(*) from ${webhookDeliveries} c where c.subscription_id = ${subscriptionId} and c.claimed_until > ${now})`.mapWith(Number);
+  return sql<number>`(select count(*) from ${webhookDeliveries} c where c.subscription_id = ${subscriptionId} and c.leased_until > ${now})`.mapWith(Number);
 }

@@ -30,7 +30,7 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
         failingSince: webhookSubscriptions.failingSince,
         lastAttemptAt: webhookSubscriptions.lastAttemptAt,
         lastSuccessAt: webhookSubscriptions.lastSuccessAt,
-        heldUntil: webhookSubscriptions.heldUntil,
+        backoffUntil: webhookSubscriptions.backoffUntil,
         inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
         held: heldCount(SUBSCRIPTION_ROW),
       })
@@ -50,9 +50,15 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
   });
   const subscription = found[0];
   if (!subscription) throw notFound();
-  const { heldUntil, ...rest } = subscription;
-  // The admission rule's state (admission.ts): held back until a moment still to come, or not.
-  return { window, ...summarise(rows), series: series(rows, window, from), ...rest, heldUntil: heldUntil !== null && heldUntil > now ? heldUntil : null };
+  const { backoffUntil, ...rest } = subscription;
+  // The admission rule's state (admission.ts): backed off until a moment still to come, or not.
+  return {
+    window,
+    ...summarise(rows),
+    series: series(rows, window, from),
+    ...rest,
+    backoffUntil: backoffUntil !== null && backoffUntil > now ? backoffUntil : null,
+  };
 }
 
 /** The step of a window's series: 5 minutes for 1h, an hour for 24h, 6 hours for 7d. */

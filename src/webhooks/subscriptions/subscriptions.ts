@@ -160,7 +160,7 @@ export async function createSubscription(
     failingReported: false,
     lastAttemptAt: null,
     lastSuccessAt: null,
-    heldUntil: null,
+    backoffUntil: null,
     lastRemovedSequence: 0,
     droppedSequence: 0,
     droppedCreated: 0,

@@ -17,30 +17,30 @@ const MARK = "fresh";
  * the due index leaves out so that a change and its happy path write no entry in it. A fresh
  * delivery whose message is lost is found on its subscription's log: every sweep reads the logs
  * from the shard's `fresh` mark up to `lostBefore` (LOST_AFTER_MS ago, or the restart), a window
- * at a time, re-sends the fresh deliveries there that no claim holds, and moves the mark past the
+ * at a time, re-sends the fresh deliveries there that no lease holds, and moves the mark past the
  * window. A re-sent delivery is handed over anew, so the due index holds it from then on. A stamp
  * is taken when its write starts and D1 ends a write long before LOST_AFTER_MS, so no delivery
  * lands behind the mark. A fresh delivery that a move holds is left alone, and the mark passes it:
  * the move hands it over from the shard it goes to, deletes it from the one it leaves, or, when
- * its cut-over fails, makes it due (services/moves). A fresh delivery under a claim that lapsed
- * (its worker died mid-attempt) is found on the claimed index, wherever the mark is.
+ * its cut-over fails, makes it due (services/moves). A fresh delivery under a lease that lapsed
+ * (its worker died mid-attempt) is found on the leased index, wherever the mark is.
  */
 export async function sweepFresh(
   db: Db,
   queue: ShardQueue,
   now: number,
-  { lostBefore, claimLapsedBefore, round, max }: { lostBefore: number; claimLapsedBefore: number; round: number; max: number },
+  { lostBefore, leaseLapsedBefore, round, max }: { lostBefore: number; leaseLapsedBefore: number; round: number; max: number },
 ): Promise<number> {
   const d = webhookDeliveries;
-  // Due (as a fresh delivery is from its creation) and under no live claim.
-  const unclaimed = and(lte(d.nextAttemptAt, now), or(isNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore)))!;
-  const lost = and(deliveryFresh(), unclaimed, notHeldByMove(d.accountId))!;
+  // Due (as a fresh delivery is from its creation) and under no live lease.
+  const unleased = and(lte(d.nextAttemptAt, now), or(isNull(d.leasedUntil), lt(d.leasedUntil, leaseLapsedBefore)))!;
+  const lost = and(deliveryFresh(), unleased, notHeldByMove(d.accountId))!;
   let resent = 0;
-  // Claims that lapsed, on the claimed index (only rows under a claim are in it).
+  // Leases that lapsed, on the leased index (only rows under a lease are in it).
   const lapsed = await db
     .select({ id: d.id })
     .from(d)
-    .where(and(isNotNull(d.claimedUntil), lt(d.claimedUntil, claimLapsedBefore), lost))
+    .where(and(isNotNull(d.leasedUntil), lt(d.leasedUntil, leaseLapsedBefore), lost))
     .limit(fixedLimit(Math.min(round, max)));
   const relapsed = await handOverAgain(
     db,
@@ -82,7 +82,7 @@ export async function sweepFresh(
       if (sent === null) return resent; // the queue is down: the next sweep looks again from the mark
       resent += sent;
       if (rows.length < limit) break;
-      // A full round: more may be left. Look again, unless the round sent none (all claimed since
+      // A full round: more may be left. Look again, unless the round sent none (all leased since
       // it read them) or the sweep's share is used up: the mark stays, and the next sweep looks again.
       if (sent === 0 || resent >= max) return resent;
     }

@@ -5,11 +5,11 @@ import type { Db } from "../../db/client";
 import { deliveryDue, webhookDeliveries } from "../../db/schema";
 import type { ShardQueue } from "../outbox/message";
 import { lostAtRestart } from "./restart-sweep";
-import { CLAIM_MS } from "../wire/retry-schedule";
+import { LEASE_MS } from "../wire/retry-schedule";
 import { handOverAgain } from "../outbox/outbox";
 import { sweepFresh } from "./fresh";
 
-/** A due delivery handed to the queue this long ago and never claimed is taken as lost. */
+/** A due delivery handed to the queue this long ago and never leased is taken as lost. */
 export const LOST_AFTER_MS = 2 * 60 * 1000;
 /**
  * Rows re-sent per round, and the most one sweep re-sends: about what the consumer delivers in a
@@ -26,15 +26,15 @@ const SWEEP_MAX = 60_000;
  * the due index, then looks at those it leaves out, handed over at their creation and never since
  * (fresh.ts). The row tells which:
  *   - never handed over: the send after the commit failed;
- *   - claimed, and the claim lapsed with no outcome recorded: the worker died mid-attempt (the
+ *   - leased, and the lease lapsed with no outcome recorded: the worker died mid-attempt (the
  *     log shows that attempt as never answered);
- *   - handed over and unclaimed for LOST_AFTER_MS since both its handover and its due time: the
+ *   - handed over and unleased for LOST_AFTER_MS since both its handover and its due time: the
  *     message is lost. Each re-send is a new handover, so a message that is only late behind a
  *     slow queue is re-sent at most once per LOST_AFTER_MS, not at every sweep.
  * `restartedAt` (the local service restarted then, and with it its in-memory queue and every
- * worker) takes every due pending delivery handed over or claimed before that moment as lost at
- * once: the row is the truth. What the service handed over or claimed since is its own and is
- * left alone (a claim wiped here let its attempt's outcome go unrecorded, and the delivery was
+ * worker) takes every due pending delivery handed over or leased before that moment as lost at
+ * once: the row is the truth. What the service handed over or leased since is its own and is
+ * left alone (a lease wiped here let its attempt's outcome go unrecorded, and the delivery was
  * sent again: the soak's duplicates).
  */
 export async function sweepOutbox(
@@ -50,12 +50,12 @@ export async function sweepOutbox(
     notHeldByMove(webhookDeliveries.accountId),
     lte(webhookDeliveries.nextAttemptAt, now),
     since !== undefined
-      ? lostAtRestart(since, CLAIM_MS)
+      ? lostAtRestart(since, LEASE_MS)
       : and(
-          or(isNull(webhookDeliveries.claimedUntil), lt(webhookDeliveries.claimedUntil, now)),
+          or(isNull(webhookDeliveries.leasedUntil), lt(webhookDeliveries.leasedUntil, now)),
           or(
             isNull(webhookDeliveries.enqueuedAt),
-            isNotNull(webhookDeliveries.claimToken),
+            isNotNull(webhookDeliveries.leaseToken),
             and(lt(webhookDeliveries.enqueuedAt, lostBefore), lt(webhookDeliveries.nextAttemptAt, lostBefore)),
           ),
         ),
@@ -93,7 +93,7 @@ export async function sweepOutbox(
   if (!queueDown && resent < max) {
     resent += await sweepFresh(db, queue, now, {
       lostBefore: since ?? lostBefore,
-      claimLapsedBefore: since !== undefined ? since + CLAIM_MS : now,
+      leaseLapsedBefore: since !== undefined ? since + LEASE_MS : now,
       round,
       max: max - resent,
     });

@@ -60,7 +60,7 @@ function clamp(value: number, low: number, high: number): number {
 export const ATTEMPT_TIMEOUT_MS = 15_000;
 
 /**
- * A claimed delivery is held this long: its attempt, its recording, and a margin. A claim that
+ * A leased delivery is held this long: its attempt, its recording, and a margin. A lease that
  * lapses without its outcome recorded means the worker died: the sweeper re-sends it then.
  */
-export const CLAIM_MS = ATTEMPT_TIMEOUT_MS + 15_000;
+export const LEASE_MS = ATTEMPT_TIMEOUT_MS + 15_000;

@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { EARLY_SLACK_MS, MOVE_HOLD_SECONDS, sortClaims, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/delivery/claim";
+import { EARLY_SLACK_MS, MOVE_HOLD_SECONDS, sortLeases, type DeliveryRow, type SubscriptionRow } from "../../src/webhooks/delivery/lease";
 
 const NOW = Date.UTC(2026, 10, 22, 12);
 const delivery = (id: string, subscriptionId = "sub") => ({ id, subscriptionId }) as DeliveryRow;
 const subscription = { id: "sub" } as SubscriptionRow;
 
-describe("sortClaims", () => {
-  // [case, claimed by the statement, the row's state after it, expected claim]
+describe("sortLeases", () => {
+  // [case, leased by the statement, the row's state after it, expected lease]
   const cases: [string, boolean, { status: string; nextAttemptAt: number | null; held?: boolean } | null, unknown][] = [
-    ["claimed, with its subscription", true, { status: "pending", nextAttemptAt: NOW }, { kind: "claimed", subscription }],
+    ["leased, with its subscription", true, { status: "pending", nextAttemptAt: NOW }, { kind: "leased", subscription }],
     ["succeeded already: never sent twice", false, { status: "succeeded", nextAttemptAt: null }, { kind: "done" }],
     ["failed: dropped", false, { status: "failed", nextAttemptAt: null }, { kind: "done" }],
     ["gone (its subscription was deleted)", false, null, { kind: "done" }],
@@ -29,13 +29,13 @@ describe("sortClaims", () => {
     ],
     ["ended, its account moving: done", false, { status: "succeeded", nextAttemptAt: null, held: true }, { kind: "done" }],
   ];
-  it.each(cases)("%s", (_name, claimed, state, expected) => {
-    const claims = sortClaims(["d1"], claimed ? [delivery("d1")] : [], [subscription], state ? [{ id: "d1", ...state }] : [], NOW);
-    expect(claims.get("d1")).toMatchObject(expected as object);
+  it.each(cases)("%s", (_name, leased, state, expected) => {
+    const leases = sortLeases(["d1"], leased ? [delivery("d1")] : [], [subscription], state ? [{ id: "d1", ...state }] : [], NOW);
+    expect(leases.get("d1")).toMatchObject(expected as object);
   });
 
-  it("claims a delivery whose subscription is gone without one, for the consumer to end", () => {
-    const claims = sortClaims(["d1"], [delivery("d1", "deleted")], [], [{ id: "d1", status: "pending", nextAttemptAt: NOW }], NOW);
-    expect(claims.get("d1")).toEqual({ kind: "claimed", delivery: delivery("d1", "deleted"), subscription: undefined });
+  it("leases a delivery whose subscription is gone without one, for the consumer to end", () => {
+    const leases = sortLeases(["d1"], [delivery("d1", "deleted")], [], [{ id: "d1", status: "pending", nextAttemptAt: NOW }], NOW);
+    expect(leases.get("d1")).toEqual({ kind: "leased", delivery: delivery("d1", "deleted"), subscription: undefined });
   });
 });
