@@ -6,6 +6,11 @@ export function base64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
+/** Lower-case hex of bytes. */
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 export function base64url(bytes: Uint8Array): string {
   return base64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }

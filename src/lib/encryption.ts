@@ -1,5 +1,5 @@
 import { AppError } from "../errors";
-import { base64, fromBase64 } from "./crypto";
+import { base64, fromBase64, toHex } from "./crypto";
 
 /**
  * AES-GCM at rest with the Worker secret ENCRYPTION_KEY: one or more keys (base64 of 32 bytes),
@@ -56,7 +56,7 @@ function keyBytes(encoded: string | undefined): Uint8Array[] {
 /** A key's id: the first 16 hex digits of its SHA-256. */
 export async function keyId(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return [...digest.slice(0, 8)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return toHex(digest.slice(0, 8));
 }
 
 export function keyRing(encoded: string | undefined): Promise<KeyRing> {

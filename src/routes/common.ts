@@ -12,6 +12,7 @@ import { SQL } from "drizzle-orm";
 import { answerStatement, claimKey, keyedWrite, settle, UNKEYED, type KeyDecision, type Keyed, type KeyedWrite } from "../idempotency";
 import { keyDecidedAnswer } from "../middleware/idempotency";
 import { encrypt } from "../lib/encryption";
+import { traceOf, type Trace } from "../webhooks";
 
 /** The context a service verb works in, for this request's caller. */
 export function serviceContext(c: Context<AppEnv>): ServiceContext {
@@ -35,6 +36,11 @@ function laterOf(c: Context<AppEnv>): ServiceContext["later"] {
   } catch {
     return undefined;
   }
+}
+
+/** The trace a write's deliveries carry: its `traceparent` and `tracestate` when valid, else a new one. */
+export function writeTrace(c: Context<AppEnv>): Trace {
+  return traceOf(c.req.header("traceparent"), c.req.header("tracestate"));
 }
 
 /**

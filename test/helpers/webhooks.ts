@@ -10,7 +10,7 @@ export interface Box {
 
 /** A fresh path on the receiver, with what it verifies against and the statuses it answers. */
 export async function mailbox(
-  config: { secret: string; publicKey?: string; username: string; password: string; responses?: number[]; delayMs?: number },
+  config: { secret: string; publicKey?: string; username: string; password: string; responses?: number[]; delayMs?: number; failing?: string },
   path = `/hooks/${unique("box")}`,
 ): Promise<Box> {
   const res = await fetch(`${receiverUrl()}/_config${path}`, { method: "POST", body: JSON.stringify(config) });
@@ -24,6 +24,8 @@ export interface Received {
   body: string;
   verified: { basic: boolean; hmac: boolean; standard: boolean; kit: boolean } | null;
   received_at: number;
+  /** The status the receiver answered. */
+  status: number;
 }
 
 export async function receivedAt(box: Box): Promise<Received[]> {

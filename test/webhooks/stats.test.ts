@@ -57,7 +57,9 @@ describe("statsRows and summarise", () => {
     ]);
     const stored = rows
       .filter((row) => row.subscriptionId === "a")
-      .map(({ bins, ...row }) => ({ ...row, ...Object.fromEntries(bins.map((count, i) => [`h${i}`, count])) })) as Parameters<typeof summarise>[0];
+      .map(({ bins, lag, ...row }) => ({ ...row, lag: JSON.stringify(lag), ...Object.fromEntries(bins.map((count, i) => [`h${i}`, count])) })) as Parameters<
+      typeof summarise
+    >[0];
     expect(summarise(stored)).toEqual({
       attempts: 3,
       succeeded: 1,
@@ -66,6 +68,9 @@ describe("statsRows and summarise", () => {
       success_rate: 0.3333,
       p50_duration_ms: 375,
       p95_duration_ms: 14_250,
+      p50_lag_ms: null,
+      p95_lag_ms: null,
+      p99_lag_ms: null,
     });
   });
 });
@@ -90,6 +95,7 @@ describe("series", () => {
     h8: 0,
     h9: 0,
     h10: 0,
+    lag: "{}",
   });
   it("puts a 24h window's buckets into hourly points from the hour its start falls in, zeros included", () => {
     const from = 100 * hour + 20 * 60_000; // 20 minutes past an hour
@@ -99,9 +105,9 @@ describe("series", () => {
       from,
     );
     expect(points).toHaveLength(25);
-    expect(points[0]).toEqual({ start: 100 * hour, attempts: 5, succeeded: 5, failed: 0, pending: 0 });
+    expect(points[0]).toEqual({ start: 100 * hour, attempts: 5, succeeded: 5, failed: 0, pending: 0, p95_lag_ms: null });
     expect(points[10]!.attempts).toBe(7);
-    expect(points[24]).toEqual({ start: 124 * hour, attempts: 1, succeeded: 1, failed: 0, pending: 0 });
+    expect(points[24]).toEqual({ start: 124 * hour, attempts: 1, succeeded: 1, failed: 0, pending: 0, p95_lag_ms: null });
     expect(points.reduce((sum, point) => sum + point.attempts, 0)).toBe(13);
   });
   it.each([

@@ -66,9 +66,11 @@ export async function verifyDelivery({ headers, body, secret, publicKey, usernam
 
 /**
  * The verifying mode: POST /_config/<path> sets the secret (and an Ed25519 subscription's
- * `publicKey`), credentials, a list of statuses to answer and a `delayMs` for deliveries to
- * <path>; GET /_received/<path> lists what arrived there; any other POST is a delivery, checked
- * against its path's settings (or `defaults`) and printed.
+ * `publicKey`), credentials, a list of statuses to answer, a `delayMs`, and `failing`: a text
+ * whose deliveries (those whose body contains it) are answered 503 with `Retry-After: 5` until the
+ * path is configured again, for deliveries to <path>; GET /_received/<path> lists what arrived
+ * there, with the status answered; any other POST is a delivery, checked against its path's
+ * settings (or `defaults`) and printed.
  */
 export function verifyMode({ defaults = null, quiet = false } = {}) {
   const configs = new Map();
@@ -88,12 +90,13 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     if (req.method !== "POST") return reply(405, { detail: "POST deliveries here." });
     const config = configs.get(url.pathname) ?? defaults;
     const receivedAt = Date.now();
-    const scripted = config?.responses?.shift();
+    const failing = typeof config?.failing === "string" && body.includes(config.failing);
+    const scripted = failing ? 503 : config?.responses?.shift();
     const verified = config ? await verifyDelivery({ headers: req.headers, body, ...config }) : null;
     const list = received.get(url.pathname) ?? [];
-    list.push({ path: url.pathname, headers: req.headers, body, verified, received_at: receivedAt });
-    received.set(url.pathname, list);
     const status = scripted ?? (verified && !Object.values(verified).every(Boolean) ? 401 : 200);
+    list.push({ path: url.pathname, headers: req.headers, body, verified, received_at: receivedAt, status });
+    received.set(url.pathname, list);
     if (!quiet) {
       const ok = verified
         ? Object.entries(verified)
@@ -104,6 +107,7 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
       console.log(`  ${req.headers["content-type"]}: ${body.length > 400 ? `${body.slice(0, 400)}…` : body}`);
     }
     // `delayMs` in a mailbox's config: a slow receiver, answering that much later.
+    if (failing) res.setHeader("retry-after", "5");
     setTimeout(() => reply(status, { received: true }), config?.delayMs ?? 0);
   }
   return { handle, configs, received };

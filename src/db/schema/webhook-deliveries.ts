@@ -5,6 +5,19 @@ import { WEBHOOK_CONTENT_TYPES, webhookSubscriptions } from "./webhook-subscript
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "held"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/** The statuses of a delivery that has not ended: what a later ordered delivery of its payment waits for (webhooks/outbox/order.ts). */
+export const NOT_ENDED = ["pending", "held"] as const satisfies readonly DeliveryStatus[];
+
+/**
+ * An ordered delivery not yet ended, as SQL over the row `table` names (unqualified columns when
+ * none): the order index's condition, written out, since SQLite uses a partial index only for a
+ * query that names its condition.
+ */
+export function orderedNotEnded(table?: string): string {
+  const column = (name: string) => (table ? `"${table}"."${name}"` : name);
+  return `${column("ordered")} = 1 and (${NOT_ENDED.map((status) => `${column("status")} = '${status}'`).join(" or ")})`;
+}
+
 /**
  * The outbox: one row per subscription and payment change, written in the change's own batch. The
  * table is WITHOUT ROWID (added by hand, migrations/README.md), keyed by the subscription's log
@@ -71,6 +84,18 @@ export const webhookDeliveries = sqliteTable(
     firstResponseExcerpt: text("first_response_excerpt"),
     firstEnded: integer("first_ended"),
     firstHeaders: text("first_headers"),
+    // Made for a per_payment subscription: it waits for its payment's earlier ordered deliveries
+    // (webhooks/outbox/order.ts). A redelivery or recovery clears it: that goes out when asked.
+    ordered: integer("ordered", { mode: "boolean" }).notNull().default(false),
+    // Since when it has waited for an earlier delivery of its payment (null when not waiting).
+    waitingSince: integer("waiting_since"),
+    // Its first 2xx: the lag a receiver sees is this less `created_at`.
+    succeededAt: integer("succeeded_at"),
+    // The W3C trace of the write that made it (webhooks/wire/trace.ts): each attempt sends the
+    // trace id with a span id of its own, the flags and the trace state.
+    traceId: text("trace_id"),
+    traceFlags: text("trace_flags"),
+    traceState: text("trace_state"),
   },
   // D1 writes an entry in each index a new row falls in: a change's delivery writes its row (its
   // log entry), its id and its due entry (or, held, its held entry), and no more.
@@ -92,6 +117,9 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_leased_idx")
       .on(t.subscriptionId, t.leasedUntil)
       .where(sql`leased_until is not null`),
+    // A per_payment subscription's deliveries not yet ended, by payment in sequence order: what a
+    // delivery waits for, and which one an ending releases. Unordered deliveries write no entry.
+    index("webhook_deliveries_order_idx").on(t.subscriptionId, t.paymentId, t.sequence).where(sql.raw(orderedNotEnded())),
   ],
 );
 

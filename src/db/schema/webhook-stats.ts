@@ -32,6 +32,9 @@ export const webhookStats = sqliteTable(
     h8: integer("h8").notNull().default(0),
     h9: integer("h9").notNull().default(0),
     h10: integer("h10").notNull().default(0),
+    // The lags (ms from a change's commit to its delivery's first 2xx) of the deliveries that
+    // succeeded in the bucket, as JSON {bin: count} over LAG_BIN_RATIO's bins (webhooks/subscriptions/lag.ts).
+    lag: text("lag").notNull().default("{}"),
   },
   (t) => [primaryKey({ columns: [t.subscriptionId, t.bucketStart] })],
 );

@@ -5,6 +5,11 @@ export const WEBHOOK_CONTENT_TYPES = ["application/json", "application/x-www-for
 export type WebhookContentType = (typeof WEBHOOK_CONTENT_TYPES)[number];
 export const SIGNING_SCHEMES = ["hmac", "ed25519"] as const;
 export type SigningScheme = (typeof SIGNING_SCHEMES)[number];
+/** Whether a payment's deliveries wait for its earlier ones (webhooks/outbox/order.ts). */
+export const ORDERINGS = ["none", "per_payment"] as const;
+export type Ordering = (typeof ORDERINGS)[number];
+/** The lag past which a subscription is lagging, unless it says otherwise. */
+export const DEFAULT_LAG_ALERT_MS = 60_000;
 
 export const webhookSubscriptions = sqliteTable(
   "webhook_subscriptions",
@@ -68,6 +73,14 @@ export const webhookSubscriptions = sqliteTable(
     recentTimeouts: integer("recent_timeouts").notNull().default(0),
     recentAnswers: integer("recent_answers").notNull().default(0),
     recentSince: integer("recent_since"),
+    // Its deliveries of one payment go out one at a time, in sequence order (per_payment), or not.
+    ordering: text("ordering", { enum: ORDERINGS }).notNull().default("none"),
+    // The p95 lag (ms) past which health subscriptions are told it is lagging; null: never.
+    lagAlertMs: integer("lag_alert_ms").default(DEFAULT_LAG_ALERT_MS),
+    // Since when it has lagged (told as subscription.lagging), and since when it has been under
+    // its alert again (told as subscription.caught_up after 5 minutes): webhooks/upkeep/lag.ts.
+    laggingSince: integer("lagging_since"),
+    caughtUpSince: integer("caught_up_since"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

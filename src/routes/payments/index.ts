@@ -18,6 +18,7 @@ import {
   serviceContext,
   answerOf,
   keyed,
+  writeTrace,
 } from "../common";
 import type { SQL } from "drizzle-orm";
 import { PaymentEventInput, PaymentEventSchema, PaymentInput, PaymentQuery, PaymentSchema } from "./schemas";
@@ -78,6 +79,7 @@ paymentsRouter.openapi(
         serviceContext(c),
         c.req.valid("json"),
         keyed(c, 201, (detail: SQL) => detail),
+        writeTrace(c),
       ),
       (detail) => c.json(detail, 201),
     ),
@@ -123,6 +125,7 @@ paymentsRouter.openapi(
       c.req.valid("param").id,
       c.req.valid("json"),
       keyed(c, 201, (body: SQL) => body),
+      writeTrace(c),
     );
     return answerOf(c, made, (event) => c.json(event, 201));
   },

@@ -55,6 +55,13 @@ const Stats = z
       .nullable()
       .openapi({ description: "Median attempt duration, from a histogram (interpolated in its bin); null without attempts.", example: 38 }),
     p95_duration_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 240 }),
+    p50_lag_ms: z.int().nullable().openapi({
+      description:
+        "Median lag of the deliveries that succeeded in the window: from the change's commit (the delivery's `created`) to its first 2xx, as a receiver feels it; from a histogram whose bins are 20% wide, so within 10%. Null when none succeeded.",
+      example: 180,
+    }),
+    p95_lag_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 950 }),
+    p99_lag_ms: z.int().nullable().openapi({ description: "99th percentile, likewise.", example: 5200 }),
     series: z
       .array(
         z.object({
@@ -63,6 +70,7 @@ const Stats = z
           succeeded: z.int().openapi({ example: 5 }),
           failed: z.int().openapi({ example: 0 }),
           pending: z.int().openapi({ example: 0 }),
+          p95_lag_ms: z.int().nullable().openapi({ description: "The step's p95 lag; null when nothing succeeded in it.", example: 420 }),
         }),
       )
       .openapi({
@@ -75,6 +83,10 @@ const Stats = z
     held: z
       .int()
       .openapi({ description: "Deliveries it holds now (made while it was paused or deactivated; nothing is attempted until it is resumed).", example: 0 }),
+    waiting_for_order: z.int().openapi({
+      description: "Pending deliveries of a `per_payment` subscription waiting for an earlier delivery of their payment to end.",
+      example: 0,
+    }),
     in_flight: z
       .int()
       .openapi({ description: "Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).", example: 3 }),
@@ -188,7 +200,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const stats = await subscriptionStats(serviceContext(c), c.req.valid("param").id, c.req.valid("query").window);
-      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, backoffUntil, inFlight, held, series, ...counts } = stats;
+      const { lastAttemptAt, lastSuccessAt, failingSince, isActive, backoffUntil, inFlight, held, waitingForOrder, series, ...counts } = stats;
       return c.json(
         {
           ...counts,
@@ -198,6 +210,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
           failing_since: iso(failingSince),
           is_active: isActive,
           held,
+          waiting_for_order: waitingForOrder,
           in_flight: inFlight,
           backoff_until: iso(backoffUntil),
         },

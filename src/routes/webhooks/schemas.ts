@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { DELIVERY_STATUSES, PAYMENT_METHODS, PAYMENT_STATUSES, SIGNING_SCHEMES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
+import { DEFAULT_LAG_ALERT_MS, DELIVERY_STATUSES, ORDERINGS, PAYMENT_METHODS, PAYMENT_STATUSES, SIGNING_SCHEMES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
+import { LAG_ALERT_BOUNDS_MS } from "../../webhooks";
 import { choiceFilter, createdFilters, MAX_FILTER_VALUES, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
 import { notAnObject } from "../../lib/messages";
@@ -35,6 +36,20 @@ const fields = {
       "How `webhook-signature` is made, chosen when the subscription is made: `hmac` (the default; `v1,…` with the shared `secret`) or `ed25519` (`v1a,…` with a key pair of the service's; verify with `public_key`, also at GET …/public-key/). `hook-hmac` is the HMAC with `secret` either way. PUT and PATCH may repeat it but not change it (400).",
     example: "hmac",
   }),
+  ordering: z.enum(ORDERINGS).openapi({
+    description:
+      "`none` (the default): deliveries go out side by side. `per_payment`: a payment's deliveries go out one at a time in sequence order, each once every earlier one of that payment has ended (succeeded, failed, discarded or removed); other payments' deliveries are never held back by it. A change applies to deliveries made after it.",
+    example: "per_payment",
+  }),
+  lag_alert_ms: z
+    .int()
+    .min(LAG_ALERT_BOUNDS_MS.min)
+    .max(LAG_ALERT_BOUNDS_MS.max)
+    .nullable()
+    .openapi({
+      description: `When the p95 lag of its last 5 minutes (from a change's commit to its delivery's first 2xx) passes this many ms, \`subscription.health\` subscriptions get \`subscription.lagging\`, and \`subscription.caught_up\` once it has stayed under it for 5 minutes. ${LAG_ALERT_BOUNDS_MS.min} to ${LAG_ALERT_BOUNDS_MS.max} (3 days); ${DEFAULT_LAG_ALERT_MS} by default; null: never.`,
+      example: DEFAULT_LAG_ALERT_MS,
+    }),
   username: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon.", "hook-user", { colon: false }),
   password: credential("Sent as HTTP Basic with every delivery; of your choosing, not your API password.", "hook-pass-5f2a9c"),
 };
@@ -124,6 +139,8 @@ const isActive = z
 export const SubscriptionInput = z.object({
   ...fields,
   signing: fields.signing.optional(),
+  ordering: fields.ordering.default("none"),
+  lag_alert_ms: fields.lag_alert_ms.default(DEFAULT_LAG_ALERT_MS),
   description: description.default(null),
   ...flagsWithDefaults,
   is_active: isActive.optional(),
@@ -136,6 +153,8 @@ export const SubscriptionPatch = z.object({
   url: fields.url.optional(),
   content_type: fields.content_type.optional(),
   signing: fields.signing.optional(),
+  ordering: fields.ordering.optional(),
+  lag_alert_ms: fields.lag_alert_ms.optional(),
   username: fields.username.optional(),
   password: fields.password.optional(),
   description: description.optional(),
@@ -168,6 +187,8 @@ export const SubscriptionSchema = z
       example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
     }),
     signing: fields.signing,
+    ordering: fields.ordering,
+    lag_alert_ms: fields.lag_alert_ms,
     public_key: z.string().nullable().openapi({
       description: "An `ed25519` subscription's public key (`whpk_` + base64 of 32 bytes): it verifies the `v1a` signatures. Null for `hmac`.",
       example: null,
@@ -265,6 +286,16 @@ export const DeliverySchema = z
           "webhook-id": "5d1c7a2e-8f3b-4c6d-9e0a-1b2c3d4e5f60",
         },
       }),
+    succeeded_at: timestamp("Its first 2xx; null until then.").nullable(),
+    lag_ms: z.int().nullable().openapi({
+      description: "From `created` (the change's commit) to `succeeded_at`: the lag its receiver saw. Null until it succeeds.",
+      example: 182,
+    }),
+    trace_id: z.string().nullable().openapi({
+      description:
+        "The W3C trace id every attempt sends in `traceparent` (with a span id of its own): the write's, when it carried a valid `traceparent`, else a new one. Null for deliveries made before traces were kept.",
+      example: "4bf92f3577b34da6a3ce929d0e0e4736",
+    }),
   })
   .openapi("WebhookDelivery");
 
@@ -288,6 +319,8 @@ export function subscriptionView(subscription: Subscription, origin: string) {
     filters: parseFilters(subscription.filters),
     secret: subscription.revealed?.secretText ?? null,
     signing: subscription.signing,
+    ordering: subscription.ordering,
+    lag_alert_ms: subscription.lagAlertMs,
     public_key: subscription.publicKey,
     secrets_readable: subscription.revealed !== null,
     subscription: `${origin}/v1/webhooks/${subscription.id}/`,

@@ -21,7 +21,7 @@ import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
 import { liveLink, paymentEvents, paymentInvoices, payments, PAYMENT_STATUSES, tenants, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
-import { outboxOfChange } from "../../webhooks";
+import { outboxOfChange, type Trace } from "../../webhooks";
 import { countedTo } from "../counts";
 import { allowedSql, eventRefusal, eventSetSql, releasesInvoices, type EventRow, type PaymentEventFields } from "./lifecycle";
 import { paymentWrite } from "./write-fence";
@@ -36,7 +36,7 @@ export interface WrittenEvent {
 
 /**
  * Writes one event on `paymentId` of `accountId` with its outbox rows, and the key's parts
- * (`keyed`: its claim, and its answer, the event's JSON); what the key decided instead, as a value,
+ * (`keyed`: its claim, and its answer, the event's JSON), its deliveries carrying `trace`; what the key decided instead, as a value,
  * when it is another request's. Throws 404 when the account has no such payment, 409 when the
  * lifecycle refuses the event.
  */
@@ -46,6 +46,7 @@ export async function commitEvent(
   paymentId: string,
   input: PaymentEventFields,
   keyed: KeyedWrite<SQL>,
+  trace: Trace,
 ): Promise<Keyed<WrittenEvent>> {
   const { now, eventId, token, stamp, at, written, applied, p } = paymentWrite(accountId, paymentId);
   const to: PaymentStatus | null = input.status ?? null;
@@ -97,7 +98,7 @@ export async function commitEvent(
     move,
     event,
     releases,
-    outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
+    outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written, trace }, now),
     answer: await keyed.answer(storedEvent, applied),
     mark: db
       .select({ mark: countedTo(accountId).mapWith(Number) })

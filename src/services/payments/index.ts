@@ -1,5 +1,5 @@
 import type { SQL } from "drizzle-orm";
-import { handOver } from "../../webhooks";
+import { handOver, newTrace, type Trace } from "../../webhooks";
 import type { ServiceContext } from "../../context";
 import { checkEventInput, type PaymentFields, type PaymentEventFields } from "./lifecycle";
 import { commitEvent } from "./event-write";
@@ -13,10 +13,15 @@ export { MAX_EVENTS, type PaymentFields, type PaymentEventFields } from "./lifec
 
 /**
  * Creates a payment for the caller's account: one batch checks and writes it, with its deliveries
- * (new-payment.ts), then the deliveries go to the queue.
+ * (new-payment.ts), then the deliveries go to the queue. They carry `trace`, the write's (a new one unless given).
  */
-export async function createPayment(ctx: ServiceContext, input: PaymentFields, keyed: KeyedWrite<SQL> = UNKEYED): Promise<Keyed<PaymentView>> {
-  const written = await commitNewPayment(ctx.db, ctx.accountId, input, keyed);
+export async function createPayment(
+  ctx: ServiceContext,
+  input: PaymentFields,
+  keyed: KeyedWrite<SQL> = UNKEYED,
+  trace: Trace = newTrace(),
+): Promise<Keyed<PaymentView>> {
+  const written = await commitNewPayment(ctx.db, ctx.accountId, input, keyed, trace);
   if ("decided" in written) return written;
   await handOver(ctx.db, ctx.queue, written.ran.deliveryIds);
   await foldIfBehind(ctx, written.ran);
@@ -25,16 +30,17 @@ export async function createPayment(ctx: ServiceContext, input: PaymentFields, k
 
 /**
  * Records an event on a payment of the caller's account: one batch decides and writes it, with its
- * deliveries (event-write.ts), then the deliveries go to the queue.
+ * deliveries (event-write.ts), then the deliveries go to the queue. They carry `trace`, as above.
  */
 export async function recordPaymentEvent(
   ctx: ServiceContext,
   paymentId: string,
   input: PaymentEventFields,
   keyed: KeyedWrite<SQL> = UNKEYED,
+  trace: Trace = newTrace(),
 ): Promise<Keyed<EventView>> {
   checkEventInput(input);
-  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, keyed);
+  const written = await commitEvent(ctx.db, ctx.accountId, paymentId, input, keyed, trace);
   if ("decided" in written) return written;
   const { event, deliveryIds, countedTo } = written.ran;
   await handOver(ctx.db, ctx.queue, deliveryIds);

@@ -17,7 +17,7 @@ import { detailSql, eventSql, invoiceSql, jsonOf, type PaymentView } from "../..
 import { inAccount } from "../../db/scope";
 import { counterparties, liveLink, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
 import { newId } from "../../lib/ids";
-import { outboxOfChange } from "../../webhooks";
+import { outboxOfChange, type Trace } from "../../webhooks";
 import { countedTo } from "../counts";
 import { checksHoldSql, creationSql, NO_VERDICT, refusalOf, verdictSql } from "./creation";
 import type { PaymentFields } from "./lifecycle";
@@ -33,11 +33,11 @@ export interface NewPayment {
 
 /**
  * Writes a new payment of `accountId` for `input`, with its first event, its invoice links and
- * its outbox rows, and the key's parts (`keyed`: its claim, and its answer, the stored detail). What
+ * its outbox rows (carrying `trace`), and the key's parts (`keyed`: its claim, and its answer, the stored detail). What
  * the key decided instead, as a value, when it is another request's. Throws the failing checks'
  * 400 or 409 when it cannot be made; then nothing is written.
  */
-export async function commitNewPayment(db: Db, accountId: string, input: PaymentFields, keyed: KeyedWrite<SQL>): Promise<Keyed<NewPayment>> {
+export async function commitNewPayment(db: Db, accountId: string, input: PaymentFields, keyed: KeyedWrite<SQL>, trace: Trace): Promise<Keyed<NewPayment>> {
   const paymentId = newId("pmt");
   const { now, eventId, token, stamp, at, p, written, applied } = paymentWrite(accountId, paymentId);
   const checks = creationSql(accountId, input);
@@ -123,7 +123,7 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
     insert,
     event,
     links,
-    outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written }, now),
+    outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written, trace }, now),
     answer: await keyed.answer(sql`(select ${p.detail} from ${p.from} where ${written})`, applied),
     mark: db
       .select({ mark: countedTo(accountId).mapWith(Number) })

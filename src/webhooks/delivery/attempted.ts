@@ -10,4 +10,4 @@ export interface Attempted {
 }
 
 /** When an attempt ended. */
-export const endOf = ({ result }: Attempted) => result.startedAt + result.durationMs;
+export const endOf = ({ result }: Pick<Attempted, "result">) => result.startedAt + result.durationMs;

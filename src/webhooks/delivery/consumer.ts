@@ -36,6 +36,7 @@ import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
 import { answersQuickly, ATTEMPTS_AT_ONCE, LEASE_BODY_BYTES, leaseMsAt, OVERFLOW_DELAY_MS, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "./lanes";
+import { traceOfRow } from "../wire/trace";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
@@ -63,12 +64,12 @@ export async function consumeDeliveries(
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
   const taken: Taken = { bodies: { left: LEASE_BODY_BYTES, taken: 0 }, unproven: 0 };
-  for (const [shard, messages] of byShard) started.push(...(await leaseshard(shard, messages, env, started.length, taken)));
+  for (const [shard, messages] of byShard) started.push(...(await leaseShard(shard, messages, env, started.length, taken)));
   ctx.waitUntil(deliverAll(env, started, retryScale).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))));
 }
 
 /** Leases one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
-async function leaseshard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, taken: Taken): Promise<Started[]> {
+async function leaseShard(shard: string, messages: readonly Message<DeliveryMessage>[], env: Env, position: number, taken: Taken): Promise<Started[]> {
   const binding = shardBinding(env, shard);
   if (!binding) {
     shardNotConfigured(shard, { delivery_ids: messages.map((message) => message.body?.delivery_id) });
@@ -271,6 +272,7 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
     username: revealed.username,
     password: revealed.password,
     secrets: signingSecrets(revealed),
+    trace: traceOfRow(delivery),
   });
 }
 

@@ -108,7 +108,7 @@ export function healthStatements(db: Db, attempted: Attempted[], latest: Map<str
       out.push(
         db
           .update(s)
-          .set({ isActive: false, updatedAt: endOf({ delivery, result, outcome }) })
+          .set({ isActive: false, updatedAt: endOf({ result }) })
           .where(and(ofRow, eq(s.isActive, true))),
       );
       tell(accountId, { event: "subscription.disabled", subscriptionId, at: now, detail: { reason: result.responseStatus === 410 ? "gone" : "failing" } });

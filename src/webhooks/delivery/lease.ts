@@ -9,6 +9,7 @@ import type { LeasePlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { LEASE_MS, queueDelay } from "../wire/retry-schedule";
+import { blockedSql, WAIT_RECHECK_MS } from "../outbox/order";
 
 /** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
 export const MOVE_HOLD_SECONDS = 5;
@@ -22,6 +23,7 @@ export type LeaseResult =
   | { kind: "leased"; delivery: DeliveryRow; subscription: SubscriptionRow | undefined }
   | { kind: "early"; delaySeconds: number }
   | { kind: "put_off"; delaySeconds: number }
+  | { kind: "waiting" }
   | { kind: "done" };
 
 /** A subscription as the admission rule sees it: its row, its attempts in flight now and when the oldest of them started. */
@@ -83,8 +85,9 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "leaseMs
 /**
  * Leases the plan's deliveries that are pending, due and not held by another copy of their
  * message, each only while its subscription's attempts in flight plus its rank stay within the
- * cap the admission rule chose (another consumer may have taken slots since the rule read them);
- * puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
+ * cap the admission rule chose (another consumer may have taken slots since the rule read them),
+ * and only when no earlier delivery of its payment holds it back (order.ts: such a one waits,
+ * unleased, for its release); puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
  * bodies, in one round trip. A leased delivery whose subscription is active gets its attempt
  * counted and logged as started here, before anything is sent: if the worker dies mid-attempt,
  * the log still shows the attempt (never answered), and the next attempt has the next number.
@@ -103,7 +106,9 @@ export async function leaseDeliveries(
   const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
   // The lease starts the delivery's first attempt (SET reads the row as it was before the lease).
   const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
-  const waiting = and(
+  // Held back by an earlier delivery of its payment (an inactive subscription's are held instead).
+  const blocked = sql`(${active} = 1 and ${blockedSql(webhookDeliveries)})`;
+  const leasable = and(
     eq(webhookDeliveries.status, "pending"),
     lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
     or(isNull(webhookDeliveries.leasedUntil), lt(webhookDeliveries.leasedUntil, now)),
@@ -112,7 +117,7 @@ export async function leaseDeliveries(
   // A later attempt's log entry, started now and not yet answered, for each leased delivery.
   const d = aliased(webhookDeliveries, "d");
   const s = aliased(webhookSubscriptions, "s");
-  const { leased, putOff, states, sources } = await runNamedBatch(db, {
+  const { leased, waiting, putOff, states, sources } = await runNamedBatch(db, {
     leased: db
       .update(webhookDeliveries)
       .set({
@@ -125,7 +130,12 @@ export async function leaseDeliveries(
         firstEnded: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstEnded} end`,
       })
       .where(
-        and(idIn(plan.lease), waiting, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.lease, "rank")} <= ${planned(plan.lease, "cap")}`),
+        and(
+          idIn(plan.lease),
+          leasable,
+          sql`not ${blocked}`,
+          sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.lease, "rank")} <= ${planned(plan.lease, "cap")}`,
+        ),
       )
       .returning(),
     logged: guardedInsert(
@@ -146,10 +156,17 @@ export async function leaseDeliveries(
         and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
       d.from,
     ),
+    // The plan's deliveries held back by their payment's earlier ones wait, unleased, not handed
+    // over, and due again only after WAIT_RECHECK_MS, unless an ending releases them first.
+    waiting: db
+      .update(webhookDeliveries)
+      .set({ waitingSince: sql`coalesce(${webhookDeliveries.waitingSince}, ${now})`, nextAttemptAt: now + WAIT_RECHECK_MS, enqueuedAt: null })
+      .where(and(idIn(plan.lease), leasable, blocked))
+      .returning({ id: webhookDeliveries.id }),
     putOff: db
       .update(webhookDeliveries)
       .set({ nextAttemptAt: planned(plan.putOff, "at"), enqueuedAt: now })
-      .where(and(idIn(plan.putOff), waiting))
+      .where(and(idIn(plan.putOff), leasable))
       .returning({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt }),
     states: db
       .select({
@@ -182,6 +199,7 @@ export async function leaseDeliveries(
     states,
     now,
     putOff,
+    waiting.map((row) => row.id),
   );
 }
 
@@ -193,7 +211,9 @@ export function sortLeases(
   states: { id: string; status: string; nextAttemptAt: number | null; held?: boolean }[],
   now: number,
   putOff: { id: string; nextAttemptAt: number | null }[] = [],
+  waiting: string[] = [],
 ): Map<string, LeaseResult> {
+  const waits = new Set(waiting);
   const subscriptionOf = new Map(subscriptions.map((row) => [row.id, row]));
   const taken = new Map(leased.map((row) => [row.id, row]));
   const stateOf = new Map(states.map((row) => [row.id, row]));
@@ -204,6 +224,8 @@ export function sortLeases(
     const state = stateOf.get(id);
     const until = putOffUntil.get(id);
     if (delivery) leases.set(id, { kind: "leased", delivery, subscription: subscriptionOf.get(delivery.subscriptionId) });
+    else if (waits.has(id))
+      leases.set(id, { kind: "waiting" }); // its release hands it over again
     else if (until !== undefined) leases.set(id, { kind: "put_off", delaySeconds: queueDelay(Math.max(0, until - now) / 1000) });
     else if (state?.status === "pending" && state.held)
       leases.set(id, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }); // its account is being moved

@@ -102,6 +102,8 @@ export function deliveryStates(db: Db, values: string) {
       enqueuedAt: sql`case when ${pausedRetry} then null else ${v("enqueuedAt")} end`,
       leasedUntil: null,
       leaseToken: null,
+      // Its first 2xx: a redelivery's later success keeps it.
+      succeededAt: sql`case when ${v("status")} = 'succeeded' then coalesce(${webhookDeliveries.succeededAt}, ${v("updatedAt")}) else ${webhookDeliveries.succeededAt} end`,
       updatedAt: v("updatedAt"),
       ...firstOutcome(),
     })

@@ -8,6 +8,7 @@ import { healthStatements } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
+import { releaseNext } from "../outbox/order";
 
 export type { Attempted } from "./attempted";
 
@@ -15,8 +16,9 @@ export type { Attempted } from "./attempted";
  * Records a set of attempts in one batch: every attempt's outcome on the row its lease started
  * (gone if the delivery was deleted meanwhile), every delivery's new state (only under the lease
  * that made the attempt: a redelivery asked for meanwhile stands), and each subscription's
- * failure streak as its latest attempt left it. Then hands the deliveries to retry to the queue
- * with their delays; if that send fails, their rows say so and the sweeper sends them when due.
+ * failure streak as its latest attempt left it; an ordered delivery that ended releases the next of
+ * its payment (order.ts). Then hands the deliveries to retry to the queue with their delays, and
+ * the released ones at once; if that send fails, their rows say so and the sweeper sends them when due.
  */
 export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attempted[]): Promise<void> {
   if (attempted.length === 0) return;
@@ -26,6 +28,12 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const recorded = await runNamedBatch(db, {
     laterAttempts: laterAttemptOutcomes(db, values),
     deliveries: deliveryStates(db, values),
+    // After the states: the next of each ordered delivery's payment, when it waits and nothing before it is left.
+    released: releaseNext(
+      db,
+      attempted.filter(({ delivery }) => delivery.ordered).map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+      recordedAt,
+    ),
     subscriptions: [...latest.values()].map((item) => subscriptionState(db, attempted, item, recordedAt)),
     stats: statsStatements(
       db,
@@ -35,6 +43,8 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
           startedAt: result.startedAt,
           durationMs: result.durationMs,
           status: outcome.status,
+          // A first 2xx: the lag from the change's commit to the answer.
+          lagMs: outcome.status === "succeeded" && delivery.succeededAt === null ? Math.max(0, endOf({ result }) - delivery.createdAt) : null,
         })),
       ),
     ),
@@ -55,7 +65,12 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const told = recorded.health.flatMap((rows) =>
     (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending").map((row) => row.id!),
   );
-  await handOver(db, queue, [...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })), ...told]);
+  const released = recorded.released.map((row) => row.id);
+  await handOver(db, queue, [
+    ...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })),
+    ...told,
+    ...released,
+  ]);
 }
 
 /** Each subscription's attempt that ended last among `attempted`. */
@@ -79,6 +94,7 @@ function logAttempt({ delivery, result, outcome }: Attempted): void {
       error: result.error,
       next_attempt_in_s: outcome.retryInSeconds,
       deactivated: outcome.deactivate || undefined,
+      trace_id: delivery.traceId ?? undefined,
     }),
   );
 }

@@ -4,7 +4,7 @@
  * JSON-escaped, base64 and base64url of their UTF-8 text; the signing key's bytes also in hex).
  * Pure.
  */
-import { base64, base64url } from "../../lib/crypto";
+import { base64, base64url, toHex } from "../../lib/crypto";
 import { secretKeyBytes } from "../wire/signing";
 
 const encoder = new TextEncoder();
@@ -25,7 +25,7 @@ export function textForms(secret: string): string[] {
 
 /** Every form of a key's bytes worth looking for: base64, base64url and hex. */
 export function keyForms(bytes: Uint8Array): string[] {
-  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  const hex = toHex(bytes);
   return [base64(bytes), base64(bytes).replace(/=+$/, ""), base64url(bytes), hex, hex.toUpperCase()];
 }
 

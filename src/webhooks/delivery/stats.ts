@@ -6,6 +6,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { BatchStatement, Db } from "../../db/client";
 import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
+import { lagBins, type LagBins } from "../subscriptions/lag";
 
 /** One recorded attempt, as the stats count it. */
 export interface CountedAttempt {
@@ -14,6 +15,8 @@ export interface CountedAttempt {
   durationMs: number;
   /** The state the attempt left its delivery in. */
   status: "succeeded" | "pending" | "failed";
+  /** For its delivery's first 2xx, the lag (ms) from the change's commit; else null. */
+  lagMs?: number | null;
 }
 
 export interface StatsRow {
@@ -24,6 +27,8 @@ export interface StatsRow {
   failed: number;
   pending: number;
   bins: number[];
+  /** The lags of the deliveries that succeeded in the bucket (lag.ts). */
+  lag: LagBins;
 }
 
 /** The bin of a duration. Pure. */
@@ -35,19 +40,31 @@ export function binOf(durationMs: number): number {
 /** Attempts summed per subscription and bucket. Pure. */
 export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
   const rows = new Map<string, StatsRow>();
+  const lags = new Map<StatsRow, number[]>();
   for (const attempt of attempts) {
     const bucketStart = attempt.startedAt - (attempt.startedAt % BUCKET_MS);
     const key = `${attempt.subscriptionId} ${bucketStart}`;
     let row = rows.get(key);
     if (!row) {
-      row = { subscriptionId: attempt.subscriptionId, bucketStart, attempts: 0, succeeded: 0, failed: 0, pending: 0, bins: DURATION_BINS_MS.map(() => 0) };
+      row = {
+        subscriptionId: attempt.subscriptionId,
+        bucketStart,
+        attempts: 0,
+        succeeded: 0,
+        failed: 0,
+        pending: 0,
+        bins: DURATION_BINS_MS.map(() => 0),
+        lag: {},
+      };
       rows.set(key, row);
+      lags.set(row, []);
     }
     row.attempts++;
     row[attempt.status]++;
     row.bins[binOf(attempt.durationMs)]!++;
+    if (attempt.lagMs !== undefined && attempt.lagMs !== null) lags.get(row)!.push(attempt.lagMs);
   }
-  return [...rows.values()];
+  return [...rows.values()].map((row) => ({ ...row, lag: lagBins(lags.get(row)!) }));
 }
 
 const binColumns = [
@@ -85,18 +102,23 @@ export function statsStatements(db: Db, rows: StatsRow[]): BatchStatement[] {
               failed: sql`${row.failed}`.as("failed"),
               pending: sql`${row.pending}`.as("pending"),
               ...Object.fromEntries(binKeys.map((key, i) => [key, sql`${row.bins[i]!}`.as(key)])),
+              lag: sql`${JSON.stringify(row.lag)}`.as("lag"),
             } as unknown as Record<keyof typeof webhookStats.$inferInsert, SQL.Aliased>)
             .from(webhookSubscriptions)
             .where(eq(webhookSubscriptions.id, row.subscriptionId)) as never,
       )
       .onConflictDoUpdate({
         target: [webhookStats.subscriptionId, webhookStats.bucketStart],
-        set: Object.fromEntries(
-          [webhookStats.attempts, webhookStats.succeeded, webhookStats.failed, webhookStats.pending, ...binColumns].map((column) => [
-            tsKey(column.name),
-            added(column),
-          ]),
-        ),
+        set: {
+          ...Object.fromEntries(
+            [webhookStats.attempts, webhookStats.succeeded, webhookStats.failed, webhookStats.pending, ...binColumns].map((column) => [
+              tsKey(column.name),
+              added(column),
+            ]),
+          ),
+          // The two lag counts summed, bin by bin.
+          lag: sql`(select coalesce(json_group_object(bin, n), '{}') from (select key as bin, sum(value) as n from (select key, value from json_each(${webhookStats.lag}) union all select key, value from json_each(excluded.lag)) group by key))`,
+        },
       }),
   );
 }

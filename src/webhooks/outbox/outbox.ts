@@ -9,6 +9,7 @@ import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBitsSql } from "../wire/payload";
 import { matchesSql } from "./filters";
 import { nextSequence } from "./sequence";
+import { newTrace, type Trace } from "../wire/trace";
 
 /**
  * The outbox statement of a payment change decided whole in its own batch: one delivery row for
@@ -17,10 +18,15 @@ import { nextSequence } from "./sequence";
  * holds of the payment row the change wrote (`payment`, an alias of payments). Each row takes its subscription's content type
  * and flags as they are now, its next sequence number, the change's stamp (`updated` of the row `payment` names) as its
  * `created` and the payment's version; it is pending (and handed over at the commit) when its
- * subscription is active, else held. Returns each row's id and status, to hand the pending ones to
- * the queue.
+ * subscription is active, else held; it is ordered when its subscription is `per_payment`
+ * (webhooks/outbox/order.ts), and carries the write's trace. Returns each row's id and status, to
+ * hand the pending ones to the queue.
  */
-export function outboxOfChange(db: Db, change: { accountId: string; paymentId: string; payment: Aliased<typeof payments>; applied: SQL }, now = Date.now()) {
+export function outboxOfChange(
+  db: Db,
+  change: { accountId: string; paymentId: string; payment: Aliased<typeof payments>; applied: SQL; trace: Trace },
+  now = Date.now(),
+) {
   const s = webhookSubscriptions;
   const column = (name: keyof typeof s.$inferSelect) => sql`${s[name]}`;
   const p = change.payment;
@@ -36,11 +42,13 @@ export function outboxOfChange(db: Db, change: { accountId: string; paymentId: s
     now,
     createdAt: sql`${p.updatedAt}`,
     sequence: nextSequence(column("id")),
+    trace: change.trace,
   });
   const active = sql`${s.isActive} = 1`;
   const row = {
     ...template,
     paymentVersion: sql`${p.version}`,
+    ordered: sql`${s.ordering} = 'per_payment'`,
     status: sql`case when ${active} then 'pending' else 'held' end`,
     nextAttemptAt: sql`case when ${active} then ${now} end`,
     enqueuedAt: sql`case when ${active} then ${p.updatedAt} end`,
@@ -87,8 +95,10 @@ export function newDelivery<
   sequence?: Seq;
   paymentVersion?: number | null;
   test?: boolean;
+  /** The write's trace; a new one unless given. */
+  trace?: Trace;
 }) {
-  const { id, now, test = false, createdAt, sequence, paymentVersion = null, ...rest } = fields;
+  const { id, now, test = false, createdAt, sequence, paymentVersion = null, trace = newTrace(), ...rest } = fields;
   return {
     id: id ?? crypto.randomUUID(),
     ...rest,
@@ -106,6 +116,12 @@ export function newDelivery<
     createdAt: createdAt ?? now,
     updatedAt: now,
     event: null,
+    ordered: false,
+    waitingSince: null,
+    succeededAt: null,
+    traceId: trace.traceId,
+    traceFlags: trace.flags,
+    traceState: trace.state,
     ...NOT_ATTEMPTED,
   };
 }

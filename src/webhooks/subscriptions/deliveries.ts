@@ -13,6 +13,7 @@ import type { ServiceContext } from "../../context";
 import { countWhere, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
 import { timeConditions } from "../../db/time-filters";
+import { releaseNext } from "../outbox/order";
 
 export type { DeliveryRow };
 export type AttemptRow = typeof webhookAttempts.$inferSelect;
@@ -149,7 +150,9 @@ export async function getDelivery({ db, accountId }: ServiceContext, subscriptio
 
 /**
  * A new attempt now, with the same delivery id and body, and a fresh retry schedule. An attempt
- * in flight meanwhile is still logged, but its outcome no longer decides the delivery's state.
+ * in flight meanwhile is still logged, but its outcome no longer decides the delivery's state. It
+ * goes out when asked, whatever the order of its payment (webhooks/outbox/order.ts): it is no
+ * longer ordered, so the next delivery of its payment that waited for it is released.
  */
 export async function redeliver(
   ctx: ServiceContext,
@@ -167,6 +170,8 @@ export async function redeliver(
     enqueuedAt: null,
     leasedUntil: null,
     leaseToken: null,
+    ordered: false,
+    waitingSince: null,
     updatedAt: now,
   } as const;
   const after: Delivery = { delivery: { ...delivery, ...changes }, attempts };
@@ -181,12 +186,18 @@ export async function redeliver(
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
     update: db.update(webhookDeliveries).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookDeliveries.id }),
+    released: releaseNext(db, [{ subscriptionId, paymentId: delivery.paymentId }], now),
     answer: await keyed.answer(after, applied),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
   if (batch.update.length === 0) throw notFound();
   await handOver(db, queue, [deliveryId], true);
+  await handOver(
+    db,
+    queue,
+    batch.released.map((row) => row.id),
+  );
   return { ran: after };
 }
 

@@ -38,5 +38,8 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
     next_attempt_at: delivery.nextAttemptAt === null ? null : toIso(delivery.nextAttemptAt),
     test: delivery.test,
     headers: lastHeaders(delivery, attempts),
+    succeeded_at: delivery.succeededAt === null ? null : toIso(delivery.succeededAt),
+    lag_ms: delivery.succeededAt === null ? null : Math.max(0, delivery.succeededAt - delivery.createdAt),
+    trace_id: delivery.traceId,
   };
 }

@@ -20,6 +20,7 @@ import type { ServiceContext } from "../../context";
 import { applyBodies, bodySources, eventsToRebuild } from "../outbox/bodies";
 import type { DeliveryRow } from "./deliveries";
 import { requestHeaders } from "../wire/request-headers";
+import { traceOfRow } from "../wire/trace";
 import { getSubscription, signingSecrets, UNREADABLE } from "./subscriptions";
 import { highestSequence, highestStamp } from "../outbox/sequence";
 
@@ -81,6 +82,7 @@ export async function signedHeaders(ctx: ServiceContext, subscriptionId: string,
           username: revealed.username,
           password: revealed.password,
           secrets: signingSecrets(revealed),
+          trace: traceOfRow(row),
         },
         timestamp,
       ),

@@ -53,7 +53,17 @@ export async function recoverDeliveries(
     key: keyed.claim,
     recovered: db
       .update(webhookDeliveries)
-      .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, enqueuedAt: now, leasedUntil: null, leaseToken: null, updatedAt: now })
+      // Recovered deliveries go out when asked, whatever their payment's order (outbox/order.ts).
+      .set({
+        status: "pending",
+        nextAttemptAt: now,
+        scheduleStartedAt: null,
+        enqueuedAt: now,
+        leasedUntil: null,
+        leaseToken: null,
+        ordered: false,
+        updatedAt: now,
+      })
       .where(and(keyed.owns, inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
       .returning({ id: webhookDeliveries.id }),
     // changes(): the rows the update just changed, in this batch.

@@ -10,7 +10,8 @@ import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from 
 import { inAccount } from "../../db/scope";
 import { notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
-import { inFlightOf, SUBSCRIPTION_ROW } from "./rows";
+import { inFlightOf, SUBSCRIPTION_ROW, waitingOf } from "./rows";
+import { addBins, lagPercentile, type LagBins } from "./lag";
 import { heldCount } from "./holds";
 
 export const WINDOWS = { "1h": 3600 * 1000, "24h": 24 * 3600 * 1000, "7d": 7 * 24 * 3600 * 1000 } as const;
@@ -33,6 +34,7 @@ export async function subscriptionStats({ db, accountId }: ServiceContext, subsc
         backoffUntil: webhookSubscriptions.backoffUntil,
         inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
         held: heldCount(SUBSCRIPTION_ROW),
+        waitingForOrder: waitingOf(SUBSCRIPTION_ROW),
       })
       .from(webhookSubscriptions)
       .where(scoped),
@@ -77,6 +79,7 @@ export function series(rows: (typeof webhookStats.$inferSelect)[], window: Stats
     succeeded: 0,
     failed: 0,
     pending: 0,
+    lag: {} as LagBins,
   }));
   for (const row of rows) {
     const point = points[Math.floor((row.bucketStart - first) / step)];
@@ -85,8 +88,14 @@ export function series(rows: (typeof webhookStats.$inferSelect)[], window: Stats
     point.succeeded += row.succeeded;
     point.failed += row.failed;
     point.pending += row.pending;
+    point.lag = addBins(point.lag, lagOf(row));
   }
-  return points;
+  return points.map(({ lag, ...point }) => ({ ...point, p95_lag_ms: lagPercentile(lag, 0.95) }));
+}
+
+/** A bucket's lag counts (its JSON, as stored). */
+function lagOf(row: typeof webhookStats.$inferSelect): LagBins {
+  return JSON.parse(row.lag || "{}") as LagBins;
 }
 
 export interface WindowSummary {
@@ -97,6 +106,9 @@ export interface WindowSummary {
   success_rate: number | null;
   p50_duration_ms: number | null;
   p95_duration_ms: number | null;
+  p50_lag_ms: number | null;
+  p95_lag_ms: number | null;
+  p99_lag_ms: number | null;
 }
 
 /** A window's buckets summed, with its success rate and duration percentiles. Pure. */
@@ -104,6 +116,7 @@ export function summarise(rows: (typeof webhookStats.$inferSelect)[]): WindowSum
   const bins = DURATION_BINS_MS.map((_, i) => rows.reduce((sum, row) => sum + row[binKeys[i]!], 0));
   const total = (key: "attempts" | "succeeded" | "failed" | "pending") => rows.reduce((sum, row) => sum + row[key], 0);
   const attempts = total("attempts");
+  const lag = addBins(...rows.map(lagOf));
   return {
     attempts,
     succeeded: total("succeeded"),
@@ -112,6 +125,9 @@ export function summarise(rows: (typeof webhookStats.$inferSelect)[]): WindowSum
     success_rate: attempts === 0 ? null : Math.round((total("succeeded") / attempts) * 10000) / 10000,
     p50_duration_ms: percentile(bins, 0.5),
     p95_duration_ms: percentile(bins, 0.95),
+    p50_lag_ms: lagPercentile(lag, 0.5),
+    p95_lag_ms: lagPercentile(lag, 0.95),
+    p99_lag_ms: lagPercentile(lag, 0.99),
   };
 }
 

@@ -7,6 +7,8 @@ import {
   webhookDeliveries,
   webhookStats,
   webhookSubscriptions,
+  DEFAULT_LAG_ALERT_MS,
+  type Ordering,
   type SigningScheme,
   type SubscriptionRow,
   type WebhookContentType,
@@ -44,6 +46,10 @@ export interface SubscriptionFields {
   filters?: Filters | null;
   /** Chosen at creation: `hmac` (default) or `ed25519`. */
   signing?: SigningScheme;
+  /** `none` (default) or `per_payment`: applies to deliveries made after it is set. */
+  ordering?: Ordering;
+  /** The p95 lag (ms) past which health subscriptions are told it lags; null: never. */
+  lag_alert_ms?: number | null;
 }
 
 export type { Keys } from "../../context";
@@ -112,6 +118,8 @@ function flagColumns(input: Partial<SubscriptionFields>) {
   if (input.event !== undefined) out.event = input.event;
   if (input.description !== undefined) out.description = input.description;
   if (input.filters !== undefined) out.filters = storedFilters(input.filters);
+  if (input.ordering !== undefined) out.ordering = input.ordering;
+  if (input.lag_alert_ms !== undefined) out.lagAlertMs = input.lag_alert_ms;
   return out;
 }
 
@@ -169,6 +177,10 @@ export async function createSubscription(
     recentTimeouts: 0,
     recentAnswers: 0,
     recentSince: null,
+    ordering: input.ordering ?? "none",
+    lagAlertMs: input.lag_alert_ms === undefined ? DEFAULT_LAG_ALERT_MS : input.lag_alert_ms,
+    laggingSince: null,
+    caughtUpSince: null,
     createdAt: now,
     updatedAt: now,
   };

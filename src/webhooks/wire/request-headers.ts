@@ -2,6 +2,7 @@ import type { WebhookContentType } from "../../db/schema";
 import { basicAuthorization } from "../../lib/crypto";
 import { orderHeaders, USER_AGENT } from "./sent-headers";
 import { signatureHeaders, type SigningSecrets } from "./signing";
+import { attemptTraceHeaders, type Trace } from "./trace";
 
 /** One delivery as it goes out: what its headers are made of. */
 export interface OutgoingDelivery {
@@ -17,6 +18,8 @@ export interface OutgoingDelivery {
   username: string;
   password: string;
   secrets: SigningSecrets;
+  /** The write's trace (trace.ts); null on deliveries made before traces were kept. */
+  trace: Trace | null;
 }
 
 /** Every header of a delivery signed at `timestamp` (Unix seconds), in the order they are sent; authorization unmasked. */
@@ -29,6 +32,7 @@ export async function requestHeaders(delivery: OutgoingDelivery, timestamp: numb
     "hook-event": delivery.event,
     ...orderHeaders(delivery),
     "user-agent": USER_AGENT,
+    ...attemptTraceHeaders(delivery.trace),
     ...(await signatureHeaders(delivery.secrets, delivery.deliveryId, timestamp, delivery.body)),
   };
 }

@@ -1,0 +1,77 @@
+/**
+ * Order per payment (docs/interface.md, "Ordered per payment"): a delivery of a `per_payment`
+ * subscription is attempted only once every earlier delivery of its payment on that subscription
+ * has ended. The rule is stated once here (`waitsFor`) and the SQL of the lease, the wait and the
+ * release is made from it (`blockedSql`), so that every consumer invocation and isolate decides it
+ * in D1, in the lease's own round trip.
+ *
+ * - A delivery made while its subscription is `per_payment` is `ordered` (outbox.ts); a later
+ *   change of the setting applies to later deliveries. Test and health deliveries have no payment
+ *   and are never ordered; a redelivery or recovery clears `ordered` (it goes out when asked).
+ * - At the lease, an ordered delivery that an earlier one still holds back is not leased: it
+ *   waits (`waiting_since`), unleased and not handed over, with no lane nor connection.
+ * - The batch that records an attempt ending a delivery releases the next one of its payment, if it
+ *   waits (`releaseNext`): it is due now and handed to the queue at once. A waiting delivery is
+ *   due again WAIT_RECHECK_MS later in any case, so nothing waits for ever on a lost release.
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { aliased, type Aliased } from "../../db/aliased";
+import { jsonColumn, jsonRows } from "../../db/json-rows";
+import { NOT_ENDED, orderedNotEnded, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
+
+/** How long a waiting delivery waits before it is looked at again, should its release be lost. */
+export const WAIT_RECHECK_MS = 60 * 60 * 1000;
+
+/** A delivery as the order rule sees it. */
+export interface Ordered {
+  subscriptionId: string;
+  paymentId: string;
+  sequence: number | null;
+  ordered: boolean;
+  status: DeliveryStatus;
+}
+
+/** Whether `earlier` holds `later` back: both ordered, of one payment and subscription, `earlier` lower in sequence and not ended. Pure. */
+export function waitsFor(later: Ordered, earlier: Ordered): boolean {
+  return (
+    later.ordered &&
+    earlier.ordered &&
+    later.subscriptionId === earlier.subscriptionId &&
+    later.paymentId === earlier.paymentId &&
+    earlier.sequence !== null &&
+    later.sequence !== null &&
+    earlier.sequence < later.sequence &&
+    (NOT_ENDED as readonly DeliveryStatus[]).includes(earlier.status)
+  );
+}
+
+/** `waitsFor` as SQL: whether any delivery holds back the delivery `row` names (read on the order index). */
+export function blockedSql(row: Aliased<typeof webhookDeliveries> | typeof webhookDeliveries): SQL {
+  const e = aliased(webhookDeliveries, "earlier");
+  return sql`(${row.ordered} = 1 and exists (select 1 from ${e.from} where ${e.subscriptionId} = ${row.subscriptionId} and ${e.paymentId} = ${row.paymentId}
+    and ${e.sequence} < ${row.sequence} and ${sql.raw(orderedNotEnded("earlier"))}))`;
+}
+
+/**
+ * Releases, for each (subscription, payment) given, the first of its payment's deliveries not yet
+ * ended when it waits: due now, handed over now (the caller sends its message). Returns their ids.
+ */
+export function releaseNext(db: Db, payments: { subscriptionId: string; paymentId: string }[], now: number) {
+  const d = webhookDeliveries;
+  const n = aliased(webhookDeliveries, "next");
+  const v = jsonColumn;
+  const first = sql`(select ${n.id} from ${n.from} where ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")}
+    and ${sql.raw(orderedNotEnded("next"))} order by ${n.sequence} limit 1)`;
+  return db
+    .update(d)
+    .set({ waitingSince: null, nextAttemptAt: now, enqueuedAt: now, updatedAt: now })
+    .where(
+      and(
+        sql`${d.id} in (select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`,
+        eq(d.status, "pending"),
+        sql`${d.waitingSince} is not null`,
+      ),
+    )
+    .returning({ id: d.id });
+}

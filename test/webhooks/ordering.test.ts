@@ -1,0 +1,183 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
+import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
+import { blockedSql, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { createDb } from "../../src/db/client";
+import { webhookDeliveries } from "../../src/db/schema";
+import { eq, sql } from "drizzle-orm";
+
+/** A payment's id in a delivery's body. */
+const paymentOf = (received: Received) => (JSON.parse(received.body) as { object_id: string }).object_id;
+const versionOf = (received: Received) => Number(received.headers["hook-payment-version"]);
+
+/** `count` payments of one buyer and supplier, each with its own invoice, made by `user`. */
+async function payments(user: User, count: number): Promise<string[]> {
+  const [buyer, supplier] = await Promise.all([makeCounterparty(user, "buyer"), makeCounterparty(user, "supplier")]);
+  const made: string[] = [];
+  for (let i = 0; i < count; i += 20) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(20, count - i) }, async () => {
+        const invoice = await makeInvoice(user, buyer.id, supplier.id);
+        const res = await call("POST", "/v2/payments/", {
+          body: { originating_counterparty_id: buyer.id, receiving_counterparty_id: supplier.id, invoice_ids: [invoice.id], payment_method: "ach" },
+          headers: user.headers,
+        });
+        if (res.status !== 201) throw new Error(`payment: ${res.status}`);
+        return res.json.id as string;
+      }),
+    );
+    made.push(...batch);
+  }
+  return made;
+}
+
+describe("ordering: per_payment", () => {
+  it("delivers each payment's changes once each, in version order, from 8 concurrent writers over 200 payments, while one payment's receiver fails and the others flow", async () => {
+    const { client, processor } = await makeTenant();
+    const ids = await payments(client, 200);
+    const failing = ids[0]!;
+    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    expect(subscription.ordering).toBe("per_payment");
+    await mailbox({ secret: subscription.secret, ...HOOK_USER, failing: `"object_id":"${failing}"` }, box.path);
+
+    // 8 writers, each with its 25 payments, record 3 events on each, round by round.
+    const writers = Array.from({ length: 8 }, (_, w) => ids.filter((_, i) => i % 8 === w));
+    await Promise.all(
+      writers.map(async (mine) => {
+        for (let round = 1; round <= 3; round++)
+          for (const id of mine) {
+            const res = await call("POST", `/v2/payments/${id}/events`, {
+              body: { event_code: `PU1${round}`, description: `Step ${round}` },
+              headers: processor.headers,
+            });
+            expect(res.status).toBe(201);
+          }
+      }),
+    );
+
+    // Every other payment's 3 deliveries arrive while the failing one's first is still refused.
+    const others = await waitFor(
+      () => receivedAt(box),
+      (got) => got.filter((r) => r.status === 200).length >= 199 * 3,
+    );
+    expect(others.filter((r) => r.status === 200 && paymentOf(r) === failing)).toEqual([]);
+    // Its later two wait, unleased, for it.
+    const stats = await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers }),
+      (res) => res.json.waiting_for_order === 2,
+    );
+    expect(stats.json.waiting_for_order).toBe(2);
+    expect(others.filter((r) => paymentOf(r) === failing).every((r) => versionOf(r) === 2 && r.status === 503)).toBe(true);
+
+    // The receiver recovers: the failing payment's first goes out on its next retry, then the others in order.
+    await mailbox({ secret: subscription.secret, ...HOOK_USER }, box.path);
+    const all = await waitFor(
+      () => receivedAt(box),
+      (got) => got.filter((r) => r.status === 200).length === 200 * 3,
+    );
+    const byPayment = new Map<string, Received[]>();
+    for (const r of all) byPayment.set(paymentOf(r), [...(byPayment.get(paymentOf(r)) ?? []), r]);
+    expect(byPayment.size).toBe(200);
+    for (const [id, got] of byPayment) {
+      const delivered = got.filter((r) => r.status === 200);
+      // Each change once, in version order; the failing payment's refused attempts came first.
+      expect(delivered.map(versionOf), id).toEqual([2, 3, 4]);
+      expect(new Set(delivered.map((r) => r.headers["webhook-id"])).size).toBe(3);
+      if (id !== failing) expect(got).toHaveLength(3);
+      else expect(got.slice(0, -3).every((r) => r.status === 503 && versionOf(r) === 2)).toBe(true);
+    }
+    // Sequence numbers stay the subscription's: every one of 1..600 once.
+    const sequences = all.filter((r) => r.status === 200).map((r) => Number(r.headers["hook-sequence"]));
+    expect(new Set(sequences).size).toBe(600);
+    expect(Math.max(...sequences)).toBe(600);
+  });
+
+  it("keeps no order for a subscription that does not ask for it, and applies a change of it to later deliveries", async () => {
+    const { client } = await makeTenant();
+    const { subscription } = await subscribeToReceiver(client);
+    expect(subscription.ordering).toBe("none");
+    const patched = await call("PATCH", `/v1/webhooks/${subscription.id}/`, { body: { ordering: "per_payment" }, headers: client.headers });
+    expect(patched.json.ordering).toBe("per_payment");
+    const [payment] = await payments(client, 1);
+    const d1 = await shardD1(client.accountId);
+    const row = await d1.prepare("select ordered from webhook_deliveries where payment_id = ?").bind(payment).first<{ ordered: number }>();
+    expect(row?.ordered).toBe(1);
+    const back = await call("PUT", `/v1/webhooks/${subscription.id}/`, {
+      body: { event: "payment.changed", url: subscription.url, content_type: "application/json", ...HOOK_USER },
+      headers: client.headers,
+    });
+    expect(back.json.ordering).toBe("none");
+  });
+
+  it.each([
+    ["another value", { ordering: "fifo" }, "ordering"],
+    ["a number", { ordering: 1 }, "ordering"],
+    ["a negative lag alert", { lag_alert_ms: -1 }, "lag_alert_ms"],
+    ["an absurd lag alert", { lag_alert_ms: 10 ** 12 }, "lag_alert_ms"],
+    ["a lag alert that is not a whole number", { lag_alert_ms: 1.5 }, "lag_alert_ms"],
+  ])("refuses %s with a 400 keyed by the field", async (_name, fields, key) => {
+    const { client } = await makeTenant();
+    const res = await call("POST", "/v1/webhooks/", {
+      body: { event: "payment.changed", url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER, ...fields },
+      headers: client.headers,
+    });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.json)).toEqual([key]);
+  });
+});
+
+describe("the order rule: waitsFor and its SQL agree", () => {
+  // [case, the later delivery, the others of the log]
+  const base: Ordered = { subscriptionId: "s1", paymentId: "p1", sequence: 5, ordered: true, status: "pending" };
+  const cases: [string, Ordered, Ordered[], boolean][] = [
+    ["an earlier pending one of its payment", base, [{ ...base, sequence: 4 }], true],
+    ["an earlier held one", base, [{ ...base, sequence: 2, status: "held" }], true],
+    ["an earlier one that succeeded", base, [{ ...base, sequence: 4, status: "succeeded" }], false],
+    ["an earlier one that failed", base, [{ ...base, sequence: 4, status: "failed" }], false],
+    ["a later pending one", base, [{ ...base, sequence: 6 }], false],
+    ["another payment's", base, [{ ...base, paymentId: "p2", sequence: 4 }], false],
+    ["another subscription's", base, [{ ...base, subscriptionId: "s2", sequence: 4 }], false],
+    ["an earlier one not ordered (redelivered)", base, [{ ...base, sequence: 4, ordered: false }], false],
+    ["itself not ordered", { ...base, ordered: false }, [{ ...base, sequence: 4 }], false],
+    [
+      "several, one holding it",
+      base,
+      [
+        { ...base, sequence: 1, status: "succeeded" },
+        { ...base, sequence: 3 },
+        { ...base, sequence: 7 },
+      ],
+      true,
+    ],
+  ];
+
+  it.each(cases)("%s", async (_name, later, others, expected) => {
+    expect(others.some((earlier) => waitsFor(later, earlier))).toBe(expected);
+    // The same rows on a shard, and the SQL's verdict for `later`.
+    const { client } = await makeTenant({ shard: "A" });
+    const subscriptions = new Map<string, string>();
+    for (const name of new Set([later, ...others].map((row) => row.subscriptionId))) {
+      const res = await call("POST", "/v1/webhooks/", {
+        body: { event: "payment.changed", url: "http://127.0.0.1:9/hooks", content_type: "application/json", ...HOOK_USER, is_active: false },
+        headers: client.headers,
+      });
+      subscriptions.set(name, res.json.id);
+    }
+    const d1 = env.SHARD_A!;
+    const insert = (row: Ordered, id: string) =>
+      d1
+        .prepare(
+          "insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, ordered, created_at, updated_at) values (?, ?, ?, ?, '{}', ?, 0, ?, ?, ?, ?)",
+        )
+        .bind(id, subscriptions.get(row.subscriptionId), client.accountId, row.paymentId, row.status, row.sequence, row.ordered ? 1 : 0, row.sequence, 1);
+    const laterId = crypto.randomUUID();
+    await d1.batch([insert(later, laterId), ...others.map((row) => insert(row, crypto.randomUUID()))]);
+    const db = createDb(d1);
+    const [verdict] = await db
+      .select({ blocked: sql<number>`${blockedSql(webhookDeliveries)}`.mapWith(Boolean) })
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.id, laterId));
+    expect(verdict!.blocked).toBe(expected);
+  });
+});
