@@ -82,6 +82,8 @@ export interface Delivery {
   paymentVersion: number | null;
   /** webhook-timestamp: when this attempt was signed (Unix seconds). */
   timestamp: number | null;
+  /** traceparent and tracestate: the trace of the write that made the change (the same trace id on every attempt, a span id of its own each); null without a valid one. */
+  trace: { traceId: string; spanId: string; flags: string; traceparent: string; tracestate: string | null } | null;
   test: boolean;
   contentType: string;
   data: PaymentChanged | SubscriptionHealth;

@@ -245,6 +245,13 @@ function wholeOrNull(text) {
  * empty `refund_reason` or `instrument_number` as null), and what its headers say. Throws
  * `ParseError` on a body that is neither.
  */
+/** The W3C trace of a `traceparent` (version 00's form: four fields, lower-case hex), or null. */
+function traceOf(traceparent, tracestate) {
+  const match = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/.exec((traceparent ?? "").trim());
+  if (!match || match[1] === "ff" || /^0+$/.test(match[2]) || /^0+$/.test(match[3])) return null;
+  return { traceId: match[2], spanId: match[3], flags: match[4], traceparent: match[0], tracestate: tracestate ?? null };
+}
+
 export function parse({ body, headers }) {
   const bytes = bodyBytes(body);
   const header = headerReader(headers) ?? (() => undefined);
@@ -270,6 +277,7 @@ export function parse({ body, headers }) {
     sequence: wholeOrNull(header("hook-sequence")),
     paymentVersion: wholeOrNull(header("hook-payment-version")),
     timestamp: wholeOrNull(header("webhook-timestamp")),
+    trace: traceOf(header("traceparent"), header("tracestate")),
     test: data.test === true,
     contentType,
     data,

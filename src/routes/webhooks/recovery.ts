@@ -57,7 +57,7 @@ const Stats = z
     p95_duration_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 240 }),
     p50_lag_ms: z.int().nullable().openapi({
       description:
-        "Median lag of the deliveries that succeeded in the window: from the change's commit (the delivery's `created`) to its first 2xx, as a receiver feels it; from a histogram whose bins are 20% wide, so within 10%. Null when none succeeded.",
+        "Median lag of the deliveries that succeeded in the window: from the change's commit (the delivery's `created`) to its first 2xx, as a receiver feels it; from a histogram whose bins are 18% wide, so within 9% (give or take a millisecond). Null when none succeeded.",
       example: 180,
     }),
     p95_lag_ms: z.int().nullable().openapi({ description: "95th percentile, likewise.", example: 950 }),
