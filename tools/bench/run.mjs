@@ -245,7 +245,7 @@ let peakRss = 0;
 let rssSamples = [];
 /** Queue batches' and cron runs' figures against an invocation's limits, per service the run started. */
 const invocations = [];
-// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :isolation, :drain) one.
+// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :ordering, :isolation, :drain) one.
 if (!values.only || values.only.startsWith("webhooks")) {
   const pick = values.only?.split(":")[1];
   const receiver = await startHookReceiver();
@@ -396,7 +396,7 @@ const table = [
         "|---|---|---|---|---|---|---|---|---|---|",
         ...hooks.map(
           (h) =>
-            `| ${h.scenario}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`,
+            `| ${h.scenario}${h.vs_unordered != null ? ` (${h.vs_unordered} of the unordered rate)` : ""}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`,
         ),
         "",
       ]

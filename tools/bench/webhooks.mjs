@@ -181,7 +181,7 @@ async function otherAccount(base, receiver) {
 }
 
 /** Subscribes the bench account to the receiver's `/<kind>/<tag>` (kind "ok" or "hang"); returns the subscription's id. */
-export async function subscribeReceiver(base, headers, receiver, kind, tag) {
+export async function subscribeReceiver(base, headers, receiver, kind, tag, fields = {}) {
   const response = await fetch(`${base}/v1/webhooks/`, {
     method: "POST",
     headers: { ...headers, "content-type": "application/json" },
@@ -192,6 +192,7 @@ export async function subscribeReceiver(base, headers, receiver, kind, tag) {
       username: "bench",
       password: "bench-pass",
       payment_status: true,
+      ...fields,
     }),
   });
   const body = await response.json();
@@ -215,8 +216,8 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
   let nextPayment = Math.floor(payments / 3);
   const created = [];
 
-  async function subscribe(kind, tag) {
-    const id = await subscribeReceiver(base, headers, receiver, kind, tag);
+  async function subscribe(kind, tag, fields = {}) {
+    const id = await subscribeReceiver(base, headers, receiver, kind, tag, fields);
     created.push(id);
     return id;
   }
@@ -228,8 +229,8 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
    * Records `events` events, each on its own payment where the scale allows: as fast as the API
    * takes them at `connections`, or, with `rate`, paced (see paced()).
    */
-  async function fire(asked, { connections = 10, rate } = {}) {
-    const ids = Array.from({ length: asked }, () => paymentId(nextPayment++ % payments));
+  async function fire(asked, { connections = 10, rate, on } = {}) {
+    const ids = on ?? Array.from({ length: asked }, () => paymentId(nextPayment++ % payments));
     const sentAt = new Map();
     const stamp = (id) => sentAt.set(id, [...(sentAt.get(id) ?? []), Date.now()]);
     const firstSent = Date.now();
@@ -398,6 +399,28 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       console.error(`fairness: account B's trickle ${JSON.stringify(row.other_account)}`);
       await unsubscribeAll();
       await other.cleanUp();
+    }
+
+    // Order per payment: 5 changes on each of 1,000 payments, round by round, to one subscription
+    // without order and then to one ordered per payment; the ordered one's rate beside the other's.
+    if (runs("ordering")) {
+      const count = smoke ? 50 : 1000;
+      const changes = 5;
+      const paymentIds = Array.from({ length: count }, () => paymentId(nextPayment++ % payments));
+      const on = Array.from({ length: changes }, () => paymentIds).flat();
+      const measured = {};
+      for (const ordering of ["none", "per_payment"]) {
+        tags = [`order-${ordering}`];
+        await subscribe("ok", tags[0], { ordering });
+        fired = await fire(on.length, { on });
+        measured[ordering] = figures(`${count} payments × ${changes} changes, ordering ${ordering}`, fired, await collect(receiver, tags, fired.events, wait));
+        await unsubscribeAll();
+      }
+      const ordered = measured.per_payment;
+      ordered.vs_unordered = measured.none.deliveries_per_s ? Math.round((ordered.deliveries_per_s / measured.none.deliveries_per_s) * 100) / 100 : null;
+      rows.push(measured.none, ordered);
+      log(measured.none);
+      log(ordered);
     }
 
     // Isolation: two healthy subscriptions beside a third healthy one, then beside one whose

@@ -1291,6 +1291,17 @@ export interface components {
              */
             signing: "hmac" | "ed25519";
             /**
+             * @description `none` (the default): deliveries go out side by side. `per_payment`: a payment's deliveries go out one at a time in sequence order, each once every earlier one of that payment has ended (succeeded, failed, discarded or removed); other payments' deliveries are never held back by it. A change applies to deliveries made after it.
+             * @example per_payment
+             * @enum {string}
+             */
+            ordering: "none" | "per_payment";
+            /**
+             * @description When the p95 lag of its last 5 minutes (from a change's commit to its delivery's first 2xx) passes this many ms, `subscription.health` subscriptions get `subscription.lagging`, and `subscription.caught_up` once it has stayed under it for 5 minutes. 100 to 259200000 (3 days); 60000 by default; null: never.
+             * @example 60000
+             */
+            lag_alert_ms: number | null;
+            /**
              * @description An `ed25519` subscription's public key (`whpk_` + base64 of 32 bytes): it verifies the `v1a` signatures. Null for `hmac`.
              * @example null
              */
@@ -1492,6 +1503,22 @@ export interface components {
             headers: {
                 [key: string]: string;
             } | null;
+            /**
+             * Format: date-time
+             * @description Its first 2xx; null until then. ISO 8601, UTC, milliseconds.
+             * @example 2026-11-21T10:15:30.123Z
+             */
+            succeeded_at: string | null;
+            /**
+             * @description From `created` (the change's commit) to `succeeded_at`: the lag its receiver saw. Null until it succeeds.
+             * @example 182
+             */
+            lag_ms: number | null;
+            /**
+             * @description The W3C trace id every attempt sends in `traceparent` (with a span id of its own): the write's, when it carried a valid `traceparent`, else a new one. Null for deliveries made before traces were kept.
+             * @example 4bf92f3577b34da6a3ce929d0e0e4736
+             */
+            trace_id: string | null;
         };
         WebhookRecovered: {
             /**
@@ -1545,6 +1572,21 @@ export interface components {
              * @example 240
              */
             p95_duration_ms: number | null;
+            /**
+             * @description Median lag of the deliveries that succeeded in the window: from the change's commit (the delivery's `created`) to its first 2xx, as a receiver feels it; from a histogram whose bins are 18% wide, so within 9% (give or take a millisecond). Null when none succeeded.
+             * @example 180
+             */
+            p50_lag_ms: number | null;
+            /**
+             * @description 95th percentile, likewise.
+             * @example 950
+             */
+            p95_lag_ms: number | null;
+            /**
+             * @description 99th percentile, likewise.
+             * @example 5200
+             */
+            p99_lag_ms: number | null;
             /** @description The window's attempts over time, oldest first: per 5 minutes for 1h, per hour for 24h, per 6 hours for 7d (zeros included), for a chart. */
             series: {
                 /**
@@ -1560,6 +1602,11 @@ export interface components {
                 failed: number;
                 /** @example 0 */
                 pending: number;
+                /**
+                 * @description The step's p95 lag; null when nothing succeeded in it.
+                 * @example 420
+                 */
+                p95_lag_ms: number | null;
             }[];
             /**
              * @description When the latest attempt started, whatever the window; null if none.
@@ -1583,6 +1630,11 @@ export interface components {
              * @example 0
              */
             held: number;
+            /**
+             * @description Pending deliveries of a `per_payment` subscription waiting for an earlier delivery of their payment to end.
+             * @example 0
+             */
+            waiting_for_order: number;
             /**
              * @description Attempts under way now, across every consumer; at most 100 (10 while its receiver keeps timing out).
              * @example 3
@@ -3198,6 +3250,19 @@ export interface operations {
                      */
                     signing?: "hmac" | "ed25519";
                     /**
+                     * @description `none` (the default): deliveries go out side by side. `per_payment`: a payment's deliveries go out one at a time in sequence order, each once every earlier one of that payment has ended (succeeded, failed, discarded or removed); other payments' deliveries are never held back by it. A change applies to deliveries made after it.
+                     * @default none
+                     * @example per_payment
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "per_payment";
+                    /**
+                     * @description When the p95 lag of its last 5 minutes (from a change's commit to its delivery's first 2xx) passes this many ms, `subscription.health` subscriptions get `subscription.lagging`, and `subscription.caught_up` once it has stayed under it for 5 minutes. 100 to 259200000 (3 days); 60000 by default; null: never.
+                     * @default 60000
+                     * @example 60000
+                     */
+                    lag_alert_ms?: number | null;
+                    /**
                      * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
                      * @example hook-user
                      */
@@ -3450,6 +3515,19 @@ export interface operations {
                      */
                     signing?: "hmac" | "ed25519";
                     /**
+                     * @description `none` (the default): deliveries go out side by side. `per_payment`: a payment's deliveries go out one at a time in sequence order, each once every earlier one of that payment has ended (succeeded, failed, discarded or removed); other payments' deliveries are never held back by it. A change applies to deliveries made after it.
+                     * @default none
+                     * @example per_payment
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "per_payment";
+                    /**
+                     * @description When the p95 lag of its last 5 minutes (from a change's commit to its delivery's first 2xx) passes this many ms, `subscription.health` subscriptions get `subscription.lagging`, and `subscription.caught_up` once it has stayed under it for 5 minutes. 100 to 259200000 (3 days); 60000 by default; null: never.
+                     * @default 60000
+                     * @example 60000
+                     */
+                    lag_alert_ms?: number | null;
+                    /**
                      * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
                      * @example hook-user
                      */
@@ -3697,6 +3775,17 @@ export interface operations {
                      * @enum {string}
                      */
                     signing?: "hmac" | "ed25519";
+                    /**
+                     * @description `none` (the default): deliveries go out side by side. `per_payment`: a payment's deliveries go out one at a time in sequence order, each once every earlier one of that payment has ended (succeeded, failed, discarded or removed); other payments' deliveries are never held back by it. A change applies to deliveries made after it.
+                     * @example per_payment
+                     * @enum {string}
+                     */
+                    ordering?: "none" | "per_payment";
+                    /**
+                     * @description When the p95 lag of its last 5 minutes (from a change's commit to its delivery's first 2xx) passes this many ms, `subscription.health` subscriptions get `subscription.lagging`, and `subscription.caught_up` once it has stayed under it for 5 minutes. 100 to 259200000 (3 days); 60000 by default; null: never.
+                     * @example 60000
+                     */
+                    lag_alert_ms?: number | null;
                     /**
                      * @description Sent as HTTP Basic with every delivery; of your choosing, not your API username; no colon. Any Unicode text without control characters, sent as UTF-8 (RFC 7617).
                      * @example hook-user

@@ -77,8 +77,8 @@ export const webhookSubscriptions = sqliteTable(
     ordering: text("ordering", { enum: ORDERINGS }).notNull().default("none"),
     // The p95 lag (ms) past which health subscriptions are told it is lagging; null: never.
     lagAlertMs: integer("lag_alert_ms").default(DEFAULT_LAG_ALERT_MS),
-    // Since when it has lagged (told as subscription.lagging), and since when it has been under
-    // its alert again (told as subscription.caught_up after 5 minutes): webhooks/upkeep/lag.ts.
+    // The lag alert's state, for its health events: since when it has lagged (subscription.lagging),
+    // and since when it has been under its alert again (subscription.caught_up after 5 minutes).
     laggingSince: integer("lagging_since"),
     caughtUpSince: integer("caught_up_since"),
     createdAt: integer("created_at").notNull(),

@@ -116,6 +116,8 @@ export function backoffAfter(health: Health, timedOut: boolean, now: number): nu
  */
 export interface LeasePlan {
   lease: { id: string; cap: number; rank: number; leaseMs?: number }[];
+  /** Whether any delivery to lease is ordered (outbox/order.ts): only then may one have to wait. */
+  ordered?: boolean;
   putOff: { id: string; at: number }[];
 }
 

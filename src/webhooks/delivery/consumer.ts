@@ -187,7 +187,7 @@ async function admitAndLease(
   const leases = await leaseDeliveries(
     db,
     ids,
-    { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow] },
+    { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow], ordered: rows.some((row) => row.ordered) },
     subscriptions,
     now,
   );

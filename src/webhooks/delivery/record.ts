@@ -25,15 +25,22 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const recordedAt = Date.now();
   const latest = latestBySubscription(attempted);
   const values = attemptValues(attempted);
+  const ordered = attempted.filter(({ delivery }) => delivery.ordered);
   const recorded = await runNamedBatch(db, {
     laterAttempts: laterAttemptOutcomes(db, values),
     deliveries: deliveryStates(db, values),
     // After the states: the next of each ordered delivery's payment, when it waits and nothing before it is left.
-    released: releaseNext(
-      db,
-      attempted.filter(({ delivery }) => delivery.ordered).map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
-      recordedAt,
-    ),
+    // (Only for ordered deliveries: an unordered batch costs no statement more.)
+    released:
+      ordered.length > 0
+        ? [
+            releaseNext(
+              db,
+              ordered.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+              recordedAt,
+            ),
+          ]
+        : [],
     subscriptions: [...latest.values()].map((item) => subscriptionState(db, attempted, item, recordedAt)),
     stats: statsStatements(
       db,
@@ -65,7 +72,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const told = recorded.health.flatMap((rows) =>
     (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending").map((row) => row.id!),
   );
-  const released = recorded.released.map((row) => row.id);
+  const released = recorded.released.flat().map((row) => row.id);
   await handOver(db, queue, [
     ...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })),
     ...told,
