@@ -124,6 +124,8 @@ export async function leaseDeliveries(
       .set({
         leasedUntil: sql`${now} + coalesce(${planned(plan.lease, "leaseMs")}, ${LEASE_MS})`,
         leaseToken: token,
+        // No longer waiting for its payment's earlier deliveries, however it came to be leased.
+        waitingSince: null,
         attempts: sql`${webhookDeliveries.attempts} + ${active}`,
         // A first attempt is logged as started on the row itself; a later one in webhook_attempts.
         firstStartedAt: sql`case when ${firstAttempt} then ${now} else ${webhookDeliveries.firstStartedAt} end`,
