@@ -7,7 +7,7 @@ import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures, ERASURE_STEP } from "./services/erasure";
 import { continueMoves, MOVE_STEP } from "./services/moves";
 import { foldBehindAccounts } from "./services/counts";
-import { applyRetention, continueReleases, RETENTION_STEP, retentionDays, sweepOutbox } from "./webhooks";
+import { applyRetention, continueReleases, RETENTION_STEP, retentionDays, settleLagging, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
 import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWeight } from "./lib/run-budget";
@@ -135,6 +135,13 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
         shard,
         weight: { d1Queries: 1, queueMessages: 1, floor: 4, reserve: 0 },
         work: ({ env }) => continueReleases(db(env), queue(env), now),
+      },
+      {
+        // One lagging subscription's step: the read, its state's update and its event.
+        job: "lag",
+        shard,
+        weight: { d1Queries: 1, queueMessages: 1, floor: 3, reserve: 0 },
+        work: ({ env, budget }) => settleLagging(db(env), queue(env), now, budget.left("d1Queries")),
       },
     );
   }

@@ -147,6 +147,24 @@ const WORK: Record<string, Work> = {
         (await count(shard, "select count(*) as n from webhook_deliveries where subscription_id = ?1 and status = 'held'", subscription.id)) === 0;
     },
   },
+  lag: {
+    async make() {
+      // Subscriptions that lagged and have been under their alert for 6 minutes, nothing delivered since: each has caught up.
+      const { client, shard } = await tenantOnA();
+      const at = Date.now();
+      await rows(
+        shard,
+        30,
+        `insert into webhook_subscriptions (id, account_id, user, event, url, content_type, credentials, secret, invoice_ids, payment_status, payment_events,
+           refund_reason, instrument_number, all_payment_details, is_active, created_at, updated_at, lag_alert_ms, lagging_since, caught_up_since)
+         select ?2 || '-lagging-' || i, ?2, 'u', 'payment.changed', 'https://example.com', 'application/json', 'c', 's', 0, 0, 0, 0, 0, 0, 1, ?3, ?3, 60000, ?3 - 600000, ?3 - 360000 from n`,
+        client.accountId,
+        at,
+      );
+      return async () =>
+        (await count(shard, "select count(*) as n from webhook_subscriptions where account_id = ?1 and lagging_since is not null", client.accountId)) === 0;
+    },
+  },
 };
 
 const now = Date.now();

@@ -28,9 +28,11 @@ describe("the cron's triggers", () => {
         .map((line) => `${line.job}@${line.shard}`)
         .sort();
     expect(jobs(await cronRun(bindings, { cron: "* * * * *" }))).toEqual(
-      ["auth_failures@directory", "counts@A", "erasure@directory", "idempotency@A", "moves@directory", "releases@A", "retention@A", "sweep@A"].sort(),
+      ["auth_failures@directory", "counts@A", "erasure@directory", "idempotency@A", "lag@A", "moves@directory", "releases@A", "retention@A", "sweep@A"].sort(),
     );
-    expect(jobs(await cronRun(bindings, { cron: "*/1 * * * *" }))).toEqual(["counts@B", "idempotency@B", "releases@B", "retention@B", "sweep@B"].sort());
+    expect(jobs(await cronRun(bindings, { cron: "*/1 * * * *" }))).toEqual(
+      ["counts@B", "idempotency@B", "lag@B", "releases@B", "retention@B", "sweep@B"].sort(),
+    );
   });
 
   it("gives every job its floor in every run with the shards wrangler.toml binds, an account moving or not", () => {

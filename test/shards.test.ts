@@ -201,6 +201,7 @@ describe("the cron across shards", () => {
     expect(failures.map((line) => [line.job, line.shard]).sort()).toEqual([
       ["counts", "A"],
       ["idempotency", "A"],
+      ["lag", "A"],
       ["releases", "A"],
       ["retention", "A"],
       ["sweep", "A"],

@@ -44,5 +44,6 @@ export type { PaymentSnapshot } from "./wire/payload";
 export type { DeliveryMessage, ShardQueue } from "./outbox/message";
 export { consumeDeadLetters, consumeDeliveries } from "./delivery/consumer";
 export { LAG_ALERT_BOUNDS_MS } from "./subscriptions/lag";
+export { settleLagging } from "./delivery/lag-alert";
 export { sweepOutbox } from "./upkeep/sweeper";
 export { resealSubscriptions, type ResealReport } from "./subscriptions/reseal";

@@ -64,7 +64,7 @@ describe("the baseline migrations", () => {
     await applyD1Migrations(env.STEPPED_SHARD, env.PRE_BASELINE_SHARD);
     await applyD1Migrations(env.BASELINE_SHARD, env.MIGRATIONS_SHARD.slice(0, 2));
     expect(env.PRE_BASELINE_SHARD).toHaveLength(20);
-    expect(env.MIGRATIONS_SHARD.map((migration) => migration.name)).toEqual(["0000_shard.sql", "0001_move_triggers.sql", RENAMES]);
+    expect(env.MIGRATIONS_SHARD.map((migration) => migration.name).slice(0, 3)).toEqual(["0000_shard.sql", "0001_move_triggers.sql", RENAMES]);
     const stepped = await schemaOf(env.STEPPED_SHARD);
     const baseline = await schemaOf(env.BASELINE_SHARD);
     expect(

@@ -103,10 +103,29 @@ describe("parse()", () => {
       sequence: null,
       paymentVersion: null,
       timestamp: TIMESTAMP,
+      trace: null,
       test: false,
       contentType: "application/x-www-form-urlencoded",
       data: { object_type: "payment", object_id: "pmt_1", event: "payment.changed", invoice_ids: ["inv_a", "inv_b"], refund_reason: null, payment_events: [] },
     });
+  });
+
+  it.each([
+    [
+      "a delivery's trace",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "congo=1",
+      { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", flags: "01" },
+    ],
+    ["none", undefined, undefined, null],
+    ["an invalid one", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", undefined, null],
+    ["ids of zeros", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", undefined, null],
+  ])("reads %s from traceparent and tracestate", async (_name, traceparent, tracestate, expected) => {
+    const input = await signed('{"object_type":"payment","object_id":"pmt_1","event":"payment.changed"}');
+    const headers = { ...(input.headers as Record<string, string>), ...(traceparent ? { traceparent } : {}), ...(tracestate ? { tracestate } : {}) };
+    const { trace } = parse({ body: input.body, headers });
+    expect(trace === null ? null : { traceId: trace.traceId, spanId: trace.spanId, flags: trace.flags }).toEqual(expected);
+    if (trace) expect(trace.tracestate).toBe(tracestate ?? null);
   });
 
   it.each([

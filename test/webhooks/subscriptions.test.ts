@@ -33,6 +33,8 @@ describe("webhook subscriptions", () => {
       filters: null,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       signing: "hmac",
+      ordering: "none",
+      lag_alert_ms: 60000,
       public_key: null,
       secrets_readable: true,
       subscription: `${BASE}/v1/webhooks/${res.json.id}/`,

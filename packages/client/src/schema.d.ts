@@ -1212,7 +1212,7 @@ export interface components {
              */
             user: string;
             /**
-             * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
+             * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted`, `subscription.lagging`, `subscription.caught_up` (its flags and filters do not apply).
              * @example payment.changed
              * @enum {string}
              */
@@ -3227,7 +3227,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
+                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted`, `subscription.lagging`, `subscription.caught_up` (its flags and filters do not apply).
                      * @example payment.changed
                      * @enum {string}
                      */
@@ -3492,7 +3492,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
+                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted`, `subscription.lagging`, `subscription.caught_up` (its flags and filters do not apply).
                      * @example payment.changed
                      * @enum {string}
                      */
@@ -3753,7 +3753,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).
+                     * @description `payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted`, `subscription.lagging`, `subscription.caught_up` (its flags and filters do not apply).
                      * @example payment.changed
                      * @enum {string}
                      */

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { tenants } from "./tenants";
 
@@ -84,7 +85,14 @@ export const webhookSubscriptions = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [index("webhook_subscriptions_created_idx").on(t.accountId, t.createdAt, t.id), index("webhook_subscriptions_active_idx").on(t.accountId, t.isActive)],
+  (t) => [
+    index("webhook_subscriptions_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("webhook_subscriptions_active_idx").on(t.accountId, t.isActive),
+    // The subscriptions that lag now: the cron looks at them even when nothing is delivered.
+    index("webhook_subscriptions_lagging_idx")
+      .on(t.laggingSince)
+      .where(sql`lagging_since is not null`),
+  ],
 );
 
 /** A subscription row as it is stored. */

@@ -22,7 +22,7 @@ const credential = (description: string, example: string, { colon = true } = {})
 const fields = {
   event: z.enum(["payment.changed", "subscription.health"]).openapi({
     description:
-      "`payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted` (its flags and filters do not apply).",
+      "`payment.changed`: every change of the account's payments (as its flags and filters shape them). `subscription.health`: what happens to the account's other subscriptions: `subscription.failing`, `subscription.disabled`, `subscription.recovered`, `delivery.exhausted`, `subscription.lagging`, `subscription.caught_up` (its flags and filters do not apply).",
     example: "payment.changed",
   }),
   url: z.string().min(1).max(190).openapi({

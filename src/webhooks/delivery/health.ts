@@ -4,7 +4,8 @@
  * account's other subscriptions: `subscription.failing` (its deliveries have failed for an hour,
  * or 10 attempts in a row), `subscription.disabled` (by a 410 or 5 days of failures),
  * `subscription.recovered` (a success after it was reported failing) and `delivery.exhausted` (a
- * delivery gave up after 3 days).
+ * delivery gave up after 3 days); and, from the lag alert (lag-alert.ts), `subscription.lagging`
+ * and `subscription.caught_up`.
  *
  * Each is written in the batch that records the attempts that caused it, and only when that
  * batch makes the transition (a guarded update of the subscription, then the events' rows under
@@ -18,12 +19,13 @@ import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { nextSequence, numberedStamp } from "../outbox/sequence";
 import { guardedInsert } from "../../db/guarded-insert";
 import { encodeBody } from "../wire/payload";
+import type { LagEvent } from "../subscriptions/lag";
 
 export const HEALTH_EVENT = "subscription.health";
 export const FAILING_AFTER_MS = 3600 * 1000;
 export const FAILING_AFTER_ATTEMPTS = 10;
 
-export type HealthEventName = "subscription.failing" | "subscription.disabled" | "subscription.recovered" | "delivery.exhausted";
+export type HealthEventName = "subscription.failing" | "subscription.disabled" | "subscription.recovered" | "delivery.exhausted" | LagEvent;
 
 /** What an event says, beyond its name and subject. */
 export interface HealthEvent {

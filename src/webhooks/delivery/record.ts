@@ -9,6 +9,7 @@ import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
 import { releaseNext } from "../outbox/order";
+import { applyLagSteps, lagReads } from "./lag-alert";
 
 export type { Attempted } from "./attempted";
 
@@ -62,8 +63,15 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       .map(({ delivery }) => holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt)),
     // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.
     health: healthStatements(db, attempted, latest, recordedAt),
+    // After the stats: the lag alert's state and lags of the subscriptions seen to succeed (lag-alert.ts).
+    lags: lagReads(
+      db,
+      [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))],
+      recordedAt,
+    ),
   });
   await backOffHanging(db, recorded.subscriptions, attempted, recordedAt);
+  await applyLagSteps(db, queue, recorded.lags, recordedAt);
   for (const item of attempted) logAttempt(item);
   // Still this attempt's to retry: recorded under its lease (a redelivery asked for meanwhile has
   // its own message) and not held.

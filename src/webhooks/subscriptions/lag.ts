@@ -58,3 +58,33 @@ export function lagPercentile(bins: LagBins, share: number): number | null {
   }
   return binLag(sorted.at(-1)![0]);
 }
+
+/** The span whose p95 lag is held to `lag_alert_ms`: the latest 5-minute buckets that cover it. */
+export const LAG_ALERT_WINDOW_MS = 5 * 60 * 1000;
+/** How long the p95 lag stays under the alert before a lagging subscription has caught up. */
+export const CAUGHT_UP_AFTER_MS = 5 * 60 * 1000;
+
+export type LagEvent = "subscription.lagging" | "subscription.caught_up";
+
+/** A subscription's lag alert state: since when it lags, and since when it has been under its alert again. */
+export interface LagState {
+  laggingSince: number | null;
+  caughtUpSince: number | null;
+}
+
+/**
+ * The lag alert's next state and what health subscriptions are told, from the p95 lag now (null:
+ * nothing succeeded in the window) and the subscription's alert (null: off, and the state is
+ * dropped, nothing told). A subscription lags once its p95 passes the alert; it has caught up once
+ * the p95 has stayed at or under it (or nothing was measured) for CAUGHT_UP_AFTER_MS. Pure.
+ */
+export function lagStep(state: LagState, p95: number | null, alertMs: number | null, now: number): { next: LagState; tell: LagEvent | null } {
+  if (alertMs === null) return { next: { laggingSince: null, caughtUpSince: null }, tell: null };
+  const over = p95 !== null && p95 > alertMs;
+  if (state.laggingSince === null)
+    return over ? { next: { laggingSince: now, caughtUpSince: null }, tell: "subscription.lagging" } : { next: state, tell: null };
+  if (over) return { next: { laggingSince: state.laggingSince, caughtUpSince: null }, tell: null };
+  if (state.caughtUpSince === null) return { next: { laggingSince: state.laggingSince, caughtUpSince: now }, tell: null };
+  if (now - state.caughtUpSince >= CAUGHT_UP_AFTER_MS) return { next: { laggingSince: null, caughtUpSince: null }, tell: "subscription.caught_up" };
+  return { next: state, tell: null };
+}

@@ -1,0 +1,1 @@
+CREATE INDEX `webhook_subscriptions_lagging_idx` ON `webhook_subscriptions` (`lagging_since`) WHERE lagging_since is not null;
