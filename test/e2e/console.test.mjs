@@ -117,6 +117,10 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("button", { name: "Refresh" }).click();
     await page.locator("tbody .badge", { hasText: "succeeded" }).first().waitFor();
     await page.locator("tbody .badge", { hasText: "test" }).first().waitFor();
+    // The lag chart draws the test delivery's lag: a bar, and its figure in the label.
+    const lag = page.getByRole("img", { name: /^p95 lag over the last 24h: highest p95 lag [\d,]+ ms$/ });
+    await lag.waitFor();
+    assert.equal(await page.locator("figure.chart.lag rect.bar.lag").count(), 1);
     await shot(page, "subscription");
 
     // The receiver answers 410: the next change's delivery fails (and pauses the subscription).

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { api, apiPath } from "../api";
 import { ago, duration, localToIso, percent, when } from "../format";
-import { AttemptsChart } from "../parts/chart";
+import { AttemptsChart, LagChart } from "../parts/chart";
 import { Deliveries } from "../parts/deliveries";
 import { useAction, useLoad } from "../parts/load";
 import { changes, FLAGS, SubscriptionForm, type SubscriptionFields } from "../parts/subscription-form";
@@ -171,6 +171,11 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                   />
                   <Stat label="p50 / p95" value={`${duration(stats.data.p50_duration_ms)} / ${duration(stats.data.p95_duration_ms)}`} />
                   <Stat
+                    label="lag p50 / p95"
+                    value={`${duration(stats.data.p50_lag_ms)} / ${duration(stats.data.p95_lag_ms)}`}
+                    hint={stats.data.waiting_for_order > 0 ? `${stats.data.waiting_for_order.toLocaleString()} waiting for order` : undefined}
+                  />
+                  <Stat
                     label="last success"
                     value={ago(stats.data.last_success_at)}
                     hint={stats.data.last_attempt_at ? `last attempt ${ago(stats.data.last_attempt_at)}` : undefined}
@@ -178,6 +183,7 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                   <Stat label="in flight" value={stats.data.in_flight.toLocaleString()} hint={`${stats.data.held.toLocaleString()} held`} />
                 </div>
                 <AttemptsChart points={stats.data.series} label={`Attempts over the last ${stats.data.window}`} />
+                <LagChart points={stats.data.series} label={`p95 lag over the last ${stats.data.window}`} />
               </>
             )}
           </Card>
