@@ -9,6 +9,20 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { CLOUDFLARE, InvocationBudget, type Figures, type Limits } from "./invocation-budget";
 import { limitedEnv } from "./limited-bindings";
+import { countingD1, newTally, type D1Tally } from "../db/counting-d1";
+
+/** The env with every D1 binding (the directory, the shards) adding its statements' cost to `tally`. */
+function countedEnv<E>(env: E, tally: D1Tally): E {
+  const counted = Object.entries(env as Record<string, unknown>).map(([name, binding]) =>
+    name === "DB" || name.startsWith("SHARD_") ? [name, countingD1(binding as D1Database, tally).db] : [name, binding],
+  );
+  return Object.fromEntries(counted) as E;
+}
+
+/** A tally's figures for the invocation's log line. */
+function costOf(tally: D1Tally) {
+  return { d1RowsRead: tally.rowsRead, d1RowsWritten: tally.rowsWritten, d1SqlMs: Math.round(tally.sqlMs * 1000) / 1000, d1Statements: tally.statements };
+}
 
 interface LayerVars {
   PLATFORM_LIMITS?: string;
@@ -132,9 +146,16 @@ export function underPlatformLimits<E extends LayerVars & { SERVER_TIMING?: stri
     },
     queue(batch, env, ctx) {
       if (!enforcesLimits(env)) return handlers.queue(batch, env, ctx);
+      // With SERVER_TIMING, what the batch cost D1 too: rows read and written, SQL time (npm run capacity).
+      const tally = env.SERVER_TIMING === "true" ? newTally() : null;
       const report = (figures: Figures) =>
-        console.warn(JSON.stringify({ type: "invocation_limits", handler: "queue", messages: batch.messages.length, ...figures }));
-      return withinLimits(env, ctx, async (invocation) => handlers.queue(batch, invocation.env, invocation.ctx), { limits: limitsOf(env), report });
+        console.warn(
+          JSON.stringify({ type: "invocation_limits", handler: "queue", messages: batch.messages.length, ...figures, ...(tally ? costOf(tally) : {}) }),
+        );
+      return withinLimits(env, ctx, async (invocation) => handlers.queue(batch, tally ? countedEnv(invocation.env, tally) : invocation.env, invocation.ctx), {
+        limits: limitsOf(env),
+        report,
+      });
     },
     scheduled(controller, env, ctx) {
       if (!enforcesLimits(env)) return handlers.scheduled(controller, env, ctx);

@@ -7,6 +7,10 @@
 //   npm run capacity -- --payments 1000 --events 9     its size and its events per payment
 //   npm run capacity -- --subscriptions 4 --all-details   every subscription `all_payment_details`
 //   npm run capacity -- --concurrency 1 --pause-ms 1100   one change at a time, a pause after each
+//   npm run capacity -- --ordering per_payment          every subscription ordered per payment
+//
+// A delivery's cost is the queue consumer's: its batches' D1 round trips, queries, rows read and
+// written and SQL time (the development layer's log line, SERVER_TIMING on), over the deliveries.
 //
 // The payment counts are folded after the answers (src/services/counts/payments.ts): each fold logs
 // what it wrote, and the run shares that out over the changes. How much a fold takes in depends on
@@ -32,6 +36,7 @@ const { values } = parseArgs({
     "retention-days": { type: "string", default: "30" },
     concurrency: { type: "string", default: "8" },
     "pause-ms": { type: "string", default: "0" },
+    ordering: { type: "string", default: "none" },
   },
 });
 const PAYMENTS = Number(values.payments);
@@ -117,6 +122,7 @@ for (const [i, flags] of mix.entries()) {
     url: `http://127.0.0.1:${receiverPort}/ok/capacity-${i}`,
     username: "hook-user",
     password: "hook-pass-123",
+    ordering: values.ordering,
     ...flags,
   });
 }
@@ -244,8 +250,21 @@ const limits = {
   "an event": { invocations: costs.event.length, ...most(costs.event) },
   ...Object.fromEntries(Object.entries(invocations).map(([handler, f]) => [handler === "queue" ? "a queue batch" : "a cron run", f])),
 };
+// What one delivery cost its shard's D1: the queue batches' sums over the deliveries made.
+const consumed = invocations.queue ?? { totalD1Calls: 0, totals: {} };
+const perDelivery = {
+  d1_calls: consumed.totalD1Calls / expected,
+  queries: (consumed.totals.d1Queries ?? 0) / expected,
+  rows_read: (consumed.totals.d1RowsRead ?? 0) / expected,
+  rows_written: (consumed.totals.d1RowsWritten ?? 0) / expected,
+  sql_ms: (consumed.totals.d1SqlMs ?? 0) / expected,
+};
+const deliveriesPerSecond = perDelivery.sql_ms > 0 ? Math.floor(1000 / perDelivery.sql_ms) : null;
 const report = {
   at: new Date().toISOString(),
+  ordering: values.ordering,
+  per_delivery: perDelivery,
+  deliveries_per_second_per_shard: deliveriesPerSecond,
   payments: PAYMENTS,
   events_per_payment: EVENTS,
   concurrency: CONCURRENCY,
@@ -289,6 +308,12 @@ const lines = [
   "",
   `One shard (D1's 10 GB): ${figures.payments_per_shard_with_log.toLocaleString("en")} payments with their delivery log (all within RETENTION_DAYS=${RETENTION_DAYS}), ${figures.payments_per_shard_core.toLocaleString("en")} once their log is past retention;`,
   `at the SQL time above (the folds' share included), about ${figures.changes_per_second.toLocaleString("en")} changes a second (D1 runs one query at a time per database).`,
+  "",
+  `| A delivery (ordering ${values.ordering}), the consumer's D1 over ${expected} deliveries | D1 calls | queries | rows read | rows written | SQL time (ms) |`,
+  "|---|---|---|---|---|---|",
+  `| each | ${perDelivery.d1_calls.toFixed(2)} | ${perDelivery.queries.toFixed(2)} | ${perDelivery.rows_read.toFixed(1)} | ${perDelivery.rows_written.toFixed(2)} | ${perDelivery.sql_ms.toFixed(3)} |`,
+  "",
+  `At that SQL time one shard's D1 serves about ${deliveriesPerSecond?.toLocaleString("en") ?? "?"} deliveries a second (one query at a time per database).`,
   "",
   "Against a Worker invocation's limits (Workers Paid), the most over each kind's invocations: D1 round trips, D1 queries (1,000), connections at once (6) and those that waited, subrequests (10,000), the largest D1 result (50 MB) and bound value (2 MB), in bytes.",
   "",

@@ -173,10 +173,13 @@ export function invocationFigures(output) {
       continue;
     }
     const { type: _type, handler, messages, ...figures } = line;
-    const seen = (byHandler[handler] ??= { invocations: 0, totalD1Calls: 0, totalMessages: 0 });
+    const seen = (byHandler[handler] ??= { invocations: 0, totalD1Calls: 0, totalMessages: 0, totals: {} });
     seen.invocations += 1;
     seen.totalD1Calls += figures.d1Calls ?? 0;
     seen.totalMessages += messages ?? 0;
+    // Sums over the invocations (for a cost per delivery): D1 queries, and with SERVER_TIMING rows and SQL time.
+    for (const name of ["d1Queries", "d1RowsRead", "d1RowsWritten", "d1SqlMs", "d1Statements"])
+      if (typeof figures[name] === "number") seen.totals[name] = (seen.totals[name] ?? 0) + figures[name];
     for (const [name, value] of Object.entries(figures)) seen[name] = Math.max(seen[name] ?? 0, value);
   }
   // A queue batch's round trips per message (a delivery), over every batch.

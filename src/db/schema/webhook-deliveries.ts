@@ -87,8 +87,6 @@ export const webhookDeliveries = sqliteTable(
     // Made for a per_payment subscription: it waits for its payment's earlier ordered deliveries
     // (webhooks/outbox/order.ts). A redelivery or recovery clears it: that goes out when asked.
     ordered: integer("ordered", { mode: "boolean" }).notNull().default(false),
-    // Since when it has waited for an earlier delivery of its payment (null when not waiting).
-    waitingSince: integer("waiting_since"),
     // Its first 2xx: the lag a receiver sees is this less `created_at`.
     succeededAt: integer("succeeded_at"),
     // The W3C trace of the write that made it (webhooks/wire/trace.ts): each attempt sends the

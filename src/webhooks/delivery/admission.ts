@@ -116,8 +116,8 @@ export function backoffAfter(health: Health, timedOut: boolean, now: number): nu
  */
 export interface LeasePlan {
   lease: { id: string; cap: number; rank: number; leaseMs?: number }[];
-  /** Whether any delivery to lease is ordered (outbox/order.ts): only then may one have to wait. */
-  ordered?: boolean;
+  /** Those that wait for an earlier delivery of their payment (outbox/order.ts): not leased, their messages acked. */
+  waiting?: string[];
   putOff: { id: string; at: number }[];
 }
 

@@ -129,7 +129,8 @@ async function leaseShard(shard: string, messages: readonly Message<DeliveryMess
 /**
  * The admission rule, then the lease: the batch's subscriptions and their attempts in flight are
  * read, each subscription's oldest due deliveries are leased up to what the rule admits, and the
- * others are put off, unleased. A deleted subscription's deliveries are leased to be ended, a
+ * others are put off, unleased. One that waits for an earlier delivery of its payment
+ * (outbox/order.ts) takes no place, and nothing is written for it. A deleted subscription's deliveries are leased to be ended, a
  * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unleased and unattempted, until the key is deployed.
  */
@@ -141,7 +142,10 @@ async function admitAndLease(
   position: number,
   taken: Taken,
 ): Promise<{ leases: Map<string, LeaseResult>; quick: Set<string> }> {
-  const { rows, subscriptions } = await readAdmission(db, ids, now);
+  const { rows: read, subscriptions } = await readAdmission(db, ids, now);
+  // Those that wait for an earlier delivery of their payment take no place in the plan (order.ts).
+  const waiting = read.filter((row) => row.waiting);
+  const rows = read.filter((row) => !row.waiting);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
   await Promise.all(
@@ -187,7 +191,7 @@ async function admitAndLease(
   const leases = await leaseDeliveries(
     db,
     ids,
-    { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow], ordered: rows.some((row) => row.ordered) },
+    { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow], waiting: waiting.map((row) => row.id) },
     subscriptions,
     now,
   );

@@ -9,7 +9,7 @@ import type { LeasePlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { LEASE_MS, queueDelay } from "../wire/retry-schedule";
-import { blockedSql, WAIT_RECHECK_MS } from "../outbox/order";
+import { blockedSql } from "../outbox/order";
 
 /** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
 export const MOVE_HOLD_SECONDS = 5;
@@ -31,21 +31,23 @@ export type AdmissionRow = SubscriptionRow & { inFlight: number; oldestStart: nu
 
 /**
  * What the admission rule needs of a batch, in one round trip: each delivery's subscription and
- * age, and those subscriptions with their attempts in flight (leases not yet lapsed).
+ * age, whether it waits for an earlier delivery of its payment (outbox/order.ts), and the
+ * subscriptions of those that do not wait, with their attempts in flight (leases not yet lapsed).
  */
 export async function readAdmission(
   db: Db,
   ids: string[],
   now: number,
-): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number; ordered: boolean }[]; subscriptions: AdmissionRow[] }> {
+): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number; waiting: boolean }[]; subscriptions: AdmissionRow[] }> {
   const d = webhookDeliveries;
+  const waits = sql`(${activeOf(d.subscriptionId)} = 1 and ${blockedSql(d)})`;
   const { rows, subscriptions } = await runNamedBatch(db, {
     rows: db
       .select({
         id: d.id,
         subscriptionId: d.subscriptionId,
         createdAt: d.createdAt,
-        ordered: d.ordered,
+        waiting: sql<number>`${waits}`.mapWith(Boolean),
         // What the lease reads to make its body: the row's own, or its payment's stored detail.
         bodyBytes: sql<number>`coalesce(case when ${d.flags} is null then length(cast(${d.body} as blob)) else (select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}) end, 0)`,
       })
@@ -61,10 +63,21 @@ export async function readAdmission(
       })
       .from(webhookSubscriptions)
       .where(
-        inArray(webhookSubscriptions.id, db.select({ id: webhookDeliveries.subscriptionId }).from(webhookDeliveries).where(inList(webhookDeliveries.id, ids))),
+        inArray(
+          webhookSubscriptions.id,
+          db
+            .select({ id: webhookDeliveries.subscriptionId })
+            .from(webhookDeliveries)
+            .where(and(inList(webhookDeliveries.id, ids), sql`not ${waits}`)),
+        ),
       ),
   });
   return { rows, subscriptions };
+}
+
+/** Whether the subscription `subscriptionId` names is active (1), or not or gone (0), as SQL. */
+function activeOf(subscriptionId: SQL | typeof webhookDeliveries.subscriptionId): SQL {
+  return sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${subscriptionId}), 0)`;
 }
 
 const DELIVERY_ROW_SUBSCRIPTION = sql.raw(`"webhook_deliveries"."subscription_id"`);
@@ -88,7 +101,7 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "leaseMs
  * message, each only while its subscription's attempts in flight plus its rank stay within the
  * cap the admission rule chose (another consumer may have taken slots since the rule read them),
  * and only when no earlier delivery of its payment holds it back (order.ts: such a one waits,
- * unleased, for its release); puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
+ * unleased and untouched, for its release); puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
  * bodies, in one round trip. A leased delivery whose subscription is active gets its attempt
  * counted and logged as started here, before anything is sent: if the worker dies mid-attempt,
  * the log still shows the attempt (never answered), and the next attempt has the next number.
@@ -104,7 +117,7 @@ export async function leaseDeliveries(
   const token = crypto.randomUUID();
   // The subscriptions whose leased deliveries are attempted (the others are ended or held).
   const attempted = new Set(subscriptions.filter((row) => row.isActive).map((row) => row.id));
-  const active = sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${webhookDeliveries.subscriptionId}), 0)`;
+  const active = activeOf(webhookDeliveries.subscriptionId);
   // The lease starts the delivery's first attempt (SET reads the row as it was before the lease).
   const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
   // Held back by an earlier delivery of its payment (an inactive subscription's are held instead).
@@ -118,14 +131,12 @@ export async function leaseDeliveries(
   // A later attempt's log entry, started now and not yet answered, for each leased delivery.
   const d = aliased(webhookDeliveries, "d");
   const s = aliased(webhookSubscriptions, "s");
-  const { leased, waiting, putOff, states, sources } = await runNamedBatch(db, {
+  const { leased, putOff, states, sources } = await runNamedBatch(db, {
     leased: db
       .update(webhookDeliveries)
       .set({
         leasedUntil: sql`${now} + coalesce(${planned(plan.lease, "leaseMs")}, ${LEASE_MS})`,
         leaseToken: token,
-        // No longer waiting for its payment's earlier deliveries, however it came to be leased.
-        waitingSince: null,
         attempts: sql`${webhookDeliveries.attempts} + ${active}`,
         // A first attempt is logged as started on the row itself; a later one in webhook_attempts.
         firstStartedAt: sql`case when ${firstAttempt} then ${now} else ${webhookDeliveries.firstStartedAt} end`,
@@ -159,18 +170,6 @@ export async function leaseDeliveries(
         and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
       d.from,
     ),
-    // The plan's deliveries held back by their payment's earlier ones wait, unleased, not handed
-    // over, and due again only after WAIT_RECHECK_MS, unless an ending releases them first (only
-    // when the plan has ordered ones: an unordered batch costs no statement more).
-    waiting: plan.ordered
-      ? [
-          db
-            .update(webhookDeliveries)
-            .set({ waitingSince: sql`coalesce(${webhookDeliveries.waitingSince}, ${now})`, nextAttemptAt: now + WAIT_RECHECK_MS, enqueuedAt: null })
-            .where(and(idIn(plan.lease), leasable, blocked))
-            .returning({ id: webhookDeliveries.id }),
-        ]
-      : [],
     putOff: db
       .update(webhookDeliveries)
       .set({ nextAttemptAt: planned(plan.putOff, "at"), enqueuedAt: now })
@@ -207,7 +206,7 @@ export async function leaseDeliveries(
     states,
     now,
     putOff,
-    waiting.flat().map((row) => row.id),
+    plan.waiting,
   );
 }
 
@@ -232,8 +231,8 @@ export function sortLeases(
     const state = stateOf.get(id);
     const until = putOffUntil.get(id);
     if (delivery) leases.set(id, { kind: "leased", delivery, subscription: subscriptionOf.get(delivery.subscriptionId) });
-    else if (waits.has(id))
-      leases.set(id, { kind: "waiting" }); // its release hands it over again
+    else if (waits.has(id) && state?.status === "pending")
+      leases.set(id, { kind: "waiting" }); // the ending of the one before it hands it over again
     else if (until !== undefined) leases.set(id, { kind: "put_off", delaySeconds: queueDelay(Math.max(0, until - now) / 1000) });
     else if (state?.status === "pending" && state.held)
       leases.set(id, { kind: "early", delaySeconds: MOVE_HOLD_SECONDS }); // its account is being moved

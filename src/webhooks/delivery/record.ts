@@ -26,18 +26,19 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const recordedAt = Date.now();
   const latest = latestBySubscription(attempted);
   const values = attemptValues(attempted);
-  const ordered = attempted.filter(({ delivery }) => delivery.ordered);
+  // Ordered deliveries these attempts ended: each lets the next of its payment go.
+  const ended = attempted.filter(({ delivery, outcome }) => delivery.ordered && outcome.status !== "pending");
   const recorded = await runNamedBatch(db, {
     laterAttempts: laterAttemptOutcomes(db, values),
     deliveries: deliveryStates(db, values),
-    // After the states: the next of each ordered delivery's payment, when it waits and nothing before it is left.
-    // (Only for ordered deliveries: an unordered batch costs no statement more.)
+    // After the states: the next of the payment of each ordered delivery that ended, if it is
+    // left to go now (only then: an unordered batch costs no statement more).
     released:
-      ordered.length > 0
+      ended.length > 0
         ? [
             releaseNext(
               db,
-              ordered.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+              ended.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
               recordedAt,
             ),
           ]

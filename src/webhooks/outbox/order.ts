@@ -1,27 +1,24 @@
 /**
  * Order per payment (docs/interface.md, "Ordered per payment"): a delivery of a `per_payment`
  * subscription is attempted only once every earlier delivery of its payment on that subscription
- * has ended. The rule is stated once here (`waitsFor`) and the SQL of the lease, the wait and the
- * release is made from it (`blockedSql`), so that every consumer invocation and isolate decides it
- * in D1, in the lease's own round trip.
+ * has ended. The rule is stated once here (`waitsFor`) and the SQL of the lease and the release is
+ * made from it (`blockedSql`), so that every consumer invocation and isolate decides it in D1, in
+ * the lease's own round trip.
  *
  * - A delivery made while its subscription is `per_payment` is `ordered` (outbox.ts); a later
  *   change of the setting applies to later deliveries. Test and health deliveries have no payment
  *   and are never ordered; a redelivery or recovery clears `ordered` (it goes out when asked).
- * - At the lease, an ordered delivery that an earlier one still holds back is not leased: it
- *   waits (`waiting_since`), unleased and not handed over, with no lane nor connection.
- * - The batch that records an attempt ending a delivery releases the next one of its payment, if it
- *   waits (`releaseNext`): it is due now and handed to the queue at once. A waiting delivery is
- *   due again WAIT_RECHECK_MS later in any case, so nothing waits for ever on a lost release.
+ * - At the lease, an ordered delivery that an earlier one still holds back is not leased, and
+ *   nothing is written for it: its message is acked, and it waits with no lane nor connection.
+ * - The batch that records an attempt ending a delivery finds the next one of its payment, when it
+ *   is due and unleased (`releaseNext`, a read), and hands it to the queue at once. Should that
+ *   send fail, handOver marks it never handed over and the sweeper sends it.
  */
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { aliased, type Aliased } from "../../db/aliased";
 import { jsonColumn, jsonRows } from "../../db/json-rows";
 import { NOT_ENDED, orderedNotEnded, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
-
-/** How long a waiting delivery waits before it is looked at again, should its release be lost. */
-export const WAIT_RECHECK_MS = 60 * 60 * 1000;
 
 /** A delivery as the order rule sees it. */
 export interface Ordered {
@@ -54,8 +51,9 @@ export function blockedSql(row: Aliased<typeof webhookDeliveries> | typeof webho
 }
 
 /**
- * Releases, for each (subscription, payment) given, the first of its payment's deliveries not yet
- * ended when it waits: due now, handed over now (the caller sends its message). Returns their ids.
+ * For each (subscription, payment) given, the first of its payment's ordered deliveries not yet
+ * ended, when it is pending, due and unleased: the one that waited for the delivery that just
+ * ended (or one whose message is on its way, which a second message leaves as it is). A read.
  */
 export function releaseNext(db: Db, payments: { subscriptionId: string; paymentId: string }[], now: number) {
   const d = webhookDeliveries;
@@ -64,14 +62,14 @@ export function releaseNext(db: Db, payments: { subscriptionId: string; paymentI
   const first = sql`(select ${n.id} from ${n.from} where ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")}
     and ${sql.raw(orderedNotEnded("next"))} order by ${n.sequence} limit 1)`;
   return db
-    .update(d)
-    .set({ waitingSince: null, nextAttemptAt: now, enqueuedAt: now, updatedAt: now })
+    .select({ id: d.id })
+    .from(d)
     .where(
       and(
         sql`${d.id} in (select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`,
         eq(d.status, "pending"),
-        sql`${d.waitingSince} is not null`,
+        lte(d.nextAttemptAt, now),
+        or(isNull(d.leasedUntil), lt(d.leasedUntil, now)),
       ),
-    )
-    .returning({ id: d.id });
+    );
 }

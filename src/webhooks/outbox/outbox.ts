@@ -117,7 +117,6 @@ export function newDelivery<
     updatedAt: now,
     event: null,
     ordered: false,
-    waitingSince: null,
     succeededAt: null,
     traceId: trace.traceId,
     traceFlags: trace.flags,

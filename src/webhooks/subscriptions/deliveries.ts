@@ -171,7 +171,6 @@ export async function redeliver(
     leasedUntil: null,
     leaseToken: null,
     ordered: false,
-    waitingSince: null,
     updatedAt: now,
   } as const;
   const after: Delivery = { delivery: { ...delivery, ...changes }, attempts };
