@@ -117,7 +117,8 @@ describe("the console", { skip: noBrowser }, () => {
     await page.getByRole("button", { name: "Refresh" }).click();
     await page.locator("tbody .badge", { hasText: "succeeded" }).first().waitFor();
     await page.locator("tbody .badge", { hasText: "test" }).first().waitFor();
-    // The lag chart draws the test delivery's lag: a bar, and its figure in the label.
+    // The lag chart draws the test delivery's lag once the page reads the stats again: a bar, and its figure in the label.
+    await page.reload();
     const lag = page.getByRole("img", { name: /^p95 lag over the last 24h: highest p95 lag [\d,]+ ms$/ });
     await lag.waitFor();
     assert.equal(await page.locator("figure.chart.lag rect.bar.lag").count(), 1);

@@ -277,6 +277,7 @@ if (!values.only || values.only.startsWith("webhooks")) {
         receiver,
         log,
         measureRead,
+        invocations: service.invocations,
       })),
     );
   } finally {
@@ -396,7 +397,7 @@ const table = [
         "|---|---|---|---|---|---|---|---|---|---|",
         ...hooks.map(
           (h) =>
-            `| ${h.scenario}${h.vs_unordered != null ? ` (${h.vs_unordered} of the unordered rate)` : ""}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`,
+            `| ${h.scenario}${h.d1_queries_per_delivery != null ? ` (a delivery: ${h.d1_calls_per_delivery} D1 calls, ${h.d1_queries_per_delivery} queries)` : ""}${h.vs_unordered != null ? ` (${h.vs_unordered} of the unordered rate)` : ""}${h.vs_healthy_ordered != null ? ` (${h.vs_healthy_ordered} of the healthy ordered rate)` : ""}${h.vs_healthy_third != null ? ` (${h.vs_healthy_third} of the rate beside a healthy third; ${h.hanging_attempts_started} hanging attempts)` : ""}${h.other_account ? ` (account B's trickle meanwhile: ${h.other_account.delivered} / ${h.other_account.events} delivered, event-to-receipt p50 ${h.other_account.e2r_p50_ms} ms, p99 ${h.other_account.e2r_p99_ms} ms, max ${h.other_account.e2r_max_ms} ms)` : ""} | ${h.events_per_s ?? ""} | ${h.non_2xx ?? ""} | ${h.delivered} / ${h.deliveries_expected ?? h.delivered} | ${h.duplicates ?? ""} | ${h.deliveries_per_s} | ${h.vs_baseline?.toFixed(2) ?? ""} | ${h.e2r_p50_ms ?? ""} | ${h.e2r_p99_ms ?? ""} | ${h.drain_s ?? ""} |`,
         ),
         "",
       ]

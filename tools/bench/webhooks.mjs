@@ -212,7 +212,7 @@ export async function removeSubscriptions(base, headers) {
   }
 }
 
-export async function webhookScenarios({ pick, base, headers, processor, paymentId, payments, smoke, receiver, log, measureRead }) {
+export async function webhookScenarios({ pick, base, headers, processor, paymentId, payments, smoke, receiver, log, measureRead, invocations }) {
   let nextPayment = Math.floor(payments / 3);
   const created = [];
 
@@ -409,11 +409,20 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       const paymentIds = Array.from({ length: count }, () => paymentId(nextPayment++ % payments));
       const on = Array.from({ length: changes }, () => paymentIds).flat();
       const measured = {};
+      // What the consumer's batches cost D1 over a run, a delivery at a time (the development layer's lines).
+      const consumed = () => invocations?.().queue ?? { totalD1Calls: 0, totals: {} };
       for (const ordering of ["none", "per_payment"]) {
         tags = [`order-${ordering}`];
         await subscribe("ok", tags[0], { ordering });
+        const before = consumed();
         fired = await fire(on.length, { on });
         measured[ordering] = figures(`${count} payments × ${changes} changes, ordering ${ordering}`, fired, await collect(receiver, tags, fired.events, wait));
+        // The last records land just after the last arrivals.
+        await new Promise((done) => setTimeout(done, 1000));
+        const after = consumed();
+        const delivered = Math.max(1, measured[ordering].delivered);
+        measured[ordering].d1_calls_per_delivery = Math.round(((after.totalD1Calls - before.totalD1Calls) / delivered) * 100) / 100;
+        measured[ordering].d1_queries_per_delivery = Math.round((((after.totals.d1Queries ?? 0) - (before.totals.d1Queries ?? 0)) / delivered) * 100) / 100;
         await unsubscribeAll();
       }
       const ordered = measured.per_payment;
@@ -421,6 +430,20 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       rows.push(measured.none, ordered);
       log(measured.none);
       log(ordered);
+
+      // Isolation: the same ordered run while the receiver refuses one payment's deliveries. The
+      // others' are not held back by it: all arrive, at the healthy run's pace.
+      const refused = paymentIds[0];
+      tags = ["order-isolated"];
+      created.push(await subscribeReceiver(base, headers, receiver, "failing", `order-isolated/${refused}`, { ordering: "per_payment" }));
+      fired = await fire(on.length, { on });
+      const others = fired.events - changes;
+      const isolated = figures(`the same, ordered, one payment's receiver refusing it throughout`, fired, await collect(receiver, tags, others, wait));
+      isolated.deliveries_expected = others;
+      isolated.vs_healthy_ordered = ordered.deliveries_per_s ? Math.round((isolated.deliveries_per_s / ordered.deliveries_per_s) * 100) / 100 : null;
+      rows.push(isolated);
+      log(isolated);
+      await unsubscribeAll();
     }
 
     // Isolation: two healthy subscriptions beside a third healthy one, then beside one whose
