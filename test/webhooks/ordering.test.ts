@@ -6,6 +6,9 @@ import { blockedSql, waitsFor, type Ordered } from "../../src/webhooks/outbox/or
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
 import { eq, sql } from "drizzle-orm";
+import { sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
+import { continueMoves } from "../../src/services/moves";
+import { ADMIN } from "../helpers/api";
 
 /** A payment's id in a delivery's body. */
 const paymentOf = (received: Received) => (JSON.parse(received.body) as { object_id: string }).object_id;
@@ -91,6 +94,82 @@ describe("ordering: per_payment", () => {
     const sequences = all.filter((r) => r.status === 200).map((r) => Number(r.headers["hook-sequence"]));
     expect(new Set(sequences).size).toBe(600);
     expect(Math.max(...sequences)).toBe(600);
+  });
+
+  it("never leaves a payment's later deliveries waiting for ever when the consumer died mid-attempt: the sweep re-sends the lapsed one, and its end releases the next", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const body = (version: number) => JSON.stringify({ object_type: "payment", object_id: "pmt_crash", event: "payment.changed", version });
+    const insert = (id: string, sequence: number, extra: string, values: unknown[]) =>
+      d1
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at${extra})
+           values (?1, ?2, ?3, 'pmt_crash', ?4, 'pending', ?5, ?6, ?6, 1, ?7, ?8, ?9, ?9${values.map((_, i) => `, ?${10 + i}`).join("")})`,
+        )
+        .bind(
+          id,
+          subscription.id,
+          client.accountId,
+          body(sequence),
+          sequence === 1 ? 1 : 0,
+          sequence,
+          now - 200_000,
+          now - 200_000,
+          now - 300_000 + sequence,
+          ...values,
+        );
+    // The first: its attempt started 3 minutes ago under a lease that lapsed, its worker gone. The second waits for it.
+    const [first, second] = [crypto.randomUUID(), crypto.randomUUID()];
+    await d1.batch([
+      insert(first, 1, ", leased_until, lease_token, first_started_at, first_ended", [now - 150_000, "dead", now - 180_000, 0]),
+      insert(second, 2, "", []),
+    ]);
+    const stats = await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers });
+    expect(stats.json.waiting_for_order).toBe(1);
+    expect(await sweepOutbox(createDb(d1), { queue: env.DELIVERIES, shard: "B" })).toBeGreaterThanOrEqual(1);
+    const got = await waitFor(
+      () => receivedAt(box),
+      (list) => list.length === 2,
+    );
+    expect(got.map((r) => r.headers["webhook-id"])).toEqual([first, second]);
+  });
+
+  it("keeps a payment's order across a move of its account: what waited on the old shard goes out in order from the new one", async () => {
+    const { client, processor, account } = await makeTenant({ shard: "A" });
+    const [payment] = await payments(client, 1);
+    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    await mailbox({ secret: subscription.secret, ...HOOK_USER, failing: `"object_id":"${payment}"` }, box.path);
+    for (let round = 1; round <= 3; round++) {
+      const res = await call("POST", `/v2/payments/${payment}/events`, {
+        body: { event_code: `PU1${round}`, description: `Step ${round}` },
+        headers: processor.headers,
+      });
+      expect(res.status).toBe(201);
+    }
+    await waitFor(
+      () => receivedAt(box),
+      (list) => list.length >= 1,
+    );
+    // The move, to its end, while the first is refused and the two after it wait.
+    expect((await call("POST", `/admin/accounts/${account.id}/move/`, { body: { shard: "B" }, headers: ADMIN })).status).toBe(202);
+    for (let i = 0; (await call("GET", `/admin/accounts/${account.id}/`, { headers: ADMIN })).json.move !== null; i++) {
+      expect(i).toBeLessThan(100);
+      await continueMoves(createDb(env.DB), env, { budgetMs: 50 });
+    }
+    await mailbox({ secret: subscription.secret, ...HOOK_USER }, box.path);
+    // On B the sweep hands over what is due; each ending releases the next.
+    const got = await waitFor(
+      async () => {
+        await sweepOutbox(createDb(env.SHARD_B!), { queue: env.DELIVERIES, shard: "B" });
+        return receivedAt(box);
+      },
+      (list) => list.filter((r) => r.status === 200).length === 3,
+    );
+    const delivered = got.filter((r) => r.status === 200);
+    expect(delivered.map(versionOf)).toEqual([2, 3, 4]);
+    expect(got.filter((r) => r.status === 503).every((r) => versionOf(r) === 2)).toBe(true);
   });
 
   it("keeps no order for a subscription that does not ask for it, and applies a change of it to later deliveries", async () => {
