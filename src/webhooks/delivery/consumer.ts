@@ -167,6 +167,11 @@ async function admitAndLease(
       asking.push({ state: admissionState(subscription), ids: listIds });
     }
   }
+  // Every delivery of the batch waits for an earlier one of its payment: nothing to lease, nothing read again.
+  if (rows.length === 0 && waiting.length > 0) {
+    const waits = new Set(waiting.map((row) => row.id));
+    return { leases: new Map(ids.map((id) => [id, waits.has(id) ? { kind: "waiting" } : { kind: "done" }])), quick: new Set() };
+  }
   const ruled = planLeases(asking, now, Math.random);
   // Subscriptions that answer quickly first; those not known to, one wave of lanes an invocation.
   // The bodies stay within LEASE_BODY_BYTES. In that start order the first that fit are leased,
