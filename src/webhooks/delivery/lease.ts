@@ -40,6 +40,8 @@ export async function readAdmission(
   now: number,
 ): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number; waiting: boolean }[]; subscriptions: AdmissionRow[] }> {
   const d = webhookDeliveries;
+  // Decided here, once: a delivery found free stays free until its lease, since an ordered delivery
+  // that ended never becomes pending again while ordered (a redelivery or recovery clears it).
   const waits = sql`(${activeOf(d.subscriptionId)} = 1 and ${blockedSql(d)})`;
   const { rows, subscriptions } = await runNamedBatch(db, {
     rows: db
@@ -99,9 +101,8 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "leaseMs
 /**
  * Leases the plan's deliveries that are pending, due and not held by another copy of their
  * message, each only while its subscription's attempts in flight plus its rank stay within the
- * cap the admission rule chose (another consumer may have taken slots since the rule read them),
- * and only when no earlier delivery of its payment holds it back (order.ts: such a one waits,
- * unleased and untouched, for its release); puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
+ * cap the admission rule chose (another consumer may have taken slots since the rule read them);
+ * puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
  * bodies, in one round trip. A leased delivery whose subscription is active gets its attempt
  * counted and logged as started here, before anything is sent: if the worker dies mid-attempt,
  * the log still shows the attempt (never answered), and the next attempt has the next number.
@@ -120,8 +121,6 @@ export async function leaseDeliveries(
   const active = activeOf(webhookDeliveries.subscriptionId);
   // The lease starts the delivery's first attempt (SET reads the row as it was before the lease).
   const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
-  // Held back by an earlier delivery of its payment (an inactive subscription's are held instead).
-  const blocked = sql`(${active} = 1 and ${blockedSql(webhookDeliveries)})`;
   const leasable = and(
     eq(webhookDeliveries.status, "pending"),
     lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
@@ -144,12 +143,7 @@ export async function leaseDeliveries(
         firstEnded: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstEnded} end`,
       })
       .where(
-        and(
-          idIn(plan.lease),
-          leasable,
-          sql`not ${blocked}`,
-          sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.lease, "rank")} <= ${planned(plan.lease, "cap")}`,
-        ),
+        and(idIn(plan.lease), leasable, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.lease, "rank")} <= ${planned(plan.lease, "cap")}`),
       )
       .returning(),
     logged: guardedInsert(

@@ -1,15 +1,16 @@
 /**
  * Order per payment (docs/interface.md, "Ordered per payment"): a delivery of a `per_payment`
  * subscription is attempted only once every earlier delivery of its payment on that subscription
- * has ended. The rule is stated once here (`waitsFor`) and the SQL of the lease and the release is
- * made from it (`blockedSql`), so that every consumer invocation and isolate decides it in D1, in
- * the lease's own round trip.
+ * has ended. The rule is stated once here (`waitsFor`) and the SQL of the admission read and the
+ * release is made from it (`blockedSql`), so that every consumer invocation and isolate decides it
+ * in D1, in the round trip where admission is decided (delivery/lease.ts `readAdmission`).
  *
  * - A delivery made while its subscription is `per_payment` is `ordered` (outbox.ts); a later
  *   change of the setting applies to later deliveries. Test and health deliveries have no payment
  *   and are never ordered; a redelivery or recovery clears `ordered` (it goes out when asked).
- * - At the lease, an ordered delivery that an earlier one still holds back is not leased, and
- *   nothing is written for it: its message is acked, and it waits with no lane nor connection.
+ * - At the admission read, an ordered delivery that an earlier one still holds back takes no place
+ *   and is not leased; nothing is written for it: its message is acked, and it waits with no lane
+ *   nor connection.
  * - The batch that records an attempt ending a delivery finds the next one of its payment, when it
  *   is due and unleased (`releaseNext`, a read), and hands it to the queue at once. Should that
  *   send fail, handOver marks it never handed over and the sweeper sends it.
