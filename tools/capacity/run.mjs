@@ -253,6 +253,8 @@ const limits = {
 // What one delivery cost its shard's D1: the queue batches' sums over the deliveries made.
 const consumed = invocations.queue ?? { totalD1Calls: 0, totals: {} };
 const perDelivery = {
+  // Queue messages the consumer took per delivery: more than one when a delivery waited, was put off or retried.
+  messages: (consumed.totalMessages ?? 0) / expected,
   d1_calls: consumed.totalD1Calls / expected,
   queries: (consumed.totals.d1Queries ?? 0) / expected,
   rows_read: (consumed.totals.d1RowsRead ?? 0) / expected,
@@ -309,9 +311,9 @@ const lines = [
   `One shard (D1's 10 GB): ${figures.payments_per_shard_with_log.toLocaleString("en")} payments with their delivery log (all within RETENTION_DAYS=${RETENTION_DAYS}), ${figures.payments_per_shard_core.toLocaleString("en")} once their log is past retention;`,
   `at the SQL time above (the folds' share included), about ${figures.changes_per_second.toLocaleString("en")} changes a second (D1 runs one query at a time per database).`,
   "",
-  `| A delivery (ordering ${values.ordering}), the consumer's D1 over ${expected} deliveries | D1 calls | queries | rows read | rows written | SQL time (ms) |`,
-  "|---|---|---|---|---|---|",
-  `| each | ${perDelivery.d1_calls.toFixed(2)} | ${perDelivery.queries.toFixed(2)} | ${perDelivery.rows_read.toFixed(1)} | ${perDelivery.rows_written.toFixed(2)} | ${perDelivery.sql_ms.toFixed(3)} |`,
+  `| A delivery (ordering ${values.ordering}), the consumer's D1 over ${expected} deliveries | queue messages | D1 calls | queries | rows read | rows written | SQL time (ms) |`,
+  "|---|---|---|---|---|---|---|",
+  `| each | ${perDelivery.messages.toFixed(2)} | ${perDelivery.d1_calls.toFixed(2)} | ${perDelivery.queries.toFixed(2)} | ${perDelivery.rows_read.toFixed(1)} | ${perDelivery.rows_written.toFixed(2)} | ${perDelivery.sql_ms.toFixed(3)} |`,
   "",
   `At that SQL time one shard's D1 serves about ${deliveriesPerSecond?.toLocaleString("en") ?? "?"} deliveries a second (one query at a time per database).`,
   "",
