@@ -11,9 +11,10 @@
  * - At the admission read, an ordered delivery that an earlier one still holds back takes no place
  *   and is not leased; nothing is written for it: its message is acked, and it waits with no lane
  *   nor connection.
- * - The batch that records an attempt ending a delivery finds the next one of its payment, when it
- *   is due and unleased (`releaseNext`, a read), and hands it to the queue at once. Should that
- *   send fail, handOver marks it never handed over and the sweeper sends it.
+ * - The batch that records an attempt ending a delivery marks the next one of its payment handed
+ *   over now, when it is due and unleased (`releaseNext`), and the consumer hands it to the queue
+ *   at once. Marked in the batch, it is the sweeper's should the send fail or the worker die
+ *   before it: one handed over and not leased within minutes is sent again.
  */
 import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
@@ -53,8 +54,9 @@ export function blockedSql(row: Aliased<typeof webhookDeliveries> | typeof webho
 
 /**
  * For each (subscription, payment) given, the first of its payment's ordered deliveries not yet
- * ended, when it is pending, due and unleased: the one that waited for the delivery that just
- * ended (or one whose message is on its way, which a second message leaves as it is). A read.
+ * ended, when it is pending, due and unleased (the one that waited for the delivery that just
+ * ended, or one whose message is on its way, which a second message leaves as it is): marked
+ * handed over now. Returns their ids, for the caller to send.
  */
 export function releaseNext(db: Db, payments: { subscriptionId: string; paymentId: string }[], now: number) {
   const d = webhookDeliveries;
@@ -63,8 +65,8 @@ export function releaseNext(db: Db, payments: { subscriptionId: string; paymentI
   const first = sql`(select ${n.id} from ${n.from} where ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")}
     and ${sql.raw(orderedNotEnded("next"))} order by ${n.sequence} limit 1)`;
   return db
-    .select({ id: d.id })
-    .from(d)
+    .update(d)
+    .set({ enqueuedAt: now })
     .where(
       and(
         sql`${d.id} in (select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`,
@@ -72,5 +74,6 @@ export function releaseNext(db: Db, payments: { subscriptionId: string; paymentI
         lte(d.nextAttemptAt, now),
         or(isNull(d.leasedUntil), lt(d.leasedUntil, now)),
       ),
-    );
+    )
+    .returning({ id: d.id });
 }
