@@ -2,11 +2,11 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
-import { blockedSql, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { blockedSql, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
 import { eq, sql } from "drizzle-orm";
-import { sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
+import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
 import { continueMoves } from "../../src/services/moves";
 import { ADMIN } from "../helpers/api";
 
@@ -134,6 +134,35 @@ describe("ordering: per_payment", () => {
       (list) => list.length === 2,
     );
     expect(got.map((r) => r.headers["webhook-id"])).toEqual([first, second]);
+  });
+
+  it("leaves a released delivery to the sweeper when the worker dies between the end of the one before it and the send", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const row = (id: string, sequence: number, status: string) =>
+      d1
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
+           values (?1, ?2, ?3, 'pmt_died', '{}', ?4, 0, ?5, ?5, 1, ?6, ?6, ?6, ?6)`,
+        )
+        .bind(id, subscription.id, client.accountId, status, sequence, now - 3 * 3_600_000 + sequence);
+    const [ended, next] = [crypto.randomUUID(), crypto.randomUUID()];
+    await d1.batch([row(ended, 1, "succeeded"), row(next, 2, "pending")]);
+    // The record batch's part: the next one marked handed over. Its send never happens.
+    const db = createDb(d1);
+    expect(await releaseNext(db, [{ subscriptionId: subscription.id, paymentId: "pmt_died" }], now)).toEqual([{ id: next }]);
+    const sent: string[] = [];
+    const queue = {
+      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
+      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    };
+    // Within minutes the sweeper takes it for lost and sends it.
+    await sweepOutbox(db, { queue: queue as unknown as Queue, shard: "B" }, now + 1000);
+    expect(sent).toEqual([]);
+    await sweepOutbox(db, { queue: queue as unknown as Queue, shard: "B" }, now + LOST_AFTER_MS + 1000);
+    expect(sent).toEqual([next]);
   });
 
   it("keeps a payment's order across a move of its account: what waited on the old shard goes out in order from the new one", async () => {
