@@ -24,8 +24,9 @@ export interface Received {
   body: string;
   verified: { basic: boolean; hmac: boolean; standard: boolean; kit: boolean } | null;
   received_at: number;
-  /** The status the receiver answered. */
+  /** The status the receiver answered, and when (null until it has). */
   status: number;
+  answered_at: number | null;
 }
 
 export async function receivedAt(box: Box): Promise<Received[]> {

@@ -132,8 +132,9 @@ describe("the lag a receiver sees", () => {
     const measured: number[] = [];
     for (const r of got) {
       const record = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/${r.headers["webhook-id"]}/`, { headers: client.headers });
-      // What the receiver measured: from the change's commit to its answer.
-      const lag = r.received_at + delayMs - Date.parse(record.json.created);
+      // What the receiver measured: from the change's commit to its answer (a timer late on a busy machine included).
+      const lag = r.answered_at! - Date.parse(record.json.created);
+      expect(r.answered_at! - r.received_at).toBeGreaterThanOrEqual(delayMs - 1);
       measured.push(lag);
       expect(record.json.succeeded_at).not.toBeNull();
       expect(record.json.lag_ms).toBe(Date.parse(record.json.succeeded_at) - Date.parse(record.json.created));

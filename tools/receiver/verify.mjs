@@ -69,7 +69,7 @@ export async function verifyDelivery({ headers, body, secret, publicKey, usernam
  * `publicKey`), credentials, a list of statuses to answer, a `delayMs`, and `failing`: a text
  * whose deliveries (those whose body contains it) are answered 503 with `Retry-After: 5` until the
  * path is configured again, for deliveries to <path>; GET /_received/<path> lists what arrived
- * there, with the status answered; any other POST is a delivery, checked against its path's
+ * there, with the status answered and when; any other POST is a delivery, checked against its path's
  * settings (or `defaults`) and printed.
  */
 export function verifyMode({ defaults = null, quiet = false } = {}) {
@@ -95,7 +95,8 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     const verified = config ? await verifyDelivery({ headers: req.headers, body, ...config }) : null;
     const list = received.get(url.pathname) ?? [];
     const status = scripted ?? (verified && !Object.values(verified).every(Boolean) ? 401 : 200);
-    list.push({ path: url.pathname, headers: req.headers, body, verified, received_at: receivedAt, status });
+    const entry = { path: url.pathname, headers: req.headers, body, verified, received_at: receivedAt, status, answered_at: null };
+    list.push(entry);
     received.set(url.pathname, list);
     if (!quiet) {
       const ok = verified
@@ -108,7 +109,10 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     }
     // `delayMs` in a mailbox's config: a slow receiver, answering that much later.
     if (failing) res.setHeader("retry-after", "5");
-    setTimeout(() => reply(status, { received: true }), config?.delayMs ?? 0);
+    setTimeout(() => {
+      entry.answered_at = Date.now();
+      reply(status, { received: true });
+    }, config?.delayMs ?? 0);
   }
   return { handle, configs, received };
 }

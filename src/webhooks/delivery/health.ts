@@ -94,6 +94,16 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
 }
 
 /**
+ * The ids of the pending deliveries a batch's health statements wrote, to hand to the queue: the
+ * rows `healthDeliveries` returned, among the other statements' results.
+ */
+export function toldPending(results: readonly unknown[]): string[] {
+  return results.flatMap((rows) =>
+    (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending" && row.id).map((row) => row.id!),
+  );
+}
+
+/**
  * The statements that make each subscription's health transitions and tell health subscriptions
  * of them, once: disabled (a 410 or 5 days of failures), each delivery that ran out of retries,
  * failing (an hour, or FAILING_AFTER_ATTEMPTS failures in a row) and recovered. Each is a guarded

@@ -21,7 +21,7 @@ import { BUCKET_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
 import { handOver } from "../outbox/outbox";
 import type { ShardQueue } from "../outbox/message";
 import { addBins, LAG_ALERT_WINDOW_MS, lagPercentile, lagStep, type LagBins } from "../subscriptions/lag";
-import { healthDeliveries } from "./health";
+import { healthDeliveries, toldPending } from "./health";
 
 /** Lagging subscriptions the cron looks at in a run on a shard, at most. */
 export const LAGGING_AT_ONCE = 100;
@@ -61,7 +61,7 @@ export function lagReads(db: Db, subscriptionIds: string[], now: number) {
   return db
     .select(readColumns(now))
     .from(s)
-    .where(and(inArray(s.id, subscriptionIds.length > 0 ? subscriptionIds : [""]), sql`(${s.lagAlertMs} is not null or ${s.laggingSince} is not null)`));
+    .where(and(inArray(s.id, subscriptionIds), sql`(${s.lagAlertMs} is not null or ${s.laggingSince} is not null)`));
 }
 
 /** For the cron: the subscriptions that lag now, oldest lag first, `most` at most. */
@@ -95,12 +95,12 @@ export function p95Of(read: Pick<LagRead, "lags">): number | null {
  */
 export async function applyLagSteps(db: Db, queue: ShardQueue, reads: LagRead[], now: number): Promise<number> {
   const s = webhookSubscriptions;
+  const was = (column: SQLiteColumn, value: number | null) => (value === null ? sql`${column} is null` : sql`${column} = ${value}`);
   const statements: BatchStatement[] = [];
   for (const read of reads) {
     const p95 = p95Of(read);
     const { next, tell } = lagStep(read, p95, read.lagAlertMs, now);
     if (next.laggingSince === read.laggingSince && next.caughtUpSince === read.caughtUpSince) continue;
-    const was = (column: SQLiteColumn, value: number | null) => (value === null ? sql`${column} is null` : sql`${column} = ${value}`);
     statements.push(
       db
         .update(s)
@@ -113,10 +113,6 @@ export async function applyLagSteps(db: Db, queue: ShardQueue, reads: LagRead[],
     }
   }
   if (statements.length === 0) return 0;
-  const results = await runBatch(db, statements);
-  const told = results.flatMap((rows) =>
-    (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending" && row.id).map((row) => row.id!),
-  );
-  await handOver(db, queue, told);
+  await handOver(db, queue, toldPending(await runBatch(db, statements)));
   return statements.length;
 }

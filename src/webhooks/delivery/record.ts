@@ -4,7 +4,7 @@ import { handOver } from "../outbox/outbox";
 import { queueDelay } from "../wire/retry-schedule";
 import { holdPending } from "../subscriptions/holds";
 import { statsRows, statsStatements } from "./stats";
-import { healthStatements } from "./health";
+import { healthStatements, toldPending } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
@@ -28,6 +28,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const values = attemptValues(attempted);
   // Ordered deliveries these attempts ended: each lets the next of its payment go.
   const ended = attempted.filter(({ delivery, outcome }) => delivery.ordered && outcome.status !== "pending");
+  const succeededOn = [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))];
   const recorded = await runNamedBatch(db, {
     laterAttempts: laterAttemptOutcomes(db, values),
     deliveries: deliveryStates(db, values),
@@ -64,23 +65,18 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
       .map(({ delivery }) => holdPending(db, delivery.accountId, delivery.subscriptionId, recordedAt)),
     // What health subscriptions are told of it (health.ts), each pair at its own place in the batch.
     health: healthStatements(db, attempted, latest, recordedAt),
-    // After the stats: the lag alert's state and lags of the subscriptions seen to succeed (lag-alert.ts).
-    lags: lagReads(
-      db,
-      [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))],
-      recordedAt,
-    ),
+    // After the stats: the lag alert's state and lags of the subscriptions seen to succeed
+    // (lag-alert.ts); none read when nothing succeeded.
+    lags: succeededOn.length > 0 ? [lagReads(db, succeededOn, recordedAt)] : [],
   });
   await backOffHanging(db, recorded.subscriptions, attempted, recordedAt);
-  await applyLagSteps(db, queue, recorded.lags, recordedAt);
+  await applyLagSteps(db, queue, recorded.lags.flat(), recordedAt);
   for (const item of attempted) logAttempt(item);
   // Still this attempt's to retry: recorded under its lease (a redelivery asked for meanwhile has
   // its own message) and not held.
   const toRetry = new Set(recorded.deliveries.filter((row) => row.status === "pending").map((row) => row.id));
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && toRetry.has(delivery.id));
-  const told = recorded.health.flatMap((rows) =>
-    (Array.isArray(rows) ? (rows as { id?: string; status?: string }[]) : []).filter((row) => row.status === "pending").map((row) => row.id!),
-  );
+  const told = toldPending(recorded.health);
   const released = recorded.released.flat().map((row) => row.id);
   await handOver(db, queue, [
     ...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })),

@@ -6,7 +6,7 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { BatchStatement, Db } from "../../db/client";
 import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
-import { lagBins, type LagBins } from "../subscriptions/lag";
+import { countLag, type LagBins } from "../subscriptions/lag";
 
 /** One recorded attempt, as the stats count it. */
 export interface CountedAttempt {
@@ -40,7 +40,6 @@ export function binOf(durationMs: number): number {
 /** Attempts summed per subscription and bucket. Pure. */
 export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
   const rows = new Map<string, StatsRow>();
-  const lags = new Map<StatsRow, number[]>();
   for (const attempt of attempts) {
     const bucketStart = attempt.startedAt - (attempt.startedAt % BUCKET_MS);
     const key = `${attempt.subscriptionId} ${bucketStart}`;
@@ -57,14 +56,13 @@ export function statsRows(attempts: CountedAttempt[]): StatsRow[] {
         lag: {},
       };
       rows.set(key, row);
-      lags.set(row, []);
     }
     row.attempts++;
     row[attempt.status]++;
     row.bins[binOf(attempt.durationMs)]!++;
-    if (attempt.lagMs !== undefined && attempt.lagMs !== null) lags.get(row)!.push(attempt.lagMs);
+    if (attempt.lagMs !== undefined && attempt.lagMs !== null) countLag(row.lag, attempt.lagMs);
   }
-  return [...rows.values()].map((row) => ({ ...row, lag: lagBins(lags.get(row)!) }));
+  return [...rows.values()];
 }
 
 const binColumns = [

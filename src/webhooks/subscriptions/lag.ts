@@ -25,13 +25,16 @@ export function binLag(bin: number): number {
   return bin === 0 ? 1 : Math.round(LAG_BIN_RATIO ** (bin - 0.5));
 }
 
+/** Counts one lag in its bin. */
+export function countLag(bins: LagBins, lagMs: number): void {
+  const bin = String(lagBin(lagMs));
+  bins[bin] = (bins[bin] ?? 0) + 1;
+}
+
 /** Lags counted per bin. */
 export function lagBins(lags: number[]): LagBins {
   const bins: LagBins = {};
-  for (const lag of lags) {
-    const bin = String(lagBin(lag));
-    bins[bin] = (bins[bin] ?? 0) + 1;
-  }
+  for (const lag of lags) countLag(bins, lag);
   return bins;
 }
 
