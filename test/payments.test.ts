@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MAX_EVENTS } from "../src/services/payments/lifecycle";
 import { call, ids, insertInvoiceAt, makeCounterparty, makeInvoice, makePayment, makeTenant, shardD1, writtenByTable, type User } from "./helpers/api";

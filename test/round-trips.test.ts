@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, makeCounterparty, makeInvoice, makePayment, makeTenant, unique, type User } from "./helpers/api";
+import { call, makeInvoice, makePayment, makeTenant, unique, type User } from "./helpers/api";
 import { HOOK_USER, receiverUrl } from "./helpers/webhooks";
 
 /**

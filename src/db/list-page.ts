@@ -210,9 +210,9 @@ export function listTable<
                 .orderBy(...keyOrder(direction, list.sort, list.id))
                 .limit(fixedLimit(limit)),
         );
-        const results = (await db.batch([list.count, ...arms] as unknown as [BatchStatement, ...BatchStatement[]])) as unknown[];
-        along(results[0]);
-        const page = mergeByKey((results.slice(1) as Row[][]).flat(), key, direction).slice(0, limit);
+        const batch = await runNamedBatch(db, { count: list.count, arms: arms as unknown as BatchStatement[] });
+        along(batch.count);
+        const page = mergeByKey((batch.arms as unknown as Row[][]).flat(), key, direction).slice(0, limit);
         const missing = whole ? [] : page.filter((row) => !large || (row as Record<string, unknown>)[large] === null).map((row) => key(row)[1]);
         if (missing.length === 0) return page;
         const read = (await (selection ? db.select(selection) : db.select())

@@ -1,5 +1,5 @@
 import { count, eq, isNull } from "drizzle-orm";
-import { createDb, type Db } from "../db/client";
+import { createDb, runNamedBatch, type Db } from "../db/client";
 import { accounts, shards } from "../db/schema";
 import { boundShards } from "../db/shards";
 import type { Env } from "../env";
@@ -25,10 +25,7 @@ export async function listShards(directory: Db, env: Env, now = Date.now()): Pro
   const known = directory.select().from(shards).orderBy(shards.name);
   const placed = directory.select({ shard: accounts.shard, n: count() }).from(accounts).where(isNull(accounts.erasedAt)).groupBy(accounts.shard);
   const record = recordBound(directory, env, now);
-  const [rows, counts] = (record ? (await directory.batch([record, known, placed])).slice(1) : await directory.batch([known, placed])) as [
-    (typeof shards.$inferSelect)[],
-    { shard: string; n: number }[],
-  ];
+  const { rows, counts } = await runNamedBatch(directory, { recorded: record ? [record] : [], rows: known, counts: placed });
   const placedOn = new Map(counts.map((row) => [row.shard, row.n]));
   return Promise.all(
     rows.map(async (row) => {
@@ -82,7 +79,7 @@ export async function setShardOpen(directory: Db, env: Env, name: string, open: 
   // A binding seen for the first time is recorded in the same batch, so it can be closed at once.
   const record = recordBound(directory, env, Date.now());
   const update = directory.update(shards).set({ open }).where(eq(shards.name, name)).returning({ name: shards.name });
-  const changed = (record ? (await directory.batch([record, update]))[1] : await update) as { name: string }[];
+  const { changed } = await runNamedBatch(directory, { recorded: record ? [record] : [], changed: update });
   if (changed.length === 0) throw notFound();
   return (await listShards(directory, env)).find((row) => row.name === name)!;
 }

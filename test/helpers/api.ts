@@ -127,7 +127,6 @@ export async function makePayment(user: User, parties?: { buyer: any; supplier: 
 
 /** Inserts an invoice with a chosen `created`, for boundary tests (the API stamps the clock). */
 export async function insertInvoiceAt(accountId: string, buyerId: string, supplierId: string, createdIso: string, invoiceNumber = unique("INV")) {
-  const { env } = await import("cloudflare:test");
   const id = `inv_${crypto.randomUUID().replace(/-/g, "").slice(0, 22)}`;
   const ms = Date.parse(createdIso);
   const db = await shardD1(accountId);

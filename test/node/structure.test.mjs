@@ -7,6 +7,7 @@ import {
   missingFileNames,
   missingSections,
   numberedSections,
+  rawBatches,
   repeatedRuns,
   unknownNames,
   upwardImports,
@@ -21,12 +22,28 @@ describe("the house's rules", () => {
     assert.ok(src.length > 100);
     assert.deepEqual(upwardImports(src), []);
     assert.deepEqual(devImports(src), []);
+    assert.deepEqual(rawBatches(src), []);
     assert.deepEqual(missingFileNames(src), []);
     assert.deepEqual(missingSections(src), []);
     assert.deepEqual(numberedSections(src), []);
     assert.deepEqual(unknownNames(src), []);
     assert.deepEqual(repeatedRuns(src), []);
     assert.deepEqual(walkProblems(), []);
+  });
+
+  it("finds a batch run without names or read by position, outside the rooms that name batches", () => {
+    const texts = {
+      "src/services/a.ts": [
+        "const [rows, counts] = await db.batch([a, b]);",
+        "const first = (await runBatch(db, [a, b]))[0];",
+        "const all = (await runBatch(db, statements)).flat();",
+        "const { rows } = await runNamedBatch(db, { rows: a });",
+        "// a comment that says db.batch( is no code",
+        "/* nor db.batch([a]) in a block */",
+      ].join("\n"),
+      "src/db/client.ts": "return db.batch(statements);\n",
+    };
+    assert.deepEqual(rawBatches(Object.keys(texts), planted(texts)), ["src/services/a.ts:1", "src/services/a.ts:2"]);
   });
 
   it("finds a walk's step whose file or function is not there, and a walk too long", () => {

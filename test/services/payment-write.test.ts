@@ -1,4 +1,4 @@
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
 import { applyBodies, bodySources, eventsToRebuild } from "../../src/webhooks/outbox/bodies";

@@ -835,6 +835,7 @@ describe("the outbox", () => {
       headers: processor.headers,
       bindings: { DELIVERIES: brokenQueue as unknown as Queue<DeliveryMessage> },
     });
+    expect(response.status).toBe(201); // the change is made though its message could not go
     const pending = await db
       .prepare("select id, enqueued_at from webhook_deliveries where payment_id = ? and status = 'pending'")
       .bind(payment.id)

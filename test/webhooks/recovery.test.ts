@@ -1,4 +1,3 @@
-import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { wholeList, call, makePayment, makeTenant, type User, shardD1 } from "../helpers/api";
 import { HOOK_USER, receivedAt, subscribeToReceiver, waitFor } from "../helpers/webhooks";

@@ -3,6 +3,8 @@
 // - imports: no file in src/ imports from a room above its own (ROOMS, lowest first), and inside
 //   src/webhooks/ none from a room listed before its own (WEBHOOK_ROOMS), except the type imports
 //   named in ALLOWED_UPWARD; and only the edge (EDGE) imports src/dev/, the development layer;
+// - batches: outside src/db/ and src/dev/, no code runs a binding's batch itself or reads a
+//   batch's results by position (rawBatches);
 // - comments: every file a comment names (a path ending in .ts, .mjs, .sql, .md, .toml) is there,
 //   every section it cites by name (`docs/interface.md, "The feed"`) is a heading or a bold lead
 //   of that document, every section it cites by number ("section 5.1", "§ 7") is a numbered heading
@@ -133,6 +135,31 @@ export function devImports(files, read = (path) => readFileSync(join(ROOT, path)
       const target = resolved(file, specifier);
       if (target?.startsWith("src/dev/")) found.push(`${file.replace(/^src\//, "")} -> ${target.replace(/^src\//, "")}`);
     }
+  }
+  return found;
+}
+
+/** The folders whose code may call a binding's `.batch(` itself: the one that names batches, and the development layer's wrappers. */
+export const BATCH_ROOMS = ["src/db/", "src/dev/"];
+
+/**
+ * Every batch run outside BATCH_ROOMS without names, and every batch result read by position, as
+ * "file:line": a batch goes through `runNamedBatch` (or `runNamedD1Batch`), and `runBatch`'s
+ * answer (a list of like statements) is read whole, never `[i]` or `const [a, b] =`.
+ */
+export function rawBatches(files, read = (path) => readFileSync(join(ROOT, path), "utf8")) {
+  const found = [];
+  for (const file of files) {
+    if (BATCH_ROOMS.some((room) => file.startsWith(room))) continue;
+    read(file)
+      .replace(/\/\*[\s\S]*?\*\//g, (comment) => comment.replace(/[^\n]/g, " "))
+      .split("\n")
+      .forEach((line, i) => {
+        const code = line.replace(/\/\/.*$/, "");
+        const raw = /\.batch\(/.test(code);
+        const positional = /const \[[^\]]*\] = .*\b(runBatch|batch)\(/.test(code) || /\b(runBatch|batch)\([^;]*\)\)\s*(\[\d|\.slice\()/.test(code);
+        if (raw || positional) found.push(`${file}:${i + 1}`);
+      });
   }
   return found;
 }
@@ -312,6 +339,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const problems = [
     ...upwardImports(src).map((line) => `import up: ${line}`),
     ...devImports(src).map((line) => `the development layer imported past the edge: ${line}`),
+    ...rawBatches(src).map((line) => `a batch run or read without names: ${line}`),
     ...missingFileNames(src).map((line) => `comment names a missing file: ${line}`),
     ...missingSections(src).map((line) => `comment cites a missing section: ${line}`),
     ...numberedSections(src).map((line) => `comment cites a numbered section docs/interface.md lacks: ${line}`),

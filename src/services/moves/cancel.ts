@@ -9,7 +9,7 @@
  * A move past its freeze (`frozen`, `leaving`) is finishing: 409.
  */
 import { and, eq, inArray, isNull, lt, or } from "drizzle-orm";
-import { createDb, type Db } from "../../db/client";
+import { createDb, runNamedD1Batch, type Db } from "../../db/client";
 import { accounts } from "../../db/schema";
 import { shardBinding } from "../../db/shards";
 import type { Env } from "../../env";
@@ -38,10 +38,10 @@ export async function cancelMove(directory: Db, env: Env, id: string, now = Date
   if (source) {
     // Its triggers stop logging at once. What is left of its log is harmless (a replay reads each
     // logged row as it is now) and goes with the account's rows when it leaves or is erased.
-    await source.batch([
-      source.prepare("delete from moves where account_id = ?1").bind(id),
-      source.prepare(`delete from move_log where seq in (select seq from move_log where account_id = ?1 limit ${CHUNK})`).bind(id),
-    ]);
+    await runNamedD1Batch(source, {
+      move: source.prepare("delete from moves where account_id = ?1").bind(id),
+      log: source.prepare(`delete from move_log where seq in (select seq from move_log where account_id = ?1 limit ${CHUNK})`).bind(id),
+    });
     // As after a failed cut-over: deliveries handed over at their creation and never since, which
     // the sweeper left alone while the move held them (its mark passed them), become due again,
     // CHUNK a statement (their queue messages, held back while it moved, come back meanwhile).

@@ -12,6 +12,7 @@
  */
 import { getTableColumns, getTableName, isTable, type Table } from "drizzle-orm";
 import { withinBytes } from "../../lib/within-bytes";
+import { runNamedD1Batch } from "../../db/client";
 import * as shard from "../../db/schema/shard";
 import { D1_MAX_BOUND_PARAMETERS, D1_MAX_RESULT_BYTES, D1_MAX_VALUE_BYTES } from "../../lib/platform-limits";
 import { MOVED_TABLES, type MovedTable } from "./tables";
@@ -167,12 +168,21 @@ async function rowsByKey(from: D1Database, table: MovedTable, keys: string[], ea
  * twice as long, past D1's largest value.)
  */
 export async function fingerprint(db: D1Database, accountId: string): Promise<Record<string, [number, number]>> {
-  const sums = await db.batch(
-    MOVED_TABLES.map((table) =>
-      db.prepare(`select count(*) as n, total(${rowBytes(table)}) as size from ${quoted(table.name)} where ${table.rows}`).bind(accountId),
+  const sums = await runNamedD1Batch(
+    db,
+    Object.fromEntries(
+      MOVED_TABLES.map((table) => [
+        table.name,
+        db.prepare(`select count(*) as n, total(${rowBytes(table)}) as size from ${quoted(table.name)} where ${table.rows}`).bind(accountId),
+      ]),
     ),
   );
-  return Object.fromEntries(MOVED_TABLES.map((table, i) => [table.name, [Number((sums[i]!.results[0] as Row).n), Number((sums[i]!.results[0] as Row).size)]]));
+  return Object.fromEntries(
+    MOVED_TABLES.map((table) => {
+      const sum = sums[table.name]!.results[0] as Row;
+      return [table.name, [Number(sum.n), Number(sum.size)]];
+    }),
+  );
 }
 
 /**
@@ -254,7 +264,7 @@ function keyIn(table: MovedTable): string {
  */
 async function applyOrSkip(db: D1Database, statements: D1PreparedStatement[], oneByOne: () => D1PreparedStatement[]): Promise<void> {
   try {
-    await db.batch(statements);
+    await runNamedD1Batch(db, { upserts: statements });
   } catch (error) {
     if (!isForeignKeyError(error)) throw error;
     for (const statement of oneByOne()) await statement.run().catch((each) => (isForeignKeyError(each) ? undefined : Promise.reject(each)));

@@ -313,12 +313,12 @@ async function cutOver(
     // Writes work again. Its deliveries handed over at their creation and never since, which the
     // sweeper left alone while the move held them (and its mark passed), become due: the
     // sweeper's due walk has them again. After a failed check, every row is copied again.
-    await kept.source.batch([
-      kept.source.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
-      kept.source
+    await runNamedD1Batch(kept.source, {
+      copying: kept.source.prepare("update moves set state = 'copying' where account_id = ?1").bind(account.id),
+      due: kept.source
         .prepare("update webhook_deliveries set enqueued_at = null where account_id = ?1 and status = 'pending' and enqueued_at = created_at")
         .bind(account.id),
-    ]);
+    });
     const resumed = restart ? { ...progress, phase: "bulk" as const, table: 0, after: 0 } : { ...progress, seq };
     await kept.directory
       .update(accounts)
@@ -379,12 +379,12 @@ async function cutOver(
 /** The copy becomes the account's own (its pending deliveries go out with its shard's next sweep); the source refuses all but deletes. */
 async function handOff(left: D1Database, arrived: D1Database, accountId: string): Promise<void> {
   // A new feed epoch where it arrives, once (with the arriving mark): cursors of the old shard expire.
-  await arrived.batch([
-    arrived
+  await runNamedD1Batch(arrived, {
+    epoch: arrived
       .prepare("update tenants set epoch = ?2 where id = ?1 and exists (select 1 from moves where account_id = ?1 and state = 'arriving')")
       .bind(accountId, crypto.randomUUID()),
-    arrived.prepare("delete from moves where account_id = ?1 and state = 'arriving'").bind(accountId),
-  ]);
+    arrived: arrived.prepare("delete from moves where account_id = ?1 and state = 'arriving'").bind(accountId),
+  });
   await setSourceState(left, accountId, "leaving");
 }
 
@@ -405,10 +405,10 @@ async function leave(directory: Db, left: D1Database, arrived: D1Database, accou
   await handOff(left, arrived, accountId);
   const removed = await removeAccountRows(createDb(left), accountId, { pause: false });
   if (removed > 0) return;
-  await left.batch([
-    left.prepare("delete from move_log where account_id = ?1").bind(accountId),
-    left.prepare("delete from moves where account_id = ?1").bind(accountId),
-  ]);
+  await runNamedD1Batch(left, {
+    log: left.prepare("delete from move_log where account_id = ?1").bind(accountId),
+    move: left.prepare("delete from moves where account_id = ?1").bind(accountId),
+  });
   await directory
     .update(accounts)
     .set({ moveTo: null, moveState: null, moveStartedAt: null, moveCopiedRows: null, moveProgress: null })

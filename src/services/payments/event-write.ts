@@ -19,7 +19,7 @@ import type { Keyed, KeyedWrite } from "../../idempotency";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
-import { liveLink, paymentEvents, paymentInvoices, payments, PAYMENT_STATUSES, tenants, type PaymentStatus } from "../../db/schema";
+import { liveLink, paymentEvents, paymentInvoices, payments, tenants, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import { outboxOfChange, type Trace } from "../../webhooks";
 import { countedTo } from "../counts";

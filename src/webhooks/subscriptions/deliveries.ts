@@ -1,5 +1,5 @@
 import { and, asc, eq, exists, isNull, sql, type SQL } from "drizzle-orm";
-import { runBatch, runNamedBatch, type Db } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
 import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import { inList } from "../../db/in-list";
 import { groupBy } from "../../lib/group-by";

@@ -8,7 +8,7 @@
  * inactive subscription is held (consumer.ts).
  */
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
-import { runBatch, runNamedBatch, type BatchStatement, type Db } from "../../db/client";
+import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
 import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
 import { deliveryStatusIs, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
@@ -16,6 +16,7 @@ import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
 import { handOver } from "../outbox/outbox";
 import { droppedPast } from "../outbox/sequence";
+import { selectSubscription } from "./statements";
 
 /** The columns of a delivery put on hold: not due, not handed over, lease cleared. */
 export const HELD = { status: "held", nextAttemptAt: null, enqueuedAt: null, leasedUntil: null, leaseToken: null } as const;
@@ -115,34 +116,44 @@ export async function discardHeld(
   subscriptionId: string,
   keyed: KeyedWrite<SQL> = UNKEYED,
 ): Promise<Keyed<{ discarded: number }>> {
-  const s = webhookSubscriptions;
-  const d = webhookDeliveries;
-  const subscription = await db
-    .select({ isActive: s.isActive })
-    .from(s)
-    .where(and(inAccount(s, accountId), eq(s.id, subscriptionId)))
-    .get();
+  const subscription = await selectSubscription(db, accountId, subscriptionId).get();
   if (!subscription) throw notFound();
   if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
   // The same deliveries in each statement of the batch: the first held ones, in the log's order.
   const dropped = firstHeld(subscriptionId, DISCARDED_AT_ONCE);
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
-    // Numbers go on above what it drops; a feed cursor stays valid (a discard is not retention).
-    sequence: db
-      .update(s)
-      .set(droppedPast((column) => sql`(select max(y.${sql.raw(column)}) from ${d} y where y.id in ${dropped})`))
-      .where(and(keyed.owns, eq(s.id, subscriptionId))),
-    attempts: db.delete(webhookAttempts).where(and(keyed.owns, sql`${webhookAttempts.deliveryId} in ${dropped}`)),
-    gone: db
-      .delete(d)
-      .where(and(keyed.owns, inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`))
-      .returning({ id: d.id }),
+    sequence: sequencePastDropped(db, subscriptionId, dropped, keyed.owns),
+    attempts: deleteDroppedAttempts(db, dropped, keyed.owns),
+    gone: deleteDropped(db, accountId, subscriptionId, dropped, keyed.owns),
     // changes(): the rows the delete just removed, in this batch.
     answer: await keyed.answer(sql`json_object('discarded', changes())`),
   });
   const decided = keyed.decided(batch.key);
   return decided ? { decided } : { ran: { discarded: batch.gone.length } };
+}
+
+/** Moves the subscription's numbers on above the dropped deliveries': a feed cursor stays valid (a discard is not retention). */
+export function sequencePastDropped(db: Db, subscriptionId: string, dropped: SQL, guard: SQL) {
+  const d = webhookDeliveries;
+  return db
+    .update(webhookSubscriptions)
+    .set(droppedPast((column) => sql`(select max(y.${sql.raw(column)}) from ${d} y where y.id in ${dropped})`))
+    .where(and(guard, eq(webhookSubscriptions.id, subscriptionId)));
+}
+
+/** Deletes the dropped deliveries' attempts (before the deliveries they point at). */
+export function deleteDroppedAttempts(db: Db, dropped: SQL, guard: SQL) {
+  return db.delete(webhookAttempts).where(and(guard, sql`${webhookAttempts.deliveryId} in ${dropped}`));
+}
+
+/** Deletes the dropped deliveries of the account's subscription; returns their ids. */
+export function deleteDropped(db: Db, accountId: string, subscriptionId: string, dropped: SQL, guard: SQL) {
+  const d = webhookDeliveries;
+  return db
+    .delete(d)
+    .where(and(guard, inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${dropped}`))
+    .returning({ id: d.id });
 }
 
 /** How many deliveries the subscription holds now, counted on its held index. */

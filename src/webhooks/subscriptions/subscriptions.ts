@@ -1,18 +1,7 @@
-import { and, eq, exists, inArray, sql } from "drizzle-orm";
-import { guardedInsert } from "../../db/guarded-insert";
-import { runBatch, runNamedBatch, type Db } from "../../db/client";
+import { sql } from "drizzle-orm";
+import { runNamedBatch, type Db } from "../../db/client";
 import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
-import {
-  webhookAttempts,
-  webhookDeliveries,
-  webhookStats,
-  webhookSubscriptions,
-  DEFAULT_LAG_ALERT_MS,
-  type Ordering,
-  type SigningScheme,
-  type SubscriptionRow,
-  type WebhookContentType,
-} from "../../db/schema";
+import { webhookSubscriptions, DEFAULT_LAG_ALERT_MS, type Ordering, type SigningScheme, type SubscriptionRow, type WebhookContentType } from "../../db/schema";
 import { AppError, conflict, invalid, notFound, type FieldErrors } from "../../errors";
 import { constantTimeEqual, sha256Hex } from "../../lib/crypto";
 import { decrypt } from "../../lib/encryption";
@@ -26,6 +15,19 @@ import type { Caller } from "../../context";
 import type { Keys, ServiceContext } from "../../context";
 import { countWhere, listTable } from "../../db/list-page";
 import { inAccount } from "../../db/scope";
+import {
+  deleteSubscriptionAttempts,
+  deleteSubscriptionDeliveries,
+  deleteSubscriptionRow,
+  deleteSubscriptionStats,
+  hasSecret,
+  insertSubscription,
+  roomForOne,
+  selectKeyFits,
+  selectSubscription,
+  subscriptionExists,
+  updateSubscriptionRow,
+} from "./statements";
 
 export type { SubscriptionRow };
 
@@ -187,14 +189,13 @@ export async function createSubscription(
   const created: Subscription = { ...row, revealed };
   // The cap, and the key's fit with the subscriptions already sealed (sealing.ts), are checked in
   // the insert itself: concurrent creations cannot pass the cap together, and the write is one round trip.
-  const room = sql`(select count(*) from ${webhookSubscriptions} s where s.account_id = ${caller.accountId}) < ${MAX_SUBSCRIPTIONS}`;
+  const room = roomForOne(caller.accountId, MAX_SUBSCRIPTIONS);
   const fits = await sealingKeyFits(keys.encryptionKey);
-  const made = exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(eq(webhookSubscriptions.id, row.id)));
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
-    insert: guardedInsert(db, webhookSubscriptions, row, sql`${keyed.owns} and ${room} and ${fits}`).returning({ id: webhookSubscriptions.id }),
-    answer: await keyed.answer(created, made),
-    fits: db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
+    insert: insertSubscription(db, row, sql`${keyed.owns} and ${room} and ${fits}`),
+    answer: await keyed.answer(created, subscriptionExists(db, row.id)),
+    fits: selectKeyFits(db, fits),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
@@ -204,11 +205,7 @@ export async function createSubscription(
 }
 
 export async function getSubscription({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription> {
-  const row = await db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id)))
-    .get();
+  const row = await selectSubscription(db, accountId, id).get();
   if (!row) throw notFound();
   return reveal(row, keys.encryptionKey);
 }
@@ -245,11 +242,8 @@ export async function reveal(row: SubscriptionRow, encryptionKey: string | undef
 async function openForSealing({ db, accountId, keys }: ServiceContext, id: string): Promise<Subscription & { revealed: Revealed }> {
   const fits = await sealingKeyFits(keys.encryptionKey);
   const { rows, checked } = await runNamedBatch(db, {
-    rows: db
-      .select()
-      .from(webhookSubscriptions)
-      .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id))),
-    checked: db.select({ fits: fits.mapWith(Number) }).from(sql`(select 1)`),
+    rows: selectSubscription(db, accountId, id),
+    checked: selectKeyFits(db, fits),
   });
   if (!rows[0]) throw notFound();
   const subscription = await reveal(rows[0], keys.encryptionKey);
@@ -272,11 +266,7 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   // In the same batch: paused, its pending deliveries are held; resumed, those its feed reader
   // acked are settled and the others go out (holds.ts).
   const batch = await runNamedBatch(db, {
-    update: db
-      .update(webhookSubscriptions)
-      .set(changes)
-      .where(and(inAccount(webhookSubscriptions, caller.accountId), eq(webhookSubscriptions.id, id)))
-      .returning(),
+    update: updateSubscriptionRow(db, caller.accountId, id, changes),
     paused: input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : [],
     settled: input.is_active === true ? [settleAcked(db, caller.accountId, id, now)] : [],
     released: input.is_active === true ? [releaseHeld(db, caller.accountId, id, now)] : [],
@@ -306,18 +296,11 @@ export async function rotateSubscriptionSecret(ctx: ServiceContext, id: string, 
   const publicKeys = pair ? { publicKey: pair.publicKey, previousPublicKey: current.publicKey } : {};
   const changes = { ...sealed, ...publicKeys, previousSecretExpiresAt: now + ROTATION_GRACE_MS, updatedAt: now };
   const rotated: Subscription = { ...current, ...changes, revealed };
-  const ofRow = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
-  // The answer is stored only if the rotation applied (the subscription was not deleted meanwhile).
-  const applied = exists(
-    db
-      .select({ id: webhookSubscriptions.id })
-      .from(webhookSubscriptions)
-      .where(and(ofRow, eq(webhookSubscriptions.secret, changes.secret))),
-  );
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
-    update: db.update(webhookSubscriptions).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookSubscriptions.id }),
-    answer: await keyed.answer(rotated, applied),
+    update: updateSubscriptionRow(db, accountId, id, changes, keyed.owns),
+    // Stored only if the rotation applied (the subscription was not deleted meanwhile).
+    answer: await keyed.answer(rotated, hasSecret(db, accountId, id, changes.secret)),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
@@ -329,11 +312,7 @@ export const PAUSED = "The subscription is paused (is_active is false): resume i
 
 /** The account's subscription, if it is active: 404 if it is not the account's, 409 if it is paused. */
 export async function activeSubscription(db: Db, accountId: string, subscriptionId: string) {
-  const subscription = await db
-    .select()
-    .from(webhookSubscriptions)
-    .where(and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId)))
-    .get();
+  const subscription = await selectSubscription(db, accountId, subscriptionId).get();
   if (!subscription) throw notFound();
   if (!subscription.isActive) throw conflict(PAUSED);
   return subscription;
@@ -341,16 +320,14 @@ export async function activeSubscription(db: Db, accountId: string, subscription
 
 /** Deletes the subscription with its delivery log; pending deliveries are dropped with it. */
 export async function deleteSubscription({ db, accountId }: ServiceContext, id: string): Promise<void> {
-  const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, id));
-  const found = await db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(scoped).get();
+  const found = await selectSubscription(db, accountId, id).get();
   if (!found) throw notFound();
-  const deliveries = db.select({ id: webhookDeliveries.id }).from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, id));
-  await db.batch([
-    db.delete(webhookAttempts).where(inArray(webhookAttempts.deliveryId, deliveries)),
-    db.delete(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, id)),
-    db.delete(webhookStats).where(eq(webhookStats.subscriptionId, id)),
-    db.delete(webhookSubscriptions).where(scoped),
-  ]);
+  await runNamedBatch(db, {
+    attempts: deleteSubscriptionAttempts(db, id),
+    deliveries: deleteSubscriptionDeliveries(db, id),
+    stats: deleteSubscriptionStats(db, id),
+    subscription: deleteSubscriptionRow(db, accountId, id),
+  });
 }
 
 export async function listSubscriptions({ db, accountId, keys }: ServiceContext, request: PageRequest) {

@@ -1,4 +1,4 @@
-import { and, inArray, lt, sql } from "drizzle-orm";
+import { and, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { fixedLimit } from "../../db/fixed-limit";
 import { withinBytes } from "../../lib/within-bytes";
 import { runNamedBatch, type Db } from "../../db/client";
@@ -84,20 +84,7 @@ export async function applyRetention(
       removed += step.removed;
       if (step.removed === 0) break;
     }
-    const oldStats = db
-      .select({ rowid: sql`rowid` })
-      .from(webhookStats)
-      .where(
-        and(
-          lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS),
-          notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`),
-        ),
-      )
-      .limit(fixedLimit(RETENTION_CHUNK * 5));
-    const statsGone = await db
-      .delete(webhookStats)
-      .where(sql`rowid in ${oldStats}`)
-      .returning({ at: webhookStats.bucketStart });
+    const statsGone = await deleteOldStats(db, now);
     return { archived, removed, statsRemoved: statsGone.length };
   } catch (error) {
     // Stopped by the cron's budget: what it removed is kept, and said.
@@ -114,8 +101,53 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
   // Each subscription's log starts with its oldest deliveries (the table's key, by created). A
   // delivery last changed before the cutoff was also made before it, so a step reads only the
   // front of each log, up to the cutoff, and takes the ended ones not changed since.
+  const candidates = await selectRemovable(db, cutoff, limit);
+  const ids = candidates
+    .slice(
+      0,
+      withinBytes(
+        candidates.map((row) => row.bytes),
+        RETENTION_CHUNK_BYTES,
+      ),
+    )
+    .map((row) => row.id);
+  if (ids.length === 0) return { archived: 0, removed: 0 };
   const d = webhookDeliveries;
-  const candidates = await db
+  const rows = await db.select().from(d).where(inList(d.id, ids));
+  const deliveries = await withAttempts(db, rows, Infinity);
+  const archived = archive ? await archiveAll(archive, deliveries) : 0;
+  const stillOld = and(inList(d.id, ids), inArray(d.status, [...ENDED]), lt(d.updatedAt, cutoff))!;
+  // Once archived, the removal is bookkeeping (`kept`): it runs whatever the budget left.
+  const { gone } = await runNamedBatch(kept, {
+    sequences: sequencesPastRemoved(kept, stillOld),
+    attempts: deleteRemovedAttempts(kept, stillOld),
+    gone: deleteRemoved(kept, stillOld),
+  });
+  return { archived, removed: gone.length };
+}
+
+/** Deletes health buckets older than STATS_KEEP_DAYS, RETENTION_CHUNK * 5 at most (none of an account a move holds); returns them. */
+export function deleteOldStats(db: Db, now: number) {
+  const oldStats = db
+    .select({ rowid: sql`rowid` })
+    .from(webhookStats)
+    .where(
+      and(
+        lt(webhookStats.bucketStart, now - STATS_KEEP_DAYS * DAY_MS),
+        notHeldByMove(sql`(select s.account_id from webhook_subscriptions s where s.id = ${webhookStats.subscriptionId})`),
+      ),
+    )
+    .limit(fixedLimit(RETENTION_CHUNK * 5));
+  return db
+    .delete(webhookStats)
+    .where(sql`rowid in ${oldStats}`)
+    .returning({ at: webhookStats.bucketStart });
+}
+
+/** Reads the next `limit` removable deliveries at most, with the bytes a step counts for each. */
+export function selectRemovable(db: Db, cutoff: number, limit: number) {
+  const d = webhookDeliveries;
+  return db
     .select({
       id: d.id,
       // Its body as stored, or twice its payment's detail when its body is rebuilt from it (the
@@ -137,39 +169,33 @@ async function removeStep(db: Db, archive: R2Bucket | undefined, cutoff: number,
       ),
     )
     .limit(fixedLimit(limit));
-  const ids = candidates
-    .slice(
-      0,
-      withinBytes(
-        candidates.map((row) => row.bytes),
-        RETENTION_CHUNK_BYTES,
-      ),
-    )
-    .map((row) => row.id);
-  if (ids.length === 0) return { archived: 0, removed: 0 };
-  const rows = await db.select().from(d).where(inList(d.id, ids));
-  const deliveries = await withAttempts(db, rows, Infinity);
-  const archived = archive ? await archiveAll(archive, deliveries) : 0;
-  const stillOld = and(inList(d.id, ids), inArray(d.status, [...ENDED]), lt(d.updatedAt, cutoff));
+}
+
+/**
+ * Moves the sequences of the subscriptions whose deliveries `stillOld` names on past them
+ * (outbox/sequence.ts), even when nothing of them is kept: a feed cursor before them has expired.
+ */
+export function sequencesPastRemoved(db: Db, stillOld: SQL) {
+  const d = webhookDeliveries;
   const removedMax = (column: "sequence" | "created_at") =>
     sql`coalesce((select max(${sql.raw(column)}) from ${d} where ${stillOld} and ${d.subscriptionId} = ${SUBSCRIPTION_ROW}), 0)`;
-  const { gone } = await runNamedBatch(kept, {
-    // Once archived, the removal is bookkeeping (`kept`): it runs whatever the budget left.
-    // The subscriptions' sequences go on past what is removed (outbox/sequence.ts), even when
-    // nothing of them is kept; a feed cursor before it has expired.
-    sequences: kept
-      .update(webhookSubscriptions)
-      .set({
-        lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, ${removedMax("sequence")})`,
-        ...droppedPast(removedMax),
-      })
-      .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld))),
-    attempts: kept
-      .delete(webhookAttempts)
-      .where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`),
-    gone: kept.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id }),
-  });
-  return { archived, removed: gone.length };
+  return db
+    .update(webhookSubscriptions)
+    .set({
+      lastRemovedSequence: sql`max(${webhookSubscriptions.lastRemovedSequence}, ${removedMax("sequence")})`,
+      ...droppedPast(removedMax),
+    })
+    .where(inArray(webhookSubscriptions.id, db.select({ id: d.subscriptionId }).from(d).where(stillOld)));
+}
+
+/** Deletes the attempts of the deliveries `stillOld` names (before the deliveries they point at). */
+export function deleteRemovedAttempts(db: Db, stillOld: SQL) {
+  return db.delete(webhookAttempts).where(sql`${webhookAttempts.deliveryId} in (select ${webhookDeliveries.id} from ${webhookDeliveries} where ${stillOld})`);
+}
+
+/** Deletes the deliveries `stillOld` names; returns their ids. */
+export function deleteRemoved(db: Db, stillOld: SQL) {
+  return db.delete(webhookDeliveries).where(stillOld).returning({ id: webhookDeliveries.id });
 }
 
 /** Writes each subscription's deliveries of each day in a new object; returns how many were written. */
