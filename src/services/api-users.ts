@@ -42,6 +42,15 @@ export async function deleteApiUser(db: Db, accountId: string, username: string)
 // Compared against when the username is unknown, so both paths hash and compare.
 const NO_USER_HASH = "0".repeat(64);
 
+/** Reads the API user with this username and its account's shard (a name over 150 characters matches none). */
+export function selectUser(db: Db, username: string) {
+  return db
+    .select({ username: apiUsers.username, accountId: apiUsers.accountId, role: apiUsers.role, passwordHash: apiUsers.passwordHash, shard: accounts.shard })
+    .from(apiUsers)
+    .innerJoin(accounts, eq(accounts.id, apiUsers.accountId))
+    .where(eq(apiUsers.username, username.length <= 150 ? username : ""));
+}
+
 export type Authentication = { caller: Caller } | { caller: null; throttledFor: number | null };
 
 /**
@@ -53,11 +62,7 @@ export type Authentication = { caller: Caller } | { caller: null; throttledFor: 
 export async function authenticate(db: Db, username: string, password: string, address: string | null, now = Date.now()): Promise<Authentication> {
   const keys = [failureKey("user", username.slice(0, 150)), ...(address ? [failureKey("address", address)] : [])];
   const { users, failures } = await runNamedBatch(db, {
-    users: db
-      .select({ username: apiUsers.username, accountId: apiUsers.accountId, role: apiUsers.role, passwordHash: apiUsers.passwordHash, shard: accounts.shard })
-      .from(apiUsers)
-      .innerJoin(accounts, eq(accounts.id, apiUsers.accountId))
-      .where(eq(apiUsers.username, username.length <= 150 ? username : "")),
+    users: selectUser(db, username),
     failures: readFailures(db, keys),
   });
   const throttled = throttledFor(failures.flat(), now);

@@ -2,7 +2,7 @@ import { UNKEYED, type Keyed, type KeyedWrite } from "../idempotency";
 import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { ServiceContext } from "../context";
-import { runNamedBatch } from "../db/client";
+import { runNamedBatch, type Db } from "../db/client";
 import { isUniqueViolation } from "../db/errors";
 import { guardedInsert } from "../db/guarded-insert";
 import { counterparties, type CounterpartyType } from "../db/schema";
@@ -70,12 +70,16 @@ export function isCounterparty(accountId: string, id: string, type: Counterparty
   return sql`exists (select 1 from ${counterparties} c where c.account_id = ${accountId} and c.id = ${id} and c.type = ${type})`;
 }
 
-export async function getCounterparty({ db, accountId }: ServiceContext, id: string): Promise<Counterparty> {
-  const row = await db
+/** Reads the account's counterparty `id`. */
+export function selectCounterparty(db: Db, accountId: string, id: string) {
+  return db
     .select()
     .from(counterparties)
-    .where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)))
-    .get();
+    .where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
+}
+
+export async function getCounterparty({ db, accountId }: ServiceContext, id: string): Promise<Counterparty> {
+  const row = await selectCounterparty(db, accountId, id).get();
   if (!row) throw notFound();
   return row;
 }

@@ -49,14 +49,8 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
     .get();
   if (moving?.state) throw conflict("The account is being moved to another shard; erase it once the move is done.");
   const { marked } = await runNamedBatch(directory, {
-    marked: directory
-      .update(accounts)
-      .set({ erasedAt: now })
-      .where(and(eq(accounts.id, id), isNull(accounts.erasedAt), isNull(accounts.moveState)))
-      .returning({ shard: accounts.shard }),
-    users: directory
-      .delete(apiUsers)
-      .where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`),
+    marked: markErased(directory, id, now),
+    users: deleteErasedUsers(directory, id, now),
   });
   if (marked.length === 0) throw notFound();
   const binding = shardBinding(env, marked[0]!.shard);
@@ -64,6 +58,22 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
   await pauseSubscriptions(createDb(binding), id).catch((error) =>
     console.error(JSON.stringify({ type: "erasure_error", account_id: id, shard: marked[0]!.shard, error: String(error) })),
   );
+}
+
+/** Marks the account erased at `now` unless it is erased or moving; returns its shard if it did. */
+export function markErased(directory: Db, id: string, now: number) {
+  return directory
+    .update(accounts)
+    .set({ erasedAt: now })
+    .where(and(eq(accounts.id, id), isNull(accounts.erasedAt), isNull(accounts.moveState)))
+    .returning({ shard: accounts.shard });
+}
+
+/** Deletes the account's API users if it was erased at `now` (by markErased, in the same batch). */
+export function deleteErasedUsers(directory: Db, id: string, now: number) {
+  return directory
+    .delete(apiUsers)
+    .where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`);
 }
 
 // The consumer ends the deliveries of an inactive subscription.

@@ -2,14 +2,14 @@ import { UNKEYED, type Keyed, type KeyedWrite } from "../idempotency";
 import { LARGEST_ROW_BYTES } from "../lib/list-bounds";
 import { and, eq, sql } from "drizzle-orm";
 import type { ServiceContext } from "../context";
-import { counterparties, invoices, paymentInvoices } from "../db/schema";
+import { invoices, paymentInvoices } from "../db/schema";
 import { invalid, notFound, type FieldErrors } from "../errors";
 import { newId } from "../lib/ids";
 import { runNamedBatch } from "../db/client";
 import { guardedInsert } from "../db/guarded-insert";
 import type { PageRequest } from "../lib/pagination";
 import type { Instant } from "../lib/time";
-import { isCounterparty } from "./counterparties";
+import { isCounterparty, selectCounterparty } from "./counterparties";
 import { countAt, countingOf, countInRange, countKey, countOne, rangeOf, seekBy, storedCountQuery, type Buckets } from "./counts";
 import { countWhere, listConditions, listTable } from "../db/list-page";
 import { inAccount } from "../db/scope";
@@ -60,12 +60,6 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, k
     updatedAt: now,
   };
   const made = sql`exists (select 1 from ${invoices} i where i.id = ${row.id})`;
-  // What the check looks at, for an invoice that could not be made.
-  const party = (id: string) =>
-    db
-      .select({ type: counterparties.type })
-      .from(counterparties)
-      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, id)));
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
     insert: guardedInsert(
@@ -77,8 +71,9 @@ export async function createInvoice(ctx: ServiceContext, input: InvoiceFields, k
     count: countOne(db, accountId, countKey("invoices"), made),
     buckets: countAt(db, accountId, "invoices.created_at", row.createdAt, { n: 1 }, made),
     answer: await keyed.answer(row, made),
-    buyer: party(input.buyer_id),
-    supplier: party(input.supplier_id),
+    // What the check looks at, for an invoice that could not be made.
+    buyer: selectCounterparty(db, accountId, input.buyer_id),
+    supplier: selectCounterparty(db, accountId, input.supplier_id),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };

@@ -26,4 +26,4 @@ export { countKey, countOne, givenFilters, storedCountKey, storedCountQuery } fr
 export { countAt, countInRange, rangeOf, timeCountField, type Buckets } from "./time";
 export { seekBy } from "./seek";
 export { countingOf, type CountChoice, type SeekChoice } from "./choice";
-export { addedAfterMark, changesAfterMark, countedTo, foldBehindAccounts, foldPaymentCounts, FOLD_AFTER_MS } from "./payments";
+export { addedAfterMark, changesAfterMark, countedTo, selectCountedTo, foldBehindAccounts, foldPaymentCounts, FOLD_AFTER_MS } from "./payments";

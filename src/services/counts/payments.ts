@@ -30,6 +30,11 @@ export function countedTo(accountId: string | SQL): SQL {
   return sql`coalesce((select counted_to from list_counts where account_id = ${accountId} and resource = 'payments'), 0)`;
 }
 
+/** Reads the account's mark, as `{ mark }`: a write reads it in its batch to know whether to ask for a fold. */
+export function selectCountedTo(db: Db, accountId: string) {
+  return db.select({ mark: countedTo(accountId).mapWith(Number) }).from(sql`(select 1)`);
+}
+
 // Each status as an SQL literal (they are constants; D1 allows 100 bound parameters a statement).
 const COLUMNS = PAYMENT_STATUSES.map((status) => [sql.raw(`'${status}'`), statusColumn(status)] as const);
 

@@ -19,10 +19,10 @@ import type { Keyed, KeyedWrite } from "../../idempotency";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
-import { liveLink, paymentEvents, paymentInvoices, payments, tenants, type PaymentStatus } from "../../db/schema";
+import { liveLink, paymentEvents, paymentInvoices, payments, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
 import { outboxOfChange, type Trace } from "../../webhooks";
-import { countedTo } from "../counts";
+import { selectCountedTo } from "../counts";
 import { allowedSql, eventRefusal, eventSetSql, releasesInvoices, type EventRow, type PaymentEventFields } from "./lifecycle";
 import { paymentWrite } from "./write-fence";
 import { detailChangesSql, eventSql, jsonOf } from "../../db/payment-detail";
@@ -100,14 +100,8 @@ export async function commitEvent(
     releases,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written, trace }, now),
     answer: await keyed.answer(storedEvent, applied),
-    mark: db
-      .select({ mark: countedTo(accountId).mapWith(Number) })
-      .from(tenants)
-      .where(eq(tenants.id, accountId)),
-    after: db
-      .select({ status: payments.status, version: payments.version })
-      .from(payments)
-      .where(and(inAccount(payments, accountId), eq(payments.id, paymentId))),
+    mark: selectCountedTo(db, accountId),
+    after: selectPaymentState(db, accountId, paymentId),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
@@ -163,4 +157,12 @@ function releaseStatements(db: Db, paymentId: string, applied: SQL): BatchStatem
     ),
     db.delete(links).where(released),
   ];
+}
+
+/** Reads the account's payment's status and version: why an event that did not apply was refused. */
+export function selectPaymentState(db: Db, accountId: string, paymentId: string) {
+  return db
+    .select({ status: payments.status, version: payments.version })
+    .from(payments)
+    .where(and(inAccount(payments, accountId), eq(payments.id, paymentId)));
 }

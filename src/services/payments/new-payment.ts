@@ -15,10 +15,11 @@ import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { detailSql, eventSql, invoiceSql, jsonOf, type PaymentView } from "../../db/payment-detail";
 import { inAccount } from "../../db/scope";
-import { counterparties, liveLink, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
+import { liveLink, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
 import { newId } from "../../lib/ids";
 import { outboxOfChange, type Trace } from "../../webhooks";
-import { countedTo } from "../counts";
+import { selectCountedTo } from "../counts";
+import { selectCounterparty } from "../counterparties";
 import { checksHoldSql, creationSql, NO_VERDICT, refusalOf, verdictSql } from "./creation";
 import type { PaymentFields } from "./lifecycle";
 import { paymentWrite } from "./write-fence";
@@ -125,29 +126,12 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
     links,
     outbox: outboxOfChange(db, { accountId, paymentId, payment: p, applied: written, trace }, now),
     answer: await keyed.answer(sql`(select ${p.detail} from ${p.from} where ${written})`, applied),
-    mark: db
-      .select({ mark: countedTo(accountId).mapWith(Number) })
-      .from(tenants)
-      .where(eq(tenants.id, accountId)),
-    // Each check's verdict, and what its refusal names, for a payment that was not made.
-    verdict: db.select(verdictSql(checks)).from(tenants).where(eq(tenants.id, accountId)),
-    buyer: db
-      .select()
-      .from(counterparties)
-      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.originating_counterparty_id))),
-    supplier: db
-      .select()
-      .from(counterparties)
-      .where(and(inAccount(counterparties, accountId), eq(counterparties.id, input.receiving_counterparty_id))),
-    found: db
-      .select()
-      .from(invoices)
-      .where(and(inAccount(invoices, accountId), inList(invoices.id, input.invoice_ids))),
-    live: db
-      .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
-      .from(paymentInvoices)
-      .where(and(inList(paymentInvoices.invoiceId, input.invoice_ids), liveLink))
-      .limit(fixedLimit(1)),
+    mark: selectCountedTo(db, accountId),
+    verdict: selectVerdict(db, accountId, checks),
+    buyer: selectCounterparty(db, accountId, input.originating_counterparty_id),
+    supplier: selectCounterparty(db, accountId, input.receiving_counterparty_id),
+    found: selectInvoices(db, accountId, input.invoice_ids),
+    live: selectLiveLink(db, input.invoice_ids),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
@@ -164,4 +148,26 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
       deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
     },
   };
+}
+
+/** Reads each creation check's verdict, and what its refusal names, for a payment that was not made (creation.ts). */
+export function selectVerdict(db: Db, accountId: string, checks: Parameters<typeof verdictSql>[0]) {
+  return db.select(verdictSql(checks)).from(tenants).where(eq(tenants.id, accountId));
+}
+
+/** Reads the account's invoices among `ids`. */
+export function selectInvoices(db: Db, accountId: string, ids: readonly string[]) {
+  return db
+    .select()
+    .from(invoices)
+    .where(and(inAccount(invoices, accountId), inList(invoices.id, [...ids])));
+}
+
+/** Reads one live link of any invoice among `ids` (an invoice a payment holds), if there is one. */
+export function selectLiveLink(db: Db, ids: readonly string[]) {
+  return db
+    .select({ invoiceId: paymentInvoices.invoiceId, paymentId: paymentInvoices.paymentId })
+    .from(paymentInvoices)
+    .where(and(inList(paymentInvoices.invoiceId, [...ids]), liveLink))
+    .limit(fixedLimit(1));
 }

@@ -77,24 +77,25 @@ function latestAttempts(shown: number): SQL {
   return sql`${webhookAttempts.number} > (select d.attempts from ${webhookDeliveries} d where d.id = ${webhookAttempts.deliveryId}) - ${shown}`;
 }
 
+/** Reads the latest `shown` attempts of each delivery among `ids` (every one: `Infinity`), in no order. */
+export function selectAttemptsOf(db: Db, ids: string[], shown: number) {
+  return db
+    .select()
+    .from(webhookAttempts)
+    .where(and(inList(webhookAttempts.deliveryId, ids), Number.isFinite(shown) ? latestAttempts(shown) : undefined));
+}
+
 /** Deliveries with their latest `shown` attempts (every one for the archive: `Infinity`) and their bodies. */
 export async function withAttempts(db: Db, rows: DeliveryRow[], shown = ATTEMPTS_SHOWN) {
   if (rows.length === 0) return [];
   // Sorted here: an ORDER BY over several deliveries' attempts would need a temporary B-tree.
   // What rebuilds their bodies is read in the same round trip.
   const { attempts, sources } = await runNamedBatch(db, {
-    attempts: db
-      .select()
-      .from(webhookAttempts)
-      .where(
-        and(
-          inList(
-            webhookAttempts.deliveryId,
-            rows.map((row) => row.id),
-          ),
-          Number.isFinite(shown) ? latestAttempts(shown) : undefined,
-        ),
-      ),
+    attempts: selectAttemptsOf(
+      db,
+      rows.map((row) => row.id),
+      shown,
+    ),
     sources: bodySources(db, eventsToRebuild(rows)),
   });
   const attemptsOf = groupBy(
@@ -132,15 +133,8 @@ export interface Delivery {
 
 export async function getDelivery({ db, accountId }: ServiceContext, subscriptionId: string, deliveryId: string): Promise<Delivery> {
   const { found, attempts, sources } = await runNamedBatch(db, {
-    found: db
-      .select()
-      .from(webhookDeliveries)
-      .where(ofDelivery(accountId, subscriptionId, deliveryId)),
-    attempts: db
-      .select()
-      .from(webhookAttempts)
-      .where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN)))
-      .orderBy(asc(webhookAttempts.number)),
+    found: selectDelivery(db, accountId, subscriptionId, deliveryId),
+    attempts: selectShownAttempts(db, deliveryId),
     sources: bodySources(db, eventOfDelivery(ofDelivery(accountId, subscriptionId, deliveryId))),
   });
   const delivery = found[0];
@@ -175,18 +169,12 @@ export async function redeliver(
   } as const;
   const after: Delivery = { delivery: { ...delivery, ...changes }, attempts };
   const ofRow = ofDelivery(accountId, subscriptionId, deliveryId);
-  // The answer is stored only if the delivery was still there to be sent again.
-  const applied = exists(
-    db
-      .select({ id: webhookDeliveries.id })
-      .from(webhookDeliveries)
-      .where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.leaseToken))),
-  );
   const batch = await runNamedBatch(db, {
     key: keyed.claim,
-    update: db.update(webhookDeliveries).set(changes).where(and(keyed.owns, ofRow)).returning({ id: webhookDeliveries.id }),
+    update: updateDelivery(db, ofRow, changes, keyed.owns),
     released: releaseNext(db, [{ subscriptionId, paymentId: delivery.paymentId }], now),
-    answer: await keyed.answer(after, applied),
+    // Stored only if the delivery was still there to be sent again.
+    answer: await keyed.answer(after, sentAgainAt(db, ofRow, now)),
   });
   const decided = keyed.decided(batch.key);
   if (decided) return { decided };
@@ -200,6 +188,38 @@ export async function redeliver(
   return { ran: after };
 }
 
-function ofDelivery(accountId: string, subscriptionId: string, deliveryId: string) {
-  return and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.id, deliveryId));
+function ofDelivery(accountId: string, subscriptionId: string, deliveryId: string): SQL {
+  return and(inAccount(webhookDeliveries, accountId), eq(webhookDeliveries.subscriptionId, subscriptionId), eq(webhookDeliveries.id, deliveryId))!;
+}
+
+/** Reads the account's subscription's delivery. */
+export function selectDelivery(db: Db, accountId: string, subscriptionId: string, deliveryId: string) {
+  return db
+    .select()
+    .from(webhookDeliveries)
+    .where(ofDelivery(accountId, subscriptionId, deliveryId));
+}
+
+/** Reads a delivery's latest ATTEMPTS_SHOWN attempts of webhook_attempts, oldest first. */
+export function selectShownAttempts(db: Db, deliveryId: string) {
+  return db
+    .select()
+    .from(webhookAttempts)
+    .where(and(eq(webhookAttempts.deliveryId, deliveryId), latestAttempts(ATTEMPTS_SHOWN)))
+    .orderBy(asc(webhookAttempts.number));
+}
+
+/** Writes `changes` to the delivery `ofRow` names if `guard` holds; returns its id if it did. */
+export function updateDelivery(db: Db, ofRow: SQL, changes: Partial<DeliveryRow>, guard: SQL) {
+  return db.update(webhookDeliveries).set(changes).where(and(guard, ofRow)).returning({ id: webhookDeliveries.id });
+}
+
+/** Whether the delivery `ofRow` names was sent again at `now` and no attempt leased it since. */
+export function sentAgainAt(db: Db, ofRow: SQL, now: number): SQL {
+  return exists(
+    db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(ofRow, eq(webhookDeliveries.updatedAt, now), isNull(webhookDeliveries.leaseToken))),
+  );
 }

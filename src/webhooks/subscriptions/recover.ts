@@ -1,5 +1,5 @@
 import { and, between, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { runNamedBatch } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { deliveryStatusIs, webhookDeliveries } from "../../db/schema";
 import { inAccount } from "../../db/scope";
@@ -36,7 +36,25 @@ export async function recoverDeliveries(
   if (problem) throw invalid(problem);
   await activeSubscription(db, accountId, subscriptionId);
   const now = Date.now();
-  const failed = db
+  const batch = await runNamedBatch(db, {
+    key: keyed.claim,
+    recovered: sendFailedAgain(db, selectFailedIn(db, accountId, subscriptionId, window), now, keyed.owns),
+    // changes(): the rows the update just changed, in this batch.
+    answer: await keyed.answer(sql`json_object('recovered', changes())`),
+  });
+  const decided = keyed.decided(batch.key);
+  if (decided) return { decided };
+  await handOver(
+    db,
+    queue,
+    batch.recovered.map((row) => row.id),
+  );
+  return { ran: { recovered: batch.recovered.length } };
+}
+
+/** The ids of the account's subscription's first MAX_RECOVERED failed deliveries created in the window, oldest first. */
+export function selectFailedIn(db: Db, accountId: string, subscriptionId: string, window: { since: number; until: number }) {
+  return db
     .select({ id: webhookDeliveries.id })
     .from(webhookDeliveries)
     .where(
@@ -49,32 +67,26 @@ export async function recoverDeliveries(
     )
     .orderBy(webhookDeliveries.createdAt, webhookDeliveries.id)
     .limit(fixedLimit(MAX_RECOVERED));
-  const batch = await runNamedBatch(db, {
-    key: keyed.claim,
-    recovered: db
-      .update(webhookDeliveries)
-      // Recovered deliveries go out when asked, whatever their payment's order (outbox/order.ts).
-      .set({
-        status: "pending",
-        nextAttemptAt: now,
-        scheduleStartedAt: null,
-        enqueuedAt: now,
-        leasedUntil: null,
-        leaseToken: null,
-        ordered: false,
-        updatedAt: now,
-      })
-      .where(and(keyed.owns, inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
-      .returning({ id: webhookDeliveries.id }),
-    // changes(): the rows the update just changed, in this batch.
-    answer: await keyed.answer(sql`json_object('recovered', changes())`),
-  });
-  const decided = keyed.decided(batch.key);
-  if (decided) return { decided };
-  await handOver(
-    db,
-    queue,
-    batch.recovered.map((row) => row.id),
-  );
-  return { ran: { recovered: batch.recovered.length } };
+}
+
+/**
+ * Makes the failed deliveries `failed` selects pending again, due now with a fresh schedule and
+ * handed over, if `guard` holds; returns their ids. They go out when asked, whatever their
+ * payment's order (outbox/order.ts).
+ */
+export function sendFailedAgain(db: Db, failed: ReturnType<typeof selectFailedIn>, now: number, guard: SQL) {
+  return db
+    .update(webhookDeliveries)
+    .set({
+      status: "pending",
+      nextAttemptAt: now,
+      scheduleStartedAt: null,
+      enqueuedAt: now,
+      leasedUntil: null,
+      leaseToken: null,
+      ordered: false,
+      updatedAt: now,
+    })
+    .where(and(guard, inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
+    .returning({ id: webhookDeliveries.id });
 }

@@ -5,9 +5,9 @@
  * subscription's history.
  */
 import { and, eq, exists, gte } from "drizzle-orm";
-import { runNamedBatch } from "../../db/client";
+import { runNamedBatch, type Db } from "../../db/client";
 import { BUCKET_MS, DURATION_BINS_MS, webhookStats, webhookSubscriptions } from "../../db/schema";
-import { inAccount } from "../../db/scope";
+import { ofSubscription } from "./statements";
 import { notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inFlightOf, SUBSCRIPTION_ROW, waitingOf } from "./rows";
@@ -23,32 +23,9 @@ const binKeys = ["h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8", "h9", "h1
 export async function subscriptionStats({ db, accountId }: ServiceContext, subscriptionId: string, window: StatsWindow) {
   const now = Date.now();
   const from = now - WINDOWS[window];
-  const scoped = and(inAccount(webhookSubscriptions, accountId), eq(webhookSubscriptions.id, subscriptionId));
   const { found, rows } = await runNamedBatch(db, {
-    found: db
-      .select({
-        isActive: webhookSubscriptions.isActive,
-        failingSince: webhookSubscriptions.failingSince,
-        lastAttemptAt: webhookSubscriptions.lastAttemptAt,
-        lastSuccessAt: webhookSubscriptions.lastSuccessAt,
-        backoffUntil: webhookSubscriptions.backoffUntil,
-        inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
-        held: heldCount(SUBSCRIPTION_ROW),
-        waitingForOrder: waitingOf(SUBSCRIPTION_ROW),
-      })
-      .from(webhookSubscriptions)
-      .where(scoped),
-    rows: db
-      .select()
-      .from(webhookStats)
-      .where(
-        and(
-          eq(webhookStats.subscriptionId, subscriptionId),
-          // The bucket holding the window's start, and every later one.
-          gte(webhookStats.bucketStart, from - (from % BUCKET_MS)),
-          exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(scoped)),
-        ),
-      ),
+    found: selectHealth(db, accountId, subscriptionId, now),
+    rows: selectBuckets(db, accountId, subscriptionId, from),
   });
   const subscription = found[0];
   if (!subscription) throw notFound();
@@ -150,4 +127,35 @@ export function percentile(bins: number[], q: number): number | null {
     seen += count;
   }
   return DURATION_BINS_MS.at(-1)!;
+}
+
+/** Reads the account's subscription's state as `/stats/` shows it, with its attempts in flight at `now`, held and waiting deliveries. */
+export function selectHealth(db: Db, accountId: string, subscriptionId: string, now: number) {
+  return db
+    .select({
+      isActive: webhookSubscriptions.isActive,
+      failingSince: webhookSubscriptions.failingSince,
+      lastAttemptAt: webhookSubscriptions.lastAttemptAt,
+      lastSuccessAt: webhookSubscriptions.lastSuccessAt,
+      backoffUntil: webhookSubscriptions.backoffUntil,
+      inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
+      held: heldCount(SUBSCRIPTION_ROW),
+      waitingForOrder: waitingOf(SUBSCRIPTION_ROW),
+    })
+    .from(webhookSubscriptions)
+    .where(ofSubscription(accountId, subscriptionId));
+}
+
+/** Reads the account's subscription's stats buckets from the one holding `from` on. */
+export function selectBuckets(db: Db, accountId: string, subscriptionId: string, from: number) {
+  return db
+    .select()
+    .from(webhookStats)
+    .where(
+      and(
+        eq(webhookStats.subscriptionId, subscriptionId),
+        gte(webhookStats.bucketStart, from - (from % BUCKET_MS)),
+        exists(db.select({ id: webhookSubscriptions.id }).from(webhookSubscriptions).where(ofSubscription(accountId, subscriptionId))),
+      ),
+    );
 }
