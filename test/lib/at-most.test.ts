@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { eachAtMost } from "../../src/lib/at-most";
+import { atMost, eachAtMost } from "../../src/lib/at-most";
 
 /** Work that ends when the test says, recording how many were under way at once. */
 function gate() {
@@ -54,5 +54,41 @@ describe("eachAtMost", () => {
     const ran: number[] = [];
     await expect(eachAtMost([1, 2, 3], 2, async (item) => (ran.push(item), item === 1 ? Promise.reject(new Error("one")) : undefined))).rejects.toThrow("one");
     expect(ran).toEqual([1, 2, 3]);
+  });
+});
+
+describe("atMost", () => {
+  it("takes items while it runs: starts each at once while a place is free, queues the rest, and says how many are busy", async () => {
+    const g = gate();
+    const pool = atMost(2, g.work);
+    pool.add(0);
+    pool.add(1);
+    pool.add(2);
+    await g.tick();
+    expect(g.started).toEqual([0, 1]);
+    expect(pool.busy).toBe(3);
+    await g.end(0);
+    expect(g.started).toEqual([0, 1, 2]);
+    pool.add(3); // added while it runs: queued behind the two under way
+    expect(pool.busy).toBe(3);
+    const idle = pool.idle();
+    for (const item of [1, 2, 3]) await g.end(item);
+    await idle;
+    expect(pool.busy).toBe(0);
+    expect(g.most()).toBe(2);
+    pool.add(4); // a new round after idle
+    await g.tick();
+    expect(g.started).toEqual([0, 1, 2, 3, 4]);
+    await g.end(4);
+    await pool.idle();
+  });
+
+  it("is idle at once with nothing added, and throws the first failure when idle, once", async () => {
+    const pool = atMost(2, async (item: number) => (item === 1 ? Promise.reject(new Error("one")) : undefined));
+    await pool.idle();
+    pool.add(1);
+    pool.add(2);
+    await expect(pool.idle()).rejects.toThrow("one");
+    await pool.idle();
   });
 });

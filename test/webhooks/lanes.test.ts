@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { answersQuickly, ATTEMPTS_AT_ONCE, leaseMsAt, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "../../src/webhooks/delivery/lanes";
+import {
+  answersQuickly,
+  ATTEMPTS_AT_ONCE,
+  chainRoom,
+  leaseMsAt,
+  RECORD_MS,
+  startOrder,
+  UNPROVEN_AT_ONCE,
+  withinBodyBytes,
+} from "../../src/webhooks/delivery/lanes";
 import { HEALTH_WINDOW_MS, SLOW_MS } from "../../src/webhooks/delivery/admission";
 import { WAIT_UNTIL_MS } from "../../src/lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, LEASE_MS } from "../../src/webhooks/wire/retry-schedule";
@@ -61,5 +70,27 @@ describe("a consumer invocation's lanes", () => {
   it("lets an invocation's attempts to receivers not known to answer quickly all time out within waitUntil's 30 s, with a timeout's time to spare for the others", () => {
     const waves = Math.ceil(UNPROVEN_AT_ONCE / ATTEMPTS_AT_ONCE);
     expect(waves * ATTEMPT_TIMEOUT_MS + ATTEMPT_TIMEOUT_MS).toBeLessThanOrEqual(WAIT_UNTIL_MS);
+  });
+});
+
+describe("the lanes a record gives to the next deliveries of ordered payments (chainRoom)", () => {
+  const t0 = 1_000_000;
+  const lastStart = t0 + WAIT_UNTIL_MS - ATTEMPT_TIMEOUT_MS - RECORD_MS;
+  it.each([
+    ["at the invocation's start, all lanes free", t0, 0, 8_000_000, { lanes: ATTEMPTS_AT_ONCE, bodyBytes: Math.floor(8_000_000 / ATTEMPTS_AT_ONCE) }],
+    ["two lanes busy", t0 + 1000, 2, 8_000_000, { lanes: ATTEMPTS_AT_ONCE - 2, bodyBytes: Math.floor(8_000_000 / (ATTEMPTS_AT_ONCE - 2)) }],
+    ["every lane busy", t0, ATTEMPTS_AT_ONCE, 8_000_000, { lanes: 0, bodyBytes: 0 }],
+    ["more busy than lanes (some queued)", t0, ATTEMPTS_AT_ONCE + 3, 8_000_000, { lanes: 0, bodyBytes: 0 }],
+    [
+      "the last moment an attempt still ends and is recorded in time",
+      lastStart,
+      0,
+      600,
+      { lanes: ATTEMPTS_AT_ONCE, bodyBytes: Math.floor(600 / ATTEMPTS_AT_ONCE) },
+    ],
+    ["a millisecond later", lastStart + 1, 0, 8_000_000, { lanes: 0, bodyBytes: 0 }],
+    ["no body bytes left", t0, 0, 0, { lanes: 0, bodyBytes: 0 }],
+  ])("%s", (_, now, busy, left, expected) => {
+    expect(chainRoom(t0, now, busy, left)).toEqual(expected);
   });
 });

@@ -1,4 +1,6 @@
-import { env } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
+import worker from "../../src/index";
+import type { DeliveryMessage } from "../../src/webhooks";
 import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
@@ -134,6 +136,42 @@ describe("ordering: per_payment", () => {
       (list) => list.length === 2,
     );
     expect(got.map((r) => r.headers["webhook-id"])).toEqual([first, second]);
+  });
+
+  it("attempts a payment's next delivery in the invocation that ended the one before it, with no message through the queue", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const ids = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    await d1.batch(
+      ids.map((id, i) =>
+        d1
+          .prepare(
+            `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
+             values (?1, ?2, ?3, 'pmt_chain', ?4, 'pending', 0, ?5, ?5, 1, ?6, ?6, ?6, ?6)`,
+          )
+          .bind(id, subscription.id, client.accountId, JSON.stringify({ object_id: "pmt_chain", version: i + 1 }), i + 1, now - 1000 + i),
+      ),
+    );
+    // All three messages in one batch: the later two wait at admission, and each end leases the next.
+    const batch = createMessageBatch<DeliveryMessage>(
+      "payments-deliveries",
+      ids.map((id) => ({ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
+    );
+    const sent: string[] = [];
+    const queue = {
+      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
+      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    };
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([]);
+    expect((await receivedAt(box)).map((r) => r.headers["webhook-id"])).toEqual(ids);
+    expect(sent).toEqual([]);
+    const rows = await d1.prepare("select status, attempts from webhook_deliveries where payment_id = 'pmt_chain' order by sequence").all();
+    expect(rows.results).toEqual(ids.map(() => ({ status: "succeeded", attempts: 1 })));
   });
 
   it("leaves a released delivery to the sweeper when the worker dies between the end of the one before it and the send", async () => {

@@ -19,7 +19,7 @@
 import { and, eq } from "drizzle-orm";
 import { createDb, runBatch, type Db } from "../../db/client";
 import { shardBinding, shardNotConfigured } from "../../db/shards";
-import { eachAtMost } from "../../lib/at-most";
+import { atMost } from "../../lib/at-most";
 import { groupBy } from "../../lib/group-by";
 import { webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
@@ -35,7 +35,17 @@ import { handOver } from "../outbox/outbox";
 import { gather } from "./gather";
 import { decideOutcome } from "./outcome";
 import { recordAttempts, type Attempted } from "./record";
-import { answersQuickly, ATTEMPTS_AT_ONCE, LEASE_BODY_BYTES, leaseMsAt, OVERFLOW_DELAY_MS, startOrder, UNPROVEN_AT_ONCE, withinBodyBytes } from "./lanes";
+import {
+  answersQuickly,
+  ATTEMPTS_AT_ONCE,
+  chainRoom,
+  LEASE_BODY_BYTES,
+  leaseMsAt,
+  OVERFLOW_DELAY_MS,
+  startOrder,
+  UNPROVEN_AT_ONCE,
+  withinBodyBytes,
+} from "./lanes";
 import { traceOfRow } from "../wire/trace";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
@@ -61,11 +71,16 @@ export async function consumeDeliveries(
   ctx: ExecutionContext,
   { retryScale = 1 }: { retryScale?: number } = {},
 ): Promise<void> {
+  const startedAt = Date.now();
   const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
   const taken: Taken = { bodies: { left: LEASE_BODY_BYTES, taken: 0 }, unproven: 0 };
   for (const [shard, messages] of byShard) started.push(...(await leaseShard(shard, messages, env, started.length, taken)));
-  ctx.waitUntil(deliverAll(env, started, retryScale).catch((error) => console.error(JSON.stringify({ type: "delivery_error", error: String(error) }))));
+  ctx.waitUntil(
+    deliverAll(env, started, retryScale, startedAt, taken.bodies).catch((error) =>
+      console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
+    ),
+  );
 }
 
 /** Leases one shard's deliveries, acks their messages, ends or holds those that are not to be attempted, and returns those to attempt. */
@@ -223,25 +238,29 @@ function quickFirst<T extends { id: string; subscriptionId: string; createdAt: n
 /**
  * Attempts the leased deliveries ATTEMPTS_AT_ONCE at a time, in the start order their leases were
  * leased for, and records those that end close together in one batch, one shard at a time: the
- * one connection the attempts leave.
+ * one connection the attempts leave. A record that ends an ordered delivery with a success leases
+ * the next of its payment in its batch while a lane is free and time is left (lanes.ts
+ * `chainRoom`), and that one is attempted here at once, with no message and no admission read.
  */
-async function deliverAll(env: Env, started: Started[], retryScale: number): Promise<void> {
-  const records = gather<Attempted & { shard: ShardWork }>(
+async function deliverAll(env: Env, started: Started[], retryScale: number, startedAt: number, bodies: { left: number }): Promise<void> {
+  const records = gather<Attempted & Started>(
     async (items) => {
-      for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values())
-        await recordAttempts(attempted[0]!.shard.db, attempted[0]!.shard.queue, attempted);
+      for (const attempted of groupBy(items, (item) => item.shard.queue.shard).values()) {
+        const { shard } = attempted[0]!;
+        const chain = chainRoom(startedAt, Date.now(), lanes.busy, bodies.left);
+        const next = await recordAttempts(shard.db, shard.queue, attempted, chain);
+        const subscriptionOf = new Map(attempted.map((item) => [item.subscription.id, item.subscription]));
+        for (const delivery of next) {
+          bodies.left -= delivery.body.length;
+          lanes.add({ delivery, subscription: subscriptionOf.get(delivery.subscriptionId)!, shard, quick: true });
+        }
+      }
     },
     // Left leased: the lease lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
-  // Shard by shard, as their leases were taken: a delivery never starts later than its lease allows.
-  const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
-    quickFirst(
-      list.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt })),
-      new Set(list.filter((item) => item.quick).map((item) => item.subscription.id)),
-    ),
-  );
-  await eachAtMost(order, ATTEMPTS_AT_ONCE, async ({ delivery, subscription, shard }) => {
+  const lanes = atMost<Started>(ATTEMPTS_AT_ONCE, async (item) => {
+    const { delivery, subscription } = item;
     const result = await attempt(delivery, subscription, env);
     const outcome = decideOutcome({
       attempts: delivery.attempts - 1, // the lease counted this one
@@ -255,9 +274,21 @@ async function deliverAll(env: Env, started: Started[], retryScale: number): Pro
       random: Math.random,
       scale: retryScale,
     });
-    records.add({ delivery, result, outcome, shard });
+    records.add({ ...item, result, outcome });
   });
-  await records.done();
+  // Shard by shard, as their leases were taken: a delivery never starts later than its lease allows.
+  const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
+    quickFirst(
+      list.map((item) => ({ ...item, id: item.delivery.id, subscriptionId: item.delivery.subscriptionId, createdAt: item.delivery.createdAt })),
+      new Set(list.filter((item) => item.quick).map((item) => item.subscription.id)),
+    ),
+  );
+  for (const item of order) lanes.add(item);
+  // Until no attempt is under way and every record is written (a record may start a next one).
+  do {
+    await lanes.idle();
+    await records.done();
+  } while (lanes.busy > 0);
 }
 
 /** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */

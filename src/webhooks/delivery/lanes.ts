@@ -6,7 +6,7 @@
  * lanes before another's first; and a lease holds as long as its delivery may wait for a lane.
  * Pure.
  */
-import { SIMULTANEOUS_CONNECTIONS } from "../../lib/platform-limits";
+import { SIMULTANEOUS_CONNECTIONS, WAIT_UNTIL_MS } from "../../lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, LEASE_MS } from "../wire/retry-schedule";
 import { healthAt, SLOW_MS, type AdmissionState } from "./admission";
 import { withinBytes } from "../../lib/within-bytes";
@@ -83,4 +83,20 @@ export function startOrder<T extends Queued>(rows: readonly T[]): T[] {
  */
 export function leaseMsAt(position: number): number {
   return LEASE_MS + Math.floor(position / ATTEMPTS_AT_ONCE) * ATTEMPT_TIMEOUT_MS;
+}
+
+/** What recording an attempt and handing its retries to the queue may take, at most, after the attempt ends. */
+export const RECORD_MS = 5_000;
+
+/**
+ * The lanes an invocation gives, when it records attempts at `now`, to the next deliveries of the
+ * ordered payments they end (record.ts): the lanes free now (none are queued while one is free),
+ * while an attempt started now still ends, and is recorded, within the 30 s after the invocation
+ * started at `startedAt`; and the bytes each of their bodies may read, from what is left of
+ * LEASE_BODY_BYTES. Pure.
+ */
+export function chainRoom(startedAt: number, now: number, busy: number, bodiesLeft: number): { lanes: number; bodyBytes: number } {
+  const lanes = now + ATTEMPT_TIMEOUT_MS + RECORD_MS <= startedAt + WAIT_UNTIL_MS ? Math.max(0, ATTEMPTS_AT_ONCE - busy) : 0;
+  if (lanes === 0 || bodiesLeft <= 0) return { lanes: 0, bodyBytes: 0 };
+  return { lanes, bodyBytes: Math.floor(bodiesLeft / lanes) };
 }

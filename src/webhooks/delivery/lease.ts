@@ -39,42 +39,56 @@ export async function readAdmission(
   ids: string[],
   now: number,
 ): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number; waiting: boolean }[]; subscriptions: AdmissionRow[] }> {
+  return runNamedBatch(db, { rows: selectAdmissionRows(db, ids), subscriptions: selectAdmissionSubscriptions(db, ids, now) });
+}
+
+/**
+ * Whether the delivery waits for an earlier one of its payment: decided here, once. A delivery
+ * found free stays free until its lease, since an ordered delivery that ended never becomes
+ * pending again while ordered (a redelivery or recovery clears it).
+ */
+const waits = sql`(${activeOf(webhookDeliveries.subscriptionId)} = 1 and ${blockedSql(webhookDeliveries)})`;
+
+/** Reads each delivery's subscription, age, whether it waits, and the bytes its body reads. */
+export function selectAdmissionRows(db: Db, ids: string[]) {
   const d = webhookDeliveries;
-  // Decided here, once: a delivery found free stays free until its lease, since an ordered delivery
-  // that ended never becomes pending again while ordered (a redelivery or recovery clears it).
-  const waits = sql`(${activeOf(d.subscriptionId)} = 1 and ${blockedSql(d)})`;
-  const { rows, subscriptions } = await runNamedBatch(db, {
-    rows: db
-      .select({
-        id: d.id,
-        subscriptionId: d.subscriptionId,
-        createdAt: d.createdAt,
-        waiting: sql<number>`${waits}`.mapWith(Boolean),
-        // What the lease reads to make its body: the row's own, or its payment's stored detail.
-        bodyBytes: sql<number>`coalesce(case when ${d.flags} is null then length(cast(${d.body} as blob)) else (select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}) end, 0)`,
-      })
-      .from(webhookDeliveries)
-      .where(inList(webhookDeliveries.id, ids)),
-    subscriptions: db
-      .select({
-        ...getTableColumns(webhookSubscriptions),
-        inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
-        oldestStart: sql<
-          number | null
-        >`(select min(c.leased_until) from ${webhookDeliveries} c where c.subscription_id = ${SUBSCRIPTION_ROW} and c.leased_until > ${now}) - ${LEASE_MS}`,
-      })
-      .from(webhookSubscriptions)
-      .where(
-        inArray(
-          webhookSubscriptions.id,
-          db
-            .select({ id: webhookDeliveries.subscriptionId })
-            .from(webhookDeliveries)
-            .where(and(inList(webhookDeliveries.id, ids), sql`not ${waits}`)),
-        ),
+  return db
+    .select({
+      id: d.id,
+      subscriptionId: d.subscriptionId,
+      createdAt: d.createdAt,
+      waiting: sql<number>`${waits}`.mapWith(Boolean),
+      bodyBytes: bodyBytesOf(d),
+    })
+    .from(d)
+    .where(inList(d.id, ids));
+}
+
+/** What a lease reads to make the delivery's body, in bytes: the row's own, or its payment's stored detail. */
+function bodyBytesOf(d: typeof webhookDeliveries): SQL<number> {
+  return sql<number>`coalesce(case when ${d.flags} is null then length(cast(${d.body} as blob)) else (select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}) end, 0)`;
+}
+
+/** Reads the subscriptions of the deliveries that do not wait, with their attempts in flight at `now` and when the oldest started. */
+export function selectAdmissionSubscriptions(db: Db, ids: string[], now: number) {
+  return db
+    .select({
+      ...getTableColumns(webhookSubscriptions),
+      inFlight: inFlightOf(SUBSCRIPTION_ROW, now),
+      oldestStart: sql<
+        number | null
+      >`(select min(c.leased_until) from ${webhookDeliveries} c where c.subscription_id = ${SUBSCRIPTION_ROW} and c.leased_until > ${now}) - ${LEASE_MS}`,
+    })
+    .from(webhookSubscriptions)
+    .where(
+      inArray(
+        webhookSubscriptions.id,
+        db
+          .select({ id: webhookDeliveries.subscriptionId })
+          .from(webhookDeliveries)
+          .where(and(inList(webhookDeliveries.id, ids), sql`not ${waits}`)),
       ),
-  });
-  return { rows, subscriptions };
+    );
 }
 
 /** Whether the subscription `subscriptionId` names is active (1), or not or gone (0), as SQL. */
@@ -98,15 +112,130 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "leaseMs
   return sql`(select json_extract(value, ${`$.${field}`}) from json_each(${JSON.stringify(rows)}) where json_extract(value, '$.id') = ${DELIVERY_ROW_ID})`;
 }
 
+/** A delivery a lease may take at `now`: pending, due, not leased by another copy of its message, not held by a move. */
+function leasable(now: number): SQL {
+  return and(
+    eq(webhookDeliveries.status, "pending"),
+    lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
+    or(isNull(webhookDeliveries.leasedUntil), lt(webhookDeliveries.leasedUntil, now)),
+    notHeldByMove(webhookDeliveries.accountId),
+  )!;
+}
+
+/**
+ * Leases the plan's leasable deliveries under `token`, each only while its subscription's attempts
+ * in flight plus its rank stay within the cap the admission rule chose (another consumer may have
+ * taken slots since the rule read them). One whose subscription is active gets its attempt
+ * counted, and a first attempt logged as started on the row itself. Returns the rows leased.
+ */
+export function leasePlanned(db: Db, plan: { id: string }[], token: string, now: number) {
+  return db
+    .update(webhookDeliveries)
+    .set(leaseColumns(token, now, sql`coalesce(${planned(plan, "leaseMs")}, ${LEASE_MS})`))
+    .where(and(idIn(plan), leasable(now), sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan, "rank")} <= ${planned(plan, "cap")}`))
+    .returning();
+}
+
+/**
+ * A lease's columns: held `leaseMs` from `now` under `token`; if its subscription is active, its
+ * attempt counted, and a first attempt logged as started on the row itself (SET reads the row as
+ * it was before the lease).
+ */
+function leaseColumns(token: string, now: number, leaseMs: SQL) {
+  const active = activeOf(webhookDeliveries.subscriptionId);
+  const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
+  return {
+    leasedUntil: sql`${now} + ${leaseMs}`,
+    leaseToken: token,
+    attempts: sql`${webhookDeliveries.attempts} + ${active}`,
+    firstStartedAt: sql`case when ${firstAttempt} then ${now} else ${webhookDeliveries.firstStartedAt} end`,
+    firstDurationMs: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstDurationMs} end`,
+    firstEnded: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstEnded} end`,
+  };
+}
+
+/**
+ * Leases, for LEASE_MS under `token`, the next ordered delivery of each payment given (outbox/order.ts
+ * `nextOf`) that is leasable, whose subscription is active and whose body reads `bodyBytes` at
+ * most: the consumer that recorded the end of the one before it attempts it at once, with no
+ * message and no admission read. Its attempt is counted and logged as any lease's. Returns the
+ * rows leased.
+ */
+export function leaseNext(db: Db, next: SQL, token: string, now: number, bodyBytes: number) {
+  return db
+    .update(webhookDeliveries)
+    .set(leaseColumns(token, now, sql`${LEASE_MS}`))
+    .where(
+      and(
+        sql`${webhookDeliveries.id} in ${next}`,
+        leasable(now),
+        sql`${activeOf(webhookDeliveries.subscriptionId)} = 1`,
+        sql`${bodyBytesOf(webhookDeliveries)} <= ${bodyBytes}`,
+      ),
+    )
+    .returning();
+}
+
+/** Logs a later attempt, started now and not yet answered, for each delivery among `ids` (a list, or their SQL) leased under `token` whose subscription is active. */
+export function logLaterAttempts(db: Db, ids: string[] | SQL, token: string, now: number) {
+  const d = aliased(webhookDeliveries, "d");
+  const s = aliased(webhookSubscriptions, "s");
+  return guardedInsert(
+    db,
+    webhookAttempts,
+    {
+      deliveryId: sql`${d.id}`,
+      number: sql`${d.attempts}`,
+      startedAt: now,
+      durationMs: 0,
+      responseStatus: null,
+      error: null,
+      responseExcerpt: null,
+      ended: 0,
+      headers: null,
+    },
+    sql`${d.id} in ${Array.isArray(ids) ? sql`(select value from json_each(${JSON.stringify(ids)}))` : ids} and ${d.leaseToken} = ${token} and ${d.attempts} > 1
+        and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
+    d.from,
+  );
+}
+
+/** Puts the plan's leasable deliveries off, unleased, to their planned time; returns them. */
+export function putOffPlanned(db: Db, plan: { id: string }[], now: number) {
+  return db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: planned(plan, "at"), enqueuedAt: now })
+    .where(and(idIn(plan), leasable(now)))
+    .returning({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt });
+}
+
+/** Reads each delivery's status, due time and whether a move holds it: what a message that was not leased turns out to be. */
+export function selectLeaseStates(db: Db, ids: string[]) {
+  return db
+    .select({
+      id: webhookDeliveries.id,
+      status: webhookDeliveries.status,
+      nextAttemptAt: webhookDeliveries.nextAttemptAt,
+      held: sql<number>`not ${notHeldByMove(webhookDeliveries.accountId)}`.mapWith(Boolean),
+    })
+    .from(webhookDeliveries)
+    .where(inList(webhookDeliveries.id, ids));
+}
+
+/** Reads what rebuilds the bodies of the deliveries among `ids` (a list, or their SQL) leased under `token` whose subscription is among `attempted` (all: undefined). */
+export function selectLeasedSources(db: Db, ids: string[] | SQL, token: string, attempted?: Set<string>) {
+  const among = Array.isArray(ids) ? inList(webhookDeliveries.id, ids) : sql`${webhookDeliveries.id} in ${ids}`;
+  const attemptedOnly = attempted ? inList(webhookDeliveries.subscriptionId, [...attempted, ""]) : undefined;
+  return bodySources(db, eventOfDelivery(and(among, eq(webhookDeliveries.leaseToken, token), attemptedOnly)));
+}
+
 /**
  * Leases the plan's deliveries that are pending, due and not held by another copy of their
- * message, each only while its subscription's attempts in flight plus its rank stay within the
- * cap the admission rule chose (another consumer may have taken slots since the rule read them);
- * puts off the plan's others, unleased, to their time; and reads what rebuilds the leased
- * bodies, in one round trip. A leased delivery whose subscription is active gets its attempt
- * counted and logged as started here, before anything is sent: if the worker dies mid-attempt,
- * the log still shows the attempt (never answered), and the next attempt has the next number.
- * Returns each id's lease.
+ * message (leasePlanned); puts off the plan's others, unleased, to their time; and reads what
+ * rebuilds the leased bodies, in one round trip. A leased delivery whose subscription is active
+ * gets its attempt counted and logged as started here, before anything is sent: if the worker
+ * dies mid-attempt, the log still shows the attempt (never answered), and the next attempt has
+ * the next number. Returns each id's lease.
  */
 export async function leaseDeliveries(
   db: Db,
@@ -118,74 +247,13 @@ export async function leaseDeliveries(
   const token = crypto.randomUUID();
   // The subscriptions whose leased deliveries are attempted (the others are ended or held).
   const attempted = new Set(subscriptions.filter((row) => row.isActive).map((row) => row.id));
-  const active = activeOf(webhookDeliveries.subscriptionId);
-  // The lease starts the delivery's first attempt (SET reads the row as it was before the lease).
-  const firstAttempt = sql`(${webhookDeliveries.attempts} = 0 and ${active} = 1)`;
-  const leasable = and(
-    eq(webhookDeliveries.status, "pending"),
-    lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
-    or(isNull(webhookDeliveries.leasedUntil), lt(webhookDeliveries.leasedUntil, now)),
-    notHeldByMove(webhookDeliveries.accountId),
-  );
-  // A later attempt's log entry, started now and not yet answered, for each leased delivery.
-  const d = aliased(webhookDeliveries, "d");
-  const s = aliased(webhookSubscriptions, "s");
   const { leased, putOff, states, sources } = await runNamedBatch(db, {
-    leased: db
-      .update(webhookDeliveries)
-      .set({
-        leasedUntil: sql`${now} + coalesce(${planned(plan.lease, "leaseMs")}, ${LEASE_MS})`,
-        leaseToken: token,
-        attempts: sql`${webhookDeliveries.attempts} + ${active}`,
-        // A first attempt is logged as started on the row itself; a later one in webhook_attempts.
-        firstStartedAt: sql`case when ${firstAttempt} then ${now} else ${webhookDeliveries.firstStartedAt} end`,
-        firstDurationMs: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstDurationMs} end`,
-        firstEnded: sql`case when ${firstAttempt} then 0 else ${webhookDeliveries.firstEnded} end`,
-      })
-      .where(
-        and(idIn(plan.lease), leasable, sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan.lease, "rank")} <= ${planned(plan.lease, "cap")}`),
-      )
-      .returning(),
-    logged: guardedInsert(
-      db,
-      webhookAttempts,
-      {
-        deliveryId: sql`${d.id}`,
-        number: sql`${d.attempts}`,
-        startedAt: now,
-        durationMs: 0,
-        responseStatus: null,
-        error: null,
-        responseExcerpt: null,
-        ended: 0,
-        headers: null,
-      },
-      sql`${d.id} in (select value from json_each(${JSON.stringify(ids)})) and ${d.leaseToken} = ${token} and ${d.attempts} > 1
-        and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
-      d.from,
-    ),
-    putOff: db
-      .update(webhookDeliveries)
-      .set({ nextAttemptAt: planned(plan.putOff, "at"), enqueuedAt: now })
-      .where(and(idIn(plan.putOff), leasable))
-      .returning({ id: webhookDeliveries.id, nextAttemptAt: webhookDeliveries.nextAttemptAt }),
-    states: db
-      .select({
-        id: webhookDeliveries.id,
-        status: webhookDeliveries.status,
-        nextAttemptAt: webhookDeliveries.nextAttemptAt,
-        held: sql<number>`not ${notHeldByMove(webhookDeliveries.accountId)}`.mapWith(Boolean),
-      })
-      .from(webhookDeliveries)
-      .where(inList(webhookDeliveries.id, ids)),
-    // What rebuilds the bodies of the leased deliveries to attempt, in the same round trip (one
-    // ended or held unattempted needs none).
-    sources: bodySources(
-      db,
-      eventOfDelivery(
-        and(inList(webhookDeliveries.id, ids), eq(webhookDeliveries.leaseToken, token), inList(webhookDeliveries.subscriptionId, [...attempted, ""])),
-      ),
-    ),
+    leased: leasePlanned(db, plan.lease, token, now),
+    logged: logLaterAttempts(db, ids, token, now),
+    putOff: putOffPlanned(db, plan.putOff, now),
+    states: selectLeaseStates(db, ids),
+    // In the same round trip (one ended or held unattempted needs none).
+    sources: selectLeasedSources(db, ids, token, attempted),
   });
   const bodies = new Map(
     applyBodies(

@@ -8,26 +8,47 @@ import { healthStatements, toldPending } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
-import { releaseNext } from "../outbox/order";
+import { nextOf, releaseNext } from "../outbox/order";
+import { applyBodies } from "../outbox/bodies";
+import { leaseNext, logLaterAttempts, selectLeasedSources, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
 
 export type { Attempted } from "./attempted";
 
 /**
+ * How many of the next deliveries that ordered ends let go the caller can attempt itself at once
+ * (`lanes`), and the bytes their bodies may read at most each (`bodyBytes`).
+ */
+export interface Chain {
+  lanes: number;
+  bodyBytes: number;
+}
+
+export const NO_CHAIN: Chain = { lanes: 0, bodyBytes: 0 };
+
+/**
  * Records a set of attempts in one batch: every attempt's outcome on the row its lease started
  * (gone if the delivery was deleted meanwhile), every delivery's new state (only under the lease
  * that made the attempt: a redelivery asked for meanwhile stands), and each subscription's
- * failure streak as its latest attempt left it; an ordered delivery that ended releases the next of
- * its payment (order.ts). Then hands the deliveries to retry to the queue with their delays, and
- * the released ones at once; if that send fails, their rows say so and the sweeper sends them when due.
+ * failure streak as its latest attempt left it. An ordered delivery that ended lets the next of its
+ * payment go (outbox/order.ts): after a success, while the caller has `chain` lanes for it, that
+ * next one is leased in the same batch (lease.ts `leaseNext`) and returned for the caller to
+ * attempt; otherwise it is released (`releaseNext`) and handed to the queue. Then hands the
+ * deliveries to retry to the queue with their delays, and the released ones at once; if that send
+ * fails, their rows say so and the sweeper sends them when due.
  */
-export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attempted[]): Promise<void> {
-  if (attempted.length === 0) return;
+export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attempted[], chain: Chain = NO_CHAIN): Promise<DeliveryRow[]> {
+  if (attempted.length === 0) return [];
   const recordedAt = Date.now();
   const latest = latestBySubscription(attempted);
   const values = attemptValues(attempted);
-  // Ordered deliveries these attempts ended: each lets the next of its payment go.
+  // Ordered deliveries these attempts ended: each lets the next of its payment go, the first
+  // successes' next ones to this caller's free lanes, the others' by the queue.
   const ended = attempted.filter(({ delivery, outcome }) => delivery.ordered && outcome.status !== "pending");
+  const chained = ended.filter(({ outcome }) => outcome.status === "succeeded").slice(0, chain.lanes);
+  const released = ended.filter((item) => !chained.includes(item));
+  const next = nextOf(chained.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })));
+  const token = crypto.randomUUID();
   const succeededOn = [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))];
   const recorded = await runNamedBatch(db, {
     laterAttempts: laterAttemptOutcomes(db, values),
@@ -35,15 +56,18 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     // After the states: the next of the payment of each ordered delivery that ended, if it is
     // left to go now (only then: an unordered batch costs no statement more).
     released:
-      ended.length > 0
+      released.length > 0
         ? [
             releaseNext(
               db,
-              ended.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+              released.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
               recordedAt,
             ),
           ]
         : [],
+    chained: chained.length > 0 ? [leaseNext(db, next, token, recordedAt, chain.bodyBytes)] : [],
+    chainLogged: chained.length > 0 ? [logLaterAttempts(db, next, token, recordedAt)] : [],
+    chainSources: chained.length > 0 ? [selectLeasedSources(db, next, token)] : [],
     subscriptions: [...latest.values()].map((item) => subscriptionState(db, attempted, item, recordedAt)),
     stats: statsStatements(
       db,
@@ -77,12 +101,12 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const toRetry = new Set(recorded.deliveries.filter((row) => row.status === "pending").map((row) => row.id));
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && toRetry.has(delivery.id));
   const told = toldPending(recorded.health);
-  const released = recorded.released.flat().map((row) => row.id);
   await handOver(db, queue, [
     ...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })),
     ...told,
-    ...released,
+    ...recorded.released.flat().map((row) => row.id),
   ]);
+  return applyBodies(recorded.chained.flat(), recorded.chainSources.flat());
 }
 
 /** Each subscription's attempt that ended last among `attempted`. */

@@ -52,28 +52,29 @@ export function blockedSql(row: Aliased<typeof webhookDeliveries> | typeof webho
     and ${e.sequence} < ${row.sequence} and ${sql.raw(orderedNotEnded("earlier"))}))`;
 }
 
+/** A payment's deliveries on one subscription. */
+export type OfPayment = { subscriptionId: string; paymentId: string };
+
+/** The ids of the first ordered delivery not yet ended of each (subscription, payment), read on the order index. */
+export function nextOf(payments: OfPayment[]): SQL {
+  const n = aliased(webhookDeliveries, "next");
+  const v = jsonColumn;
+  const first = sql`(select ${n.id} from ${n.from} where ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")}
+    and ${sql.raw(orderedNotEnded("next"))} order by ${n.sequence} limit 1)`;
+  return sql`(select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`;
+}
+
 /**
  * For each (subscription, payment) given, the first of its payment's ordered deliveries not yet
  * ended, when it is pending, due and unleased (the one that waited for the delivery that just
  * ended, or one whose message is on its way, which a second message leaves as it is): marked
  * handed over now. Returns their ids, for the caller to send.
  */
-export function releaseNext(db: Db, payments: { subscriptionId: string; paymentId: string }[], now: number) {
+export function releaseNext(db: Db, payments: OfPayment[], now: number) {
   const d = webhookDeliveries;
-  const n = aliased(webhookDeliveries, "next");
-  const v = jsonColumn;
-  const first = sql`(select ${n.id} from ${n.from} where ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")}
-    and ${sql.raw(orderedNotEnded("next"))} order by ${n.sequence} limit 1)`;
   return db
     .update(d)
     .set({ enqueuedAt: now })
-    .where(
-      and(
-        sql`${d.id} in (select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`,
-        eq(d.status, "pending"),
-        lte(d.nextAttemptAt, now),
-        or(isNull(d.leasedUntil), lt(d.leasedUntil, now)),
-      ),
-    )
+    .where(and(sql`${d.id} in ${nextOf(payments)}`, eq(d.status, "pending"), lte(d.nextAttemptAt, now), or(isNull(d.leasedUntil), lt(d.leasedUntil, now))))
     .returning({ id: d.id });
 }
