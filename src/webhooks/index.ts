@@ -38,7 +38,7 @@ export { continueReleases } from "./upkeep/releases";
 export { ackFeed, readFeed, signedHeaders } from "./subscriptions/feed";
 export { matches, parseFilters, type Filters, type FilteredPayment } from "./outbox/filters";
 export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/stats";
-export { handOver, outboxOfChange } from "./outbox/outbox";
+export { handOver, outboxOfChange, toSend } from "./outbox/outbox";
 export { newTrace, traceOf, type Trace } from "./wire/trace";
 export type { PaymentSnapshot } from "./wire/payload";
 export type { DeliveryMessage, ShardQueue } from "./outbox/message";

@@ -174,6 +174,42 @@ describe("ordering: per_payment", () => {
     expect(rows.results).toEqual(ids.map(() => ({ status: "succeeded", attempts: 1 })));
   });
 
+  it("sends no message at the commit for a delivery made behind an earlier one of its payment: it is taken as handed over, and waits", async () => {
+    const { client, processor } = await makeTenant({ shard: "B" });
+    const [payment] = await payments(client, 1);
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    // An earlier delivery of the payment, its attempt under way.
+    await d1
+      .prepare(
+        `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, leased_until, lease_token, created_at, updated_at)
+         values (?1, ?2, ?3, ?4, '{}', 'pending', 1, 0, 1, 1, ?5, ?5, ?6, 'busy', ?5, ?5)`,
+      )
+      .bind(crypto.randomUUID(), subscription.id, client.accountId, payment, now - 1000, now + 60_000)
+      .run();
+    const sent: string[] = [];
+    const queue = {
+      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
+      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    };
+    const res = await call("POST", `/v2/payments/${payment}/events/`, {
+      body: { event_code: "PU10", description: "Sent", status: "in-progress" },
+      headers: processor.headers,
+      bindings: { DELIVERIES: queue as unknown as Queue<DeliveryMessage> },
+    });
+    expect(res.status).toBe(201);
+    const made = await d1
+      .prepare("select id, status, enqueued_at from webhook_deliveries where subscription_id = ?1 and sequence = 1")
+      .bind(subscription.id)
+      .first<{ id: string; status: string; enqueued_at: number | null }>();
+    expect(made?.status).toBe("pending");
+    expect(made?.enqueued_at).not.toBeNull();
+    expect(sent).not.toContain(made!.id);
+    const stats = await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers });
+    expect(stats.json.waiting_for_order).toBe(1);
+  });
+
   it("leaves a released delivery to the sweeper when the worker dies between the end of the one before it and the send", async () => {
     const { client } = await makeTenant({ shard: "B" });
     const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });

@@ -21,7 +21,7 @@ import { inAccount } from "../../db/scope";
 import { isoSql } from "../../db/stamped-text";
 import { liveLink, paymentEvents, paymentInvoices, payments, type PaymentStatus } from "../../db/schema";
 import { notFound } from "../../errors";
-import { outboxOfChange, type Trace } from "../../webhooks";
+import { outboxOfChange, toSend, type Trace } from "../../webhooks";
 import { selectCountedTo } from "../counts";
 import { allowedSql, eventRefusal, eventSetSql, releasesInvoices, type EventRow, type PaymentEventFields } from "./lifecycle";
 import { paymentWrite } from "./write-fence";
@@ -124,7 +124,7 @@ export async function commitEvent(
         refundReason: moved.refundReason,
         createdAt: moved.updatedAt,
       },
-      deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+      deliveryIds: toSend(batch.outbox),
       countedTo: batch.mark[0]?.mark ?? 0,
     },
   };

@@ -17,7 +17,7 @@ import { detailSql, eventSql, invoiceSql, jsonOf, type PaymentView } from "../..
 import { inAccount } from "../../db/scope";
 import { liveLink, invoices, paymentEvents, paymentInvoices, payments, tenants } from "../../db/schema";
 import { newId } from "../../lib/ids";
-import { outboxOfChange, type Trace } from "../../webhooks";
+import { outboxOfChange, toSend, type Trace } from "../../webhooks";
 import { selectCountedTo } from "../counts";
 import { selectCounterparty } from "../counterparties";
 import { checksHoldSql, creationSql, NO_VERDICT, refusalOf, verdictSql } from "./creation";
@@ -145,7 +145,7 @@ export async function commitNewPayment(db: Db, accountId: string, input: Payment
       detail: JSON.parse(made.detail!) as PaymentView,
       stamp: made.updatedAt,
       countedTo: batch.mark[0]?.mark ?? 0,
-      deliveryIds: batch.outbox.filter((row) => row.status === "pending").map((row) => row.id),
+      deliveryIds: toSend(batch.outbox),
     },
   };
 }

@@ -11,10 +11,12 @@
  * - At the admission read, an ordered delivery that an earlier one still holds back takes no place
  *   and is not leased; nothing is written for it: its message is acked, and it waits with no lane
  *   nor connection.
- * - The batch that records an attempt ending a delivery marks the next one of its payment handed
- *   over now, when it is due and unleased (`releaseNext`), and the consumer hands it to the queue
- *   at once. Marked in the batch, it is the sweeper's should the send fail or the worker die
- *   before it: one handed over and not leased within minutes is sent again.
+ * - The batch that records an attempt ending a delivery lets the next one of its payment go at
+ *   once (`nextOf` finds it): after a success, while the consumer has a free lane and time, it is
+ *   leased in that batch and attempted by the same consumer (delivery/lease.ts `leaseNext`);
+ *   otherwise it is marked handed over now, when it is due and unleased (`releaseNext`), and the
+ *   consumer hands it to the queue. Marked in the batch, it is the sweeper's should the send fail
+ *   or the worker die before it: one handed over and not leased within minutes is sent again.
  */
 import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";

@@ -9,6 +9,7 @@ import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBitsSql } from "../wire/payload";
 import { matchesSql } from "./filters";
 import { nextSequence } from "./sequence";
+import { blockedSql } from "./order";
 import { newTrace, type Trace } from "../wire/trace";
 
 /**
@@ -19,8 +20,9 @@ import { newTrace, type Trace } from "../wire/trace";
  * and flags as they are now, its next sequence number, the change's stamp (`updated` of the row `payment` names) as its
  * `created` and the payment's version; it is pending (and handed over at the commit) when its
  * subscription is active, else held; it is ordered when its subscription is `per_payment`
- * (webhooks/outbox/order.ts), and carries the write's trace. Returns each row's id and status, to
- * hand the pending ones to the queue.
+ * (webhooks/outbox/order.ts), and carries the write's trace. Returns each row's id and status, and
+ * whether it waits for an earlier delivery of its payment, to hand the pending ones that do not
+ * to the queue (`toSend`).
  */
 export function outboxOfChange(
   db: Db,
@@ -64,7 +66,18 @@ export function outboxOfChange(
   return guardedInsert(db, webhookDeliveries, row, where, sql`${webhookSubscriptions} join ${p.from} on ${p.id} = ${change.paymentId}`).returning({
     id: webhookDeliveries.id,
     status: webhookDeliveries.status,
+    // Made behind an earlier delivery of its payment (order.ts): not sent, the end of that one lets it go.
+    waiting: sql<number>`${blockedSql(webhookDeliveries)}`.mapWith(Boolean),
   });
+}
+
+/**
+ * The ids of a change's new deliveries to hand to the queue at the commit: the pending ones that do
+ * not wait for an earlier delivery of their payment. One that waits is taken as handed over (its
+ * row says so), and the end of the one before it lets it go (order.ts). Pure.
+ */
+export function toSend(rows: { id: string; status: string; waiting: boolean }[]): string[] {
+  return rows.filter((row) => row.status === "pending" && !row.waiting).map((row) => row.id);
 }
 
 /**
