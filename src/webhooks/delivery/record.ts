@@ -51,7 +51,8 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const token = crypto.randomUUID();
   const succeededOn = [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))];
   const recorded = await runNamedBatch(db, {
-    laterAttempts: laterAttemptOutcomes(db, values),
+    // A first attempt is logged on its row (deliveryStates): only later ones have a log row to write.
+    laterAttempts: attempted.some(({ outcome }) => outcome.number > 1) ? [laterAttemptOutcomes(db, values)] : [],
     deliveries: deliveryStates(db, values),
     // After the states: the next of the payment of each ordered delivery that ended, if it is
     // left to go now (only then: an unordered batch costs no statement more).
