@@ -17,6 +17,7 @@ import { allowedMethods } from "./routes/methods";
 import { paymentsRouter } from "./routes/payments";
 import { mountSystemRoutes } from "./routes/system";
 import { webhooksRouter } from "./routes/webhooks";
+import { jwksRouter } from "./routes/webhooks/jwks";
 
 z.config({ customError: drfMessage });
 
@@ -32,6 +33,8 @@ export function createApp() {
     await next();
     if (tally) c.res.headers.set("Server-Timing", serverTiming(tally));
   });
+  // Public keys need no credentials: answered before authentication (routes/webhooks/jwks.ts).
+  app.route("/v1/webhooks", jwksRouter);
   // Who is asking comes before what they sent, as in DRF: no body is read for a caller who is not let in.
   // Authentication routes the request to its account's shard (middleware/auth.ts).
   for (const prefix of ["/v1/*", "/v2/*"]) app.use(prefix, basicAuth);

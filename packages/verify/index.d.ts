@@ -11,7 +11,8 @@ export type Reason =
   | "unknown_signature_version"
   | "no_key_for_signature"
   | "signature_mismatch"
-  | "hmac_mismatch";
+  | "hmac_mismatch"
+  | "bad_key_set";
 
 /** What each reason means. */
 export declare const REASONS: Record<Reason, string>;
@@ -29,7 +30,12 @@ export interface VerifyInput {
    * The subscription's signing secret(s), `whsec_…` (checks `v1` and `hook-hmac`), and/or its
    * Ed25519 public key(s), `whpk_…` (checks `v1a`). Pass the old and the new one during a rotation.
    */
-  secrets: string | string[];
+  secrets?: string | string[];
+  /**
+   * An `ed25519` subscription's keys as a JWK Set (`GET /v1/webhooks/{id}/jwks/`), or a set read
+   * from its URL (`keySetFrom`): checks `v1a` with the keys `webhook-key-id` names. Needs no secret.
+   */
+  keys?: JwkSet | KeySet;
   /** The subscription's Basic credentials: checked when either is given. */
   username?: string;
   password?: string;
@@ -38,6 +44,32 @@ export interface VerifyInput {
   /** The receiver's clock, in ms (default Date.now()). */
   now?: number;
 }
+
+/** An Ed25519 public key as a JWK (RFC 8037); `kid` is its RFC 7638 thumbprint. */
+export interface Jwk {
+  kty: "OKP";
+  crv: "Ed25519";
+  x: string;
+  kid: string;
+  use?: "sig";
+  alg?: "EdDSA";
+}
+
+export interface JwkSet {
+  keys: Jwk[];
+}
+
+/** A JWK Set read from a URL and kept in memory (`keySetFrom`). */
+export interface KeySet {
+  url: string;
+  keysFor(kids: string[]): Promise<Jwk[]>;
+}
+
+/** How often a key set from a URL is fetched again at most, for a `kid` it does not have (60 s). */
+export declare const REFETCH_AFTER_MS: number;
+
+/** A JWK Set read from `url` on first use, and again (at most once a minute) for a `kid` it lacks. */
+export declare function keySetFrom(url: string, options?: { fetch?: typeof fetch; now?: () => number }): KeySet;
 
 export type VerifyResult = { ok: true; reason: null } | { ok: false; reason: Reason; detail: string };
 

@@ -20,7 +20,65 @@ export const REASONS = {
   no_key_for_signature: "The delivery is signed with a scheme none of the secrets given is for (v1 needs whsec_…, v1a needs whpk_…).",
   signature_mismatch: "No webhook-signature matches the body with any secret given: the body, id or timestamp was changed, or the secret is wrong.",
   hmac_mismatch: "Neither hook-hmac nor hook-hmac-next matches the body with any whsec_ secret given.",
+  bad_key_set: "keys is neither a JWK Set ({ keys: [...] }) nor a key set from keySetFrom(), or the set could not be fetched.",
 };
+
+/** How often a key set from a URL is fetched again at most, for a `kid` it does not have. */
+export const REFETCH_AFTER_MS = 60_000;
+
+function fromBase64url(text) {
+  if (typeof text !== "string" || !/^[A-Za-z0-9_-]*$/.test(text)) return null;
+  return fromBase64(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
+}
+
+/** The Ed25519 keys of a JWK Set (RFC 7517), by `kid`; keys of other types are left out. */
+function ed25519Jwks(set) {
+  if (set === null || typeof set !== "object" || !Array.isArray(set.keys)) return null;
+  return set.keys.filter((key) => key && key.kty === "OKP" && key.crv === "Ed25519" && typeof key.x === "string" && fromBase64url(key.x)?.length === 32);
+}
+
+/**
+ * A JWK Set read from `url` (the subscription's `GET /v1/webhooks/{id}/jwks/`), kept in memory:
+ * fetched on first use, and again, at most once every REFETCH_AFTER_MS, when a delivery names a
+ * `kid` it does not have (after a rotation). A delivery whose keys it has costs no fetch. Pass it
+ * to `verify()` as `keys`.
+ */
+export function keySetFrom(url, { fetch: fetchFn = globalThis.fetch, now = () => Date.now() } = {}) {
+  let keys = null;
+  let fetchedAt = -Infinity;
+  let fetching = null;
+  const load = async () => {
+    fetchedAt = now();
+    const response = await fetchFn(url, { headers: { accept: "application/jwk-set+json, application/json" } });
+    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+    const read = ed25519Jwks(await response.json());
+    if (!read) throw new Error(`GET ${url} did not answer a JWK Set`);
+    keys = read;
+  };
+  return {
+    url,
+    /** The set's Ed25519 JWKs, fetched again first if one of `kids` is missing and the last fetch is a minute old. */
+    async keysFor(kids) {
+      const missing = keys === null || kids.some((kid) => !keys.some((key) => key.kid === kid));
+      if (missing && now() - fetchedAt >= REFETCH_AFTER_MS) {
+        fetching ??= load().finally(() => (fetching = null));
+        await fetching.catch((error) => {
+          if (keys === null) throw error;
+        });
+      }
+      if (keys === null) throw new Error(`the key set at ${url} could not be fetched`);
+      return keys;
+    },
+  };
+}
+
+/** The Ed25519 public keys `keys` gives for a delivery that names `kids` (all of the set's when it names none). */
+async function keysOfSet(keys, kids) {
+  const jwks = typeof keys?.keysFor === "function" ? await keys.keysFor(kids) : ed25519Jwks(keys);
+  if (!jwks) return null;
+  const named = kids.length > 0 ? jwks.filter((key) => kids.includes(key.kid)) : jwks;
+  return Promise.all(named.map((key) => crypto.subtle.importKey("raw", fromBase64url(key.x), { name: "Ed25519" }, false, ["verify"])));
+}
 
 function fail(reason, detail) {
   return { ok: false, reason, detail: detail ?? REASONS[reason] };
@@ -132,14 +190,15 @@ export async function verify(input) {
 }
 
 async function check(input) {
-  const { body, headers, secrets, username, password, toleranceSec = DEFAULT_TOLERANCE_SEC, now = Date.now() } = input ?? {};
+  const { body, headers, secrets, keys: keySet, username, password, toleranceSec = DEFAULT_TOLERANCE_SEC, now = Date.now() } = input ?? {};
   const bytes = bodyBytes(body);
   const header = headerReader(headers);
-  const list = typeof secrets === "string" ? [secrets] : secrets;
+  const list = typeof secrets === "string" ? [secrets] : secrets === undefined && keySet !== undefined ? [] : secrets;
   if (!bytes)
     return fail("bad_input", "body must be the exact bytes received: a string, Uint8Array or ArrayBuffer (read the raw body, do not parse it first).");
   if (!header) return fail("bad_input", "headers must be the request's headers: a Headers object or a plain object.");
-  if (!Array.isArray(list) || list.length === 0) return fail("bad_input", "secrets must list at least one whsec_… secret or whpk_… public key.");
+  if (!Array.isArray(list) || (list.length === 0 && keySet === undefined))
+    return fail("bad_input", "secrets must list at least one whsec_… secret or whpk_… public key, or keys give a JWK Set.");
   if (typeof toleranceSec !== "number" || !(toleranceSec >= 0))
     return fail("bad_input", "toleranceSec must be a number of seconds, 0 or more (Infinity skips the check).");
   const keys = await importKeys(list);
@@ -177,6 +236,16 @@ async function check(input) {
     .filter((token) => token.version === "v1" || token.version === "v1a");
   if (tokens.length === 0)
     return fail("unknown_signature_version", `webhook-signature has no v1 or v1a signature: ${JSON.stringify(signatureHeader.slice(0, 40))}.`);
+  if (keySet !== undefined && tokens.some((token) => token.version === "v1a")) {
+    // The keys `webhook-key-id` names (one per v1a signature), from the set: fetched again for one it lacks.
+    const kids = (header("webhook-key-id") ?? "").split(" ").filter(Boolean);
+    const fromSet = await keysOfSet(keySet, kids).catch((error) =>
+      fail("bad_key_set", `${REASONS.bad_key_set} ${error instanceof Error ? error.message : ""}`.trim()),
+    );
+    if (fromSet === null) return fail("bad_key_set");
+    if (!Array.isArray(fromSet)) return fromSet;
+    keys.ed25519.push(...fromSet);
+  }
   const usable = tokens.filter((token) => (token.version === "v1" ? keys.hmac.length > 0 : keys.ed25519.length > 0));
   if (usable.length === 0) {
     const versions = [...new Set(tokens.map((token) => token.version))].join(", ");

@@ -7,6 +7,7 @@ import { fixedLimit } from "../db/fixed-limit";
 import {
   accounts,
   apiUsers,
+  publishedKeys,
   counterparties,
   idempotencyKeys,
   moveLog,
@@ -51,6 +52,7 @@ export async function eraseAccount(directory: Db, env: Env, id: string, now = Da
   const { marked } = await runNamedBatch(directory, {
     marked: markErased(directory, id, now),
     users: deleteErasedUsers(directory, id, now),
+    keys: deleteErasedPublications(directory, id, now),
   });
   if (marked.length === 0) throw notFound();
   const binding = shardBinding(env, marked[0]!.shard);
@@ -74,6 +76,13 @@ export function deleteErasedUsers(directory: Db, id: string, now: number) {
   return directory
     .delete(apiUsers)
     .where(sql`${apiUsers.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`);
+}
+
+/** Deletes the account's published key sets if it was erased at `now` (by markErased, in the same batch). */
+export function deleteErasedPublications(directory: Db, id: string, now: number) {
+  return directory
+    .delete(publishedKeys)
+    .where(sql`${publishedKeys.accountId} = ${id} and exists (select 1 from ${accounts} a where a.id = ${id} and a.erased_at = ${now})`);
 }
 
 // The consumer ends the deliveries of an inactive subscription.

@@ -26,7 +26,7 @@ export {
   type Subscription,
   type SubscriptionFields,
 } from "./subscriptions/subscriptions";
-export { publicKeys } from "./subscriptions/public-keys";
+export { jwkSet, publicKeys, publishKeys, selectPublisher, unpublishKeys } from "./subscriptions/public-keys";
 export { ATTEMPTS_SHOWN, getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { archivedDay } from "./subscriptions/archive";

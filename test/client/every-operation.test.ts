@@ -101,6 +101,9 @@ describe("a client generated from /openapi.json", () => {
     });
     const publicKey = await api.GET("/v1/webhooks/{id}/public-key/", { params: { path: { id: signed.data!.id } } });
     expect(publicKey.data!.public_key).toBe(signed.data!.public_key);
+    // Its keys as a JWK Set, with no credentials.
+    const jwks = await api.GET("/v1/webhooks/{id}/jwks/", { params: { path: { id: signed.data!.id } } });
+    expect(jwks.data!.keys.map((key) => [key.kty, key.crv, key.alg])).toEqual([["OKP", "Ed25519", "EdDSA"]]);
     expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path: { id: signed.data!.id } } })).response.status).toBe(204);
 
     const payment = await api.POST("/v2/payments/", {

@@ -80,9 +80,10 @@ describe("the baseline migrations", () => {
 
   it("build the directory's schema that the 3 steps before it built (the step after the baseline changes data only)", async () => {
     await applyD1Migrations(env.STEPPED_DB, env.PRE_BASELINE_DIRECTORY);
-    await applyD1Migrations(env.BASELINE_DB, env.MIGRATIONS_DIRECTORY);
+    const baselineFiles = env.MIGRATIONS_DIRECTORY.filter((migration) => ["0000_directory.sql", "0001_move_phase_leaving.sql"].includes(migration.name));
+    await applyD1Migrations(env.BASELINE_DB, baselineFiles);
     expect(env.PRE_BASELINE_DIRECTORY).toHaveLength(3);
-    expect(env.MIGRATIONS_DIRECTORY.map((migration) => migration.name)).toEqual(["0000_directory.sql", "0001_move_phase_leaving.sql"]);
+    expect(baselineFiles).toHaveLength(2);
     const baseline = await schemaOf(env.BASELINE_DB);
     expect(Object.keys(baseline.tables).sort()).toEqual(["accounts", "api_users", "auth_failures", "shards"]);
     expect(baseline).toEqual(await schemaOf(env.STEPPED_DB));

@@ -97,3 +97,69 @@ test("a feed read that never answers is read again; the delivery is forwarded on
     await target.close();
   }
 });
+
+test("an ed25519 subscription's deliveries are checked with its published keys: a good one is forwarded, a changed one stops the listener", async () => {
+  const pair = await crypto.subtle.generateKey({ name: "Ed25519" }, true, ["sign", "verify"]);
+  const jwk = await crypto.subtle.exportKey("jwk", pair.publicKey);
+  const signedItem = async (sequence, body, sentBody = body) => {
+    const id = `d-${sequence}`;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = Buffer.from(await crypto.subtle.sign("Ed25519", pair.privateKey, new TextEncoder().encode(`${id}.${timestamp}.${body}`))).toString(
+      "base64",
+    );
+    return {
+      sequence,
+      delivery_id: id,
+      body: sentBody,
+      cursor: `c-${sequence}`,
+      headers: {
+        "content-type": "application/json",
+        "hook-event": "payment.changed",
+        "webhook-id": id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": `v1a,${signature}`,
+        "webhook-key-id": "k1",
+      },
+    };
+  };
+  const items = [await signedItem(1, '{"object_id":"pmt_1"}'), await signedItem(2, '{"object_id":"pmt_2"}', '{"object_id":"pmt_X"}')];
+  let keySetReads = 0;
+  let acked = null;
+  const service = await serve((req, res, body) => {
+    const url = new URL(req.url, "http://x");
+    if (url.pathname === "/v1/webhooks/sub/") return json(res, 200, { id: "sub", url: "https://hooks.example.com/x", signing: "ed25519" });
+    if (url.pathname === "/v1/webhooks/sub/jwks/") {
+      keySetReads += 1;
+      return json(res, 200, { keys: [{ kty: "OKP", crv: "Ed25519", x: jwk.x, kid: "k1", use: "sig", alg: "EdDSA" }] });
+    }
+    if (url.pathname === "/v1/webhooks/sub/feed/") {
+      const after = items.findIndex((item) => item.cursor === acked) + 1;
+      return json(res, 200, { results: items.slice(after), next: items.at(-1).cursor });
+    }
+    if (url.pathname === "/v1/webhooks/sub/feed/ack/") return json(res, 200, { cursor: (acked = JSON.parse(body).cursor) });
+    json(res, 404, { detail: "Not found." });
+  });
+  const forwarded = [];
+  const target = await serve((req, res, body) => {
+    forwarded.push(body);
+    res.writeHead(200).end("ok");
+  });
+  const lines = [];
+  try {
+    await assert.rejects(
+      listen(serviceClient({ url: service.url, username: "u", password: "p" }), {
+        subscription: "sub",
+        forwardTo: `${target.url}/hooks`,
+        out: { isTTY: false, write: (text) => lines.push(text) },
+      }),
+      /Delivery #2 \(d-2\) does not verify with the published keys/,
+    );
+    assert.deepEqual(forwarded, ['{"object_id":"pmt_1"}']);
+    assert.equal(acked, "c-1");
+    assert.equal(keySetReads, 1);
+    assert.match(lines.join(""), /each checked with the keys at http:\/\/127\.0\.0\.1:\d+\/v1\/webhooks\/sub\/jwks\//);
+  } finally {
+    await service.close();
+    await target.close();
+  }
+});

@@ -4,6 +4,7 @@
 // or put to sleep goes on where it left off: nothing is skipped, and a delivery is forwarded again
 // only if the listener died between its 2xx and its ack.
 import { CliError, errorText, networkReason } from "../api.js";
+import { keySetFrom, verify } from "../../verify/index.js";
 
 const FORWARD_TIMEOUT_MS = 15_000;
 const WAIT_SEC = 20;
@@ -44,8 +45,12 @@ export async function listen(service, { subscription, forwardTo, limit = 100, ou
   if (found.status === 404) throw new CliError(`No subscription ${subscription} for this API user (404): check the id (GET /v1/webhooks/ lists yours).`);
   if (found.status !== 200) throw new CliError(`The service answered ${found.status} for subscription ${subscription}: ${errorText(found.json)}`);
 
+  // An Ed25519 subscription's deliveries are checked with its published keys before they are forwarded.
+  const keys = found.json.signing === "ed25519" ? keySetFrom(`${service.base}/v1/webhooks/${encodeURIComponent(subscription)}/jwks/`) : null;
   const status = statusLine(out);
-  status.note(`Listening to ${subscription} (${found.json.url}); forwarding to ${forwardTo}. Ctrl-C stops after the delivery in hand.`);
+  status.note(
+    `Listening to ${subscription} (${found.json.url}); forwarding to ${forwardTo}${keys ? `, each checked with the keys at ${keys.url}` : ""}. Ctrl-C stops after the delivery in hand.`,
+  );
   let forwarded = 0;
   let waitMs = 0;
   while (!signal?.aborted) {
@@ -68,6 +73,10 @@ export async function listen(service, { subscription, forwardTo, limit = 100, ou
       if (page.status !== 200) throw new CliError(`The feed answered ${page.status}: ${errorText(page.json)}`);
       for (const item of page.json.results) {
         const started = Date.now();
+        if (keys) {
+          const check = await verify({ body: item.body, headers: item.headers, keys });
+          if (!check.ok) throw new CliError(`Delivery #${item.sequence} (${item.delivery_id}) does not verify with the published keys: ${check.detail}`);
+        }
         const answer = await forward(forwardTo, item);
         if (answer < 200 || answer > 299)
           throw new CliError(`${forwardTo} answered ${answer} to delivery #${item.sequence} (${item.delivery_id}); it is not acked and will be sent again.`, {

@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/v1/webhooks/{id}/jwks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An Ed25519 subscription's keys, as a JWK Set
+         * @description Needs no credentials: the id is unguessable and the keys are public. The current key and, during a rotation's 24 hours, the previous one. Cacheable for 5 minutes (`Cache-Control`), with an `ETag`: `If-None-Match` with it answers 304. A delivery's `webhook-key-id` names the `kid` of each `v1a` signature's key.
+         */
+        get: operations["getWebhookJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/": {
         parameters: {
             query?: never;
@@ -914,6 +934,30 @@ export interface components {
              */
             payment_id?: string;
         };
+        JwkSet: {
+            keys: components["schemas"]["Jwk"][];
+        };
+        Jwk: {
+            /** @enum {string} */
+            kty: "OKP";
+            /** @enum {string} */
+            crv: "Ed25519";
+            /** @description The 32-byte public key, base64url. */
+            x: string;
+            /** @description The key's RFC 7638 thumbprint (SHA-256, base64url): what `webhook-key-id` names. */
+            kid: string;
+            /** @enum {string} */
+            use: "sig";
+            /** @enum {string} */
+            alg: "EdDSA";
+        };
+        Error: {
+            /**
+             * @description What went wrong, in plain words.
+             * @example Not found.
+             */
+            detail: string;
+        };
         Account: {
             /**
              * @description The account's id.
@@ -974,13 +1018,6 @@ export interface components {
          */
         FieldErrors: {
             [key: string]: string[];
-        };
-        Error: {
-            /**
-             * @description What went wrong, in plain words.
-             * @example Not found.
-             */
-            detail: string;
         };
         AccountList: {
             /**
@@ -1748,6 +1785,50 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getWebhookJwks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JWK Set */
+            200: {
+                headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/jwk-set+json": components["schemas"]["JwkSet"];
+                };
+            };
+            /** @description Not modified: the `ETag` sent in `If-None-Match` is still the set's */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No subscription publishes keys here: the id is unknown, or the subscription signs with HMAC (`signing: hmac`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listAccounts: {
         parameters: {
             query?: {

@@ -3,3 +3,4 @@ export * from "./accounts";
 export * from "./api-users";
 export * from "./auth-failures";
 export * from "./shards";
+export * from "./published-keys";

@@ -10,6 +10,8 @@ import {
   listSubscriptions,
   rotateSubscriptionSecret,
   publicKeys,
+  publishKeys,
+  unpublishKeys,
   updateSubscription,
   type Subscription,
 } from "../../webhooks";
@@ -56,10 +58,15 @@ webhooksRouter.openapi(
     responses: { 201: jsonResponse(SubscriptionSchema, "Subscribed"), ...webhookErrors([...BODY_ERRORS, 409], { 409: TOO_MANY_SUBSCRIPTIONS }) },
   }),
   async (c) => {
+    const input = c.req.valid("json");
+    const id = crypto.randomUUID();
+    // Published before it is made (public-keys.ts): its JWK Set is found from its first delivery on.
+    if (input.signing === "ed25519") await publishKeys(c.get("directory"), c.get("caller").accountId, id, Date.now());
     const made = await createSubscription(
       serviceContext(c),
-      c.req.valid("json"),
+      input,
       keyed(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED),
+      id,
     );
     return answerOf(c, made, (subscription) => c.json(subscriptionView(subscription, origin(c)), 201));
   },
@@ -148,7 +155,9 @@ webhooksRouter.openapi(
     responses: { 204: { description: "Deleted, with its pending deliveries" }, ...webhookErrors([401, 404]) },
   }),
   async (c) => {
-    await deleteSubscription(serviceContext(c), c.req.valid("param").id);
+    const id = c.req.valid("param").id;
+    await deleteSubscription(serviceContext(c), id);
+    await unpublishKeys(c.get("directory"), c.get("caller").accountId, id);
     return c.body(null, 204);
   },
 );

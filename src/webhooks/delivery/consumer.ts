@@ -311,7 +311,7 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
     paymentVersion: delivery.paymentVersion,
     username: revealed.username,
     password: revealed.password,
-    secrets: signingSecrets(revealed),
+    secrets: signingSecrets(revealed, subscription),
     trace: traceOfRow(delivery),
   });
 }

@@ -60,11 +60,14 @@ export type { Keys } from "../../context";
 export type Revealed = Secrets;
 
 /** What signs a subscription's deliveries: its secrets, and an Ed25519 subscription's keys. */
-export function signingSecrets(revealed: Revealed): SigningSecrets {
+export function signingSecrets(revealed: Revealed, row: Pick<SubscriptionRow, "publicKey" | "previousPublicKey">): SigningSecrets {
+  const previous = revealed.previousSigningKeyText;
+  const publicKeys =
+    row.publicKey === null ? undefined : previous !== null && row.previousPublicKey !== null ? [row.publicKey, row.previousPublicKey] : [row.publicKey];
   return {
     current: revealed.secretText,
     previous: revealed.previousSecretText,
-    ed25519: revealed.signingKeyText === null ? null : { current: revealed.signingKeyText, previous: revealed.previousSigningKeyText },
+    ed25519: revealed.signingKeyText === null ? null : { current: revealed.signingKeyText, previous, publicKeys },
   };
 }
 
@@ -129,6 +132,7 @@ export async function createSubscription(
   ctx: ServiceContext,
   input: SubscriptionFields,
   keyed: KeyedWrite<Subscription> = UNKEYED,
+  id: string = crypto.randomUUID(),
 ): Promise<Keyed<Subscription>> {
   const { db, caller, keys } = ctx;
   await check(input, caller, keys);
@@ -145,7 +149,7 @@ export async function createSubscription(
     previousSigningKeyText: null,
   };
   const row: SubscriptionRow = {
-    id: crypto.randomUUID(),
+    id,
     accountId: caller.accountId,
     user: caller.username,
     event: input.event,

@@ -1,4 +1,5 @@
 import { base64, fromBase64 } from "../../lib/crypto";
+import { kidOf } from "./jwk";
 
 const encoder = new TextEncoder();
 
@@ -85,8 +86,12 @@ export interface SigningSecrets {
   current: string;
   /** The secret before the last rotation, while its 24 hours last; null otherwise. */
   previous: string | null;
-  /** An Ed25519 subscription's signing keys (whsk_…): they make `webhook-signature`; the secrets still make `hook-hmac`. */
-  ed25519?: { current: string; previous: string | null } | null;
+  /**
+   * An Ed25519 subscription's signing keys (whsk_…): they make `webhook-signature`; the secrets
+   * still make `hook-hmac`. With their public keys (whpk_…, the same order), `webhook-key-id` names
+   * each signature's key by its thumbprint (jwk.ts).
+   */
+  ed25519?: { current: string; previous: string | null; publicKeys?: string[] } | null;
 }
 
 /**
@@ -98,11 +103,13 @@ export interface SigningSecrets {
  * receiver that accepts a match with either `hook-hmac` or `hook-hmac-next` keeps working
  * whenever it switches, and one that never looks at `hook-hmac-next` is never broken by a
  * rotation before the window ends. An Ed25519 subscription's `webhook-signature` carries `v1a`
- * signatures instead of `v1`, one per key pair (the previous pair's too, for the same 24 hours).
+ * signatures instead of `v1`, one per key pair (the previous pair's too, for the same 24 hours),
+ * and `webhook-key-id` the `kid` of each pair's public key, in the same order.
  */
 export async function signatureHeaders(secrets: SigningSecrets, deliveryId: string, timestamp: number, body: string): Promise<Record<string, string>> {
   const all = secrets.previous ? [secrets.current, secrets.previous] : [secrets.current];
-  const [hmacNow, hmacNext, signature] = await Promise.all([
+  const publicKeys = secrets.ed25519?.publicKeys;
+  const [hmacNow, hmacNext, signature, keyIds] = await Promise.all([
     hookHmac(secrets.previous ?? secrets.current, body),
     secrets.previous ? hookHmac(secrets.current, body) : null,
     secrets.ed25519
@@ -113,6 +120,7 @@ export async function signatureHeaders(secrets: SigningSecrets, deliveryId: stri
           body,
         )
       : standardSignature(all, deliveryId, timestamp, body),
+    publicKeys ? Promise.all(publicKeys.map(kidOf)) : null,
   ]);
   return {
     "hook-hmac": hmacNow,
@@ -120,5 +128,6 @@ export async function signatureHeaders(secrets: SigningSecrets, deliveryId: stri
     "webhook-id": deliveryId,
     "webhook-timestamp": String(timestamp),
     "webhook-signature": signature,
+    ...(keyIds ? { "webhook-key-id": keyIds.join(" ") } : {}),
   };
 }
