@@ -38,4 +38,6 @@ export interface Caller {
    * subscription's credentials differ from the caller's own. The password itself is never kept.
    */
   passwordHash: string;
+  /** Whether the account requires proof of endpoint ownership (docs/interface.md, "Endpoint ownership"). */
+  verifyEndpoints: boolean;
 }

@@ -7,7 +7,7 @@ import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures, ERASURE_STEP } from "./services/erasure";
 import { continueMoves, MOVE_STEP } from "./services/moves";
 import { foldBehindAccounts } from "./services/counts";
-import { applyRetention, continueReleases, RETENTION_STEP, retentionDays, settleLagging, sweepOutbox } from "./webhooks";
+import { applyRetention, CHALLENGE_QUERIES, continueChallenges, continueReleases, RETENTION_STEP, retentionDays, settleLagging, sweepOutbox } from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
 import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWeight } from "./lib/run-budget";
@@ -16,7 +16,8 @@ import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWe
  * One cron run: the directory's jobs (sign-in failures; erasures and moves, which reach into their
  * accounts' shards) and, on every shard its trigger tends (CRON_SHARDS: by default all), its outbox sweep,
  * idempotency clean-up, retention, the fold of payment counts (services/counts) and the release of
- * what resumed subscriptions still hold (webhooks/subscriptions/holds.ts). Every job is bounded
+ * what resumed subscriptions still hold (webhooks/subscriptions/holds.ts), and the endpoint-ownership
+ * challenges due (webhooks/delivery/challenge.ts). Every job is bounded
  * and runs on its own, JOBS_AT_ONCE at a time, within its part of the run's budget
  * (lib/run-budget.ts: shares, floors and turns, bookkeeping outside the budget): a slow or failing
  * shard holds back none of the others' work, and each job says in one log line what it did, what
@@ -142,6 +143,20 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
         shard,
         weight: { d1Queries: 1, queueMessages: 1, floor: 3, reserve: 0 },
         work: ({ env, budget }) => settleLagging(db(env), queue(env), now, budget.left("d1Queries")),
+      },
+      {
+        // The endpoint-ownership challenges due: their read, and each one's take and record.
+        job: "challenges",
+        shard,
+        weight: { d1Queries: 1, queueMessages: 1, floor: 1 + CHALLENGE_QUERIES, reserve: 0 },
+        work: ({ env, budget }) =>
+          continueChallenges(
+            db(env),
+            queue(env),
+            { encryptionKey: env.ENCRYPTION_KEY, allowLocalUrls: env.ALLOW_LOCAL_WEBHOOK_URLS === "true" },
+            now,
+            budget.left("d1Queries"),
+          ),
       },
     );
   }

@@ -2,9 +2,9 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { cronJobs, runJob, type CronJob } from "../src/cron";
 import { JobBudget } from "../src/lib/run-budget";
-import { ADMIN, call, makePayment, makeTenant, shardD1, type User } from "./helpers/api";
+import { ADMIN, call, makePayment, makeTenant, shardD1, unique, type User } from "./helpers/api";
 import { recordingQueue, type LogLine } from "./helpers/cron";
-import { subscribeToReceiver } from "./helpers/webhooks";
+import { HOOK_USER, mailbox, subscribeToReceiver } from "./helpers/webhooks";
 
 // Every cron job makes progress under any part of the run's budget it can be given: from the
 // smallest (its floor and reserve, what a run of many shards gives it) upward, repeated runs finish
@@ -41,6 +41,33 @@ async function tenantOnA() {
 }
 
 const WORK: Record<string, Work> = {
+  challenges: {
+    async make() {
+      // Subscriptions of an account that requires proof, their receiver silent at first: then it echoes, and their challenges are due.
+      const tenant = await makeTenant({ shard: "A" });
+      expect((await call("PATCH", `/admin/accounts/${tenant.account.id}/`, { body: { verify_endpoints: true }, headers: ADMIN })).status).toBe(200);
+      const box = await mailbox({ ...HOOK_USER, echo: "none" }, `/hooks/${unique("challenged")}`);
+      for (let i = 0; i < 6; i++) {
+        const made = await call("POST", "/v1/webhooks/", {
+          body: { event: "payment.changed", url: box.url, content_type: "application/json", ...HOOK_USER },
+          headers: tenant.client.headers,
+        });
+        expect(made.status).toBe(201);
+      }
+      await mailbox({ ...HOOK_USER }, box.path);
+      const shard = await shardD1(tenant.client.accountId);
+      await shard
+        .prepare("update webhook_subscriptions set verification_next_at = ?2 where account_id = ?1")
+        .bind(tenant.client.accountId, Date.now() - 1)
+        .run();
+      return async () =>
+        (await count(
+          shard,
+          "select count(*) as n from webhook_subscriptions where account_id = ?1 and verification <> 'verified'",
+          tenant.client.accountId,
+        )) === 0;
+    },
+  },
   auth_failures: {
     async make() {
       const tag = crypto.randomUUID();

@@ -28,10 +28,21 @@ describe("the cron's triggers", () => {
         .map((line) => `${line.job}@${line.shard}`)
         .sort();
     expect(jobs(await cronRun(bindings, { cron: "* * * * *" }))).toEqual(
-      ["auth_failures@directory", "counts@A", "erasure@directory", "idempotency@A", "lag@A", "moves@directory", "releases@A", "retention@A", "sweep@A"].sort(),
+      [
+        "auth_failures@directory",
+        "challenges@A",
+        "counts@A",
+        "erasure@directory",
+        "idempotency@A",
+        "lag@A",
+        "moves@directory",
+        "releases@A",
+        "retention@A",
+        "sweep@A",
+      ].sort(),
     );
     expect(jobs(await cronRun(bindings, { cron: "*/1 * * * *" }))).toEqual(
-      ["counts@B", "idempotency@B", "lag@B", "releases@B", "retention@B", "sweep@B"].sort(),
+      ["challenges@B", "counts@B", "idempotency@B", "lag@B", "releases@B", "retention@B", "sweep@B"].sort(),
     );
   });
 

@@ -234,7 +234,14 @@ describe("a key and its write", () => {
   const context = async (db: ReturnType<typeof createDb>, accountId: string, client: User) => ({
     db,
     accountId,
-    caller: { username: client.username, accountId, role: "client" as const, shard: await shardOf(accountId), passwordHash: await sha256Hex(client.password) },
+    caller: {
+      username: client.username,
+      accountId,
+      role: "client" as const,
+      shard: await shardOf(accountId),
+      passwordHash: await sha256Hex(client.password),
+      verifyEndpoints: false,
+    },
     queue: { queue: env.DELIVERIES, shard: await shardOf(accountId) },
     keys: { encryptionKey: env.ENCRYPTION_KEY, allowLocalUrls: true },
   });

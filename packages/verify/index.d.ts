@@ -126,3 +126,9 @@ export declare class ParseError extends Error {}
 
 /** Reads a delivery (verify it first). Throws ParseError on a body that is not one. */
 export declare function parse(input: { body: BodyLike; headers: HeadersLike }): Delivery;
+
+/** The `type` of an endpoint-ownership challenge, and its `hook-event` (`webhook.verification`). */
+export declare const CHALLENGE_TYPE: string;
+
+/** The answer to an endpoint-ownership challenge (`{ challenge }`, sent back as JSON with a 2xx), or null when the delivery is not one. Verify it first. */
+export declare function challengeAnswer(input: { body: BodyLike; headers: HeadersLike }): { challenge: string } | null;

@@ -352,3 +352,23 @@ export function parse({ body, headers }) {
     data,
   };
 }
+
+/** The `type` of an endpoint-ownership challenge, and its `hook-event`. */
+export const CHALLENGE_TYPE = "webhook.verification";
+
+/**
+ * The answer to an endpoint-ownership challenge: `{ challenge }` (the one sent) to send back as
+ * JSON with a 2xx, within 10 s; null when the delivery is not a challenge. Verify it first: only
+ * the service signs it.
+ */
+export function challengeAnswer({ body, headers }) {
+  const header = headerReader(headers);
+  const bytes = bodyBytes(body);
+  if (!header || !bytes || header("hook-event") !== CHALLENGE_TYPE) return null;
+  try {
+    const sent = JSON.parse(decoder.decode(bytes));
+    return sent?.type === CHALLENGE_TYPE && typeof sent.challenge === "string" ? { challenge: sent.challenge } : null;
+  } catch {
+    return null;
+  }
+}

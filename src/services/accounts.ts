@@ -24,6 +24,7 @@ export async function createAccount(directory: Db, env: Env, name: string, shard
     erasedAt: null,
     shard: await placeAccount(directory, env, shard),
     ...{ moveTo: null, moveState: null, moveStartedAt: null, moveCopiedRows: null, moveProgress: null, moveLeaseUntil: null },
+    verifyEndpoints: false,
   };
   await createDb(requireShard(env, account.shard)).insert(tenants).values({ id: account.id, createdAt: account.createdAt });
   await directory.insert(accounts).values(account);
@@ -39,6 +40,19 @@ export async function getAccount(db: Db, id: string): Promise<Account> {
     .get();
   if (!account) throw notFound();
   return account;
+}
+
+/** Changes an account's settings (PATCH /admin/accounts/{id}/); answers it as it is then. */
+export async function updateAccount(db: Db, id: string, changes: { verifyEndpoints?: boolean }): Promise<Account> {
+  if (changes.verifyEndpoints !== undefined) {
+    const changed = await db
+      .update(accounts)
+      .set({ verifyEndpoints: changes.verifyEndpoints })
+      .where(and(eq(accounts.id, id), isNull(accounts.erasedAt)))
+      .returning({ id: accounts.id });
+    if (changed.length === 0) throw notFound();
+  }
+  return getAccount(db, id);
 }
 
 /** Operators see every account: this list is the admin API's, not a tenant's. */

@@ -45,7 +45,14 @@ const NO_USER_HASH = "0".repeat(64);
 /** Reads the API user with this username and its account's shard (a name over 150 characters matches none). */
 export function selectUser(db: Db, username: string) {
   return db
-    .select({ username: apiUsers.username, accountId: apiUsers.accountId, role: apiUsers.role, passwordHash: apiUsers.passwordHash, shard: accounts.shard })
+    .select({
+      username: apiUsers.username,
+      accountId: apiUsers.accountId,
+      role: apiUsers.role,
+      passwordHash: apiUsers.passwordHash,
+      shard: accounts.shard,
+      verifyEndpoints: accounts.verifyEndpoints,
+    })
     .from(apiUsers)
     .innerJoin(accounts, eq(accounts.id, apiUsers.accountId))
     .where(eq(apiUsers.username, username.length <= 150 ? username : ""));
@@ -74,5 +81,14 @@ export async function authenticate(db: Db, username: string, password: string, a
     await countFailure(db, keys, now);
     return { caller: null, throttledFor: null };
   }
-  return { caller: { username: user.username, accountId: user.accountId, role: user.role, shard: user.shard, passwordHash: user.passwordHash } };
+  return {
+    caller: {
+      username: user.username,
+      accountId: user.accountId,
+      role: user.role,
+      shard: user.shard,
+      passwordHash: user.passwordHash,
+      verifyEndpoints: user.verifyEndpoints,
+    },
+  };
 }

@@ -47,3 +47,5 @@ export { LAG_ALERT_BOUNDS_MS } from "./subscriptions/lag";
 export { settleLagging } from "./delivery/lag-alert";
 export { sweepOutbox } from "./upkeep/sweeper";
 export { resealSubscriptions, type ResealReport } from "./subscriptions/reseal";
+export { CHALLENGE_EVENT, CHALLENGE_TIMEOUT_MS, NOT_REQUIRED, verifyNow } from "./subscriptions/verification";
+export { CHALLENGE_QUERIES, CHALLENGES_AT_ONCE, continueChallenges, sendChallenge } from "./delivery/challenge";

@@ -138,9 +138,16 @@ describe("a client generated from /openapi.json", () => {
       parseAs: "stream",
     });
     expect(archive.response.status).toBe(404);
+    // Its account does not require proof of endpoint ownership: no challenge to send.
+    expect((await api.POST("/v1/webhooks/{id}/verify/", { params: { path } })).response.status).toBe(409);
     expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path } })).response.status).toBe(204);
 
     expect((await admin.POST("/admin/encryption/reseal/", {})).response.status).toBe(200);
+    expect(
+      (await admin.PATCH("/admin/accounts/{account_id}/", { params: { path: { account_id: accountId } }, body: { verify_endpoints: false } })).data,
+    ).toMatchObject({
+      verify_endpoints: false,
+    });
     const shards = (await admin.GET("/admin/shards/")).data!;
     expect(shards.map((shard) => shard.name)).toEqual(["A", "B"]);
     expect(shards.find((shard) => shard.name === account.data!.shard)!.accounts).toBeGreaterThanOrEqual(1);

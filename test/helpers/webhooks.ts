@@ -10,7 +10,16 @@ export interface Box {
 
 /** A fresh path on the receiver, with what it verifies against and the statuses it answers. */
 export async function mailbox(
-  config: { secret: string; publicKey?: string; username: string; password: string; responses?: number[]; delayMs?: number; failing?: string },
+  config: {
+    secret?: string;
+    publicKey?: string;
+    username: string;
+    password: string;
+    responses?: number[];
+    delayMs?: number;
+    failing?: string;
+    echo?: "none" | "wrong";
+  },
   path = `/hooks/${unique("box")}`,
 ): Promise<Box> {
   const res = await fetch(`${receiverUrl()}/_config${path}`, { method: "POST", body: JSON.stringify(config) });

@@ -36,6 +36,7 @@ describe("webhook subscriptions", () => {
       ordering: "none",
       lag_alert_ms: 60000,
       public_key: null,
+      verification: "not_required",
       secrets_readable: true,
       subscription: `${BASE}/v1/webhooks/${res.json.id}/`,
       created_at: expect.stringMatching(/\.\d{3}Z$/),

@@ -4,7 +4,7 @@
 // `npm run receiver` and the tests' mailboxes use it.
 import { createHmac, createPublicKey, timingSafeEqual, verify as cryptoVerify } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { verify } from "../../packages/verify/index.js";
+import { challengeAnswer, verify } from "../../packages/verify/index.js";
 
 const equal = (a, b) => {
   const left = Buffer.from(String(a));
@@ -70,7 +70,9 @@ export async function verifyDelivery({ headers, body, secret, publicKey, usernam
  * whose deliveries (those whose body contains it) are answered 503 with `Retry-After: 5` until the
  * path is configured again, for deliveries to <path>; GET /_received/<path> lists what arrived
  * there, with the status answered and when; any other POST is a delivery, checked against its path's
- * settings (or `defaults`) and printed.
+ * settings (or `defaults`) and printed. An endpoint-ownership challenge that verifies is answered
+ * with its challenge (`echo`: "none" or "wrong" in the config, for tests, answers without it or
+ * with another).
  */
 export function verifyMode({ defaults = null, quiet = false } = {}) {
   const configs = new Map();
@@ -92,7 +94,7 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     const receivedAt = Date.now();
     const failing = typeof config?.failing === "string" && body.includes(config.failing);
     const scripted = failing ? 503 : config?.responses?.shift();
-    const verified = config ? await verifyDelivery({ headers: req.headers, body, ...config }) : null;
+    const verified = config?.secret ? await verifyDelivery({ headers: req.headers, body, ...config }) : null;
     const list = received.get(url.pathname) ?? [];
     const status = scripted ?? (verified && !Object.values(verified).every(Boolean) ? 401 : 200);
     const entry = { path: url.pathname, headers: req.headers, body, verified, received_at: receivedAt, status, answered_at: null };
@@ -109,9 +111,13 @@ export function verifyMode({ defaults = null, quiet = false } = {}) {
     }
     // `delayMs` in a mailbox's config: a slow receiver, answering that much later.
     if (failing) res.setHeader("retry-after", "5");
+    // An endpoint-ownership challenge is answered as the kit answers it (`echo` in the config: "none"
+    // answers 200 without it, "wrong" with another challenge).
+    const challenge = status === 200 ? challengeAnswer({ body, headers: req.headers }) : null;
+    const answer = !challenge || config?.echo === "none" ? { received: true } : config?.echo === "wrong" ? { challenge: "not-the-one-sent" } : challenge;
     setTimeout(() => {
       entry.answered_at = Date.now();
-      reply(status, { received: true });
+      reply(status, answer);
     }, config?.delayMs ?? 0);
   }
   return { handle, configs, received };

@@ -66,7 +66,11 @@ export interface paths {
         delete: operations["eraseAccount"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an account's settings
+         * @description `verify_endpoints: true` makes each new subscription of the account, and each whose `url` changes, prove that its receiver wants its deliveries before any goes out (docs: endpoint ownership).
+         */
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/admin/accounts/{account_id}/move/": {
@@ -351,6 +355,26 @@ export interface paths {
          * @description Makes a new signing secret (and for an `ed25519` subscription a new key pair: for 24 hours `webhook-signature` carries a `v1a` signature with each pair, and GET …/public-key/ lists both public keys). For 24 hours after, `webhook-signature` carries a signature with each secret, `hook-hmac` stays keyed by the old secret and `hook-hmac-next` carries the HMAC keyed by the new one; then `hook-hmac` is keyed by the new secret and `hook-hmac-next` is gone. A receiver that has not switched keeps verifying; one that has switched accepts a match with either `hook-hmac` or `hook-hmac-next`.
          */
         post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/verify/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an endpoint-ownership challenge now
+         * @description Where the account requires proof of endpoint ownership (`verify_endpoints`): sends the subscription's signed challenge at once (`{"type": "webhook.verification", "challenge"}`, answered by a 2xx with `{"challenge"}`: the same); a `failed` subscription starts 3 new days of challenges. A `verified` one is answered as it is. 409 where no proof is required.
+         */
+        post: operations["verifyWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1004,6 +1028,11 @@ export interface components {
                  */
                 started: string;
             } | null;
+            /**
+             * @description Whether its new subscriptions, and any whose `url` changes, must prove their receiver wants their deliveries (a signed challenge echoed back) before any goes out. Off by default.
+             * @example false
+             */
+            verify_endpoints: boolean;
         };
         /**
          * @description Django REST framework's validation shape: each field name to its messages; `non_field_errors` for the body as a whole.
@@ -1039,6 +1068,10 @@ export interface components {
             previous: string | null;
             /** @description This page's rows, in the list's order. */
             results: components["schemas"]["Account"][];
+        };
+        AccountUpdate: {
+            /** @description Require proof of endpoint ownership for the account's subscriptions from now on. */
+            verify_endpoints?: boolean;
         };
         ApiUserWithPassword: {
             /**
@@ -1343,6 +1376,12 @@ export interface components {
              * @example null
              */
             public_key: string | null;
+            /**
+             * @description Whether its receiver has proven it wants its deliveries, where the account requires it (`verify_endpoints`): `pending` (challenges are sent; its deliveries are held, numbered as usual), `verified` (they go out, in sequence order), `failed` (3 days of challenges went unanswered; POST …/verify/ starts again) or `not_required`.
+             * @example not_required
+             * @enum {string}
+             */
+            verification: "not_required" | "pending" | "verified" | "failed";
             /**
              * @description False when the stored credentials and secret were sealed with another ENCRYPTION_KEY: username, password and secret are then null, deliveries fail with that reason, and the subscription can be read and deleted but not changed (409) until the key is restored.
              * @example true
@@ -2075,6 +2114,87 @@ export interface operations {
             };
             /** @description The account is being moved to another shard */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account's id (`acct_…`). */
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description The account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong admin token (with a `WWW-Authenticate: Bearer` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The admin API is disabled: ADMIN_TOKEN is not set */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account or user */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4056,6 +4176,92 @@ export interface operations {
                 };
             };
             /** @description The subscription's secrets were sealed with another ENCRYPTION_KEY (`secrets_readable` is false); restore the key or delete it; or `A request with this Idempotency-Key is in progress.` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Idempotency-Key was used with a different request.` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    verifyWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
+                "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription; its challenge is on its way */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The account does not require proof of endpoint ownership for this subscription (verification: not_required): its deliveries go out as they are.; or `A request with this Idempotency-Key is in progress.` */
             409: {
                 headers: {
                     [name: string]: unknown;

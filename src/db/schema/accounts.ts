@@ -20,6 +20,9 @@ export const accounts = sqliteTable(
     moveProgress: text("move_progress"),
     // Until when one cron step holds the move: steps never overlap, whatever runs them.
     moveLeaseUntil: integer("move_lease_until"),
+    // Whether its new subscriptions, and any whose URL changes, must prove their receiver wants
+    // their deliveries before any goes out (docs/interface.md, "Endpoint ownership").
+    verifyEndpoints: integer("verify_endpoints", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [index("accounts_created_idx").on(t.createdAt, t.id), index("accounts_shard_idx").on(t.shard)],
 );

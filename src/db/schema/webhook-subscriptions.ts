@@ -9,6 +9,24 @@ export type SigningScheme = (typeof SIGNING_SCHEMES)[number];
 /** Whether a payment's deliveries wait for its earlier ones (webhooks/outbox/order.ts). */
 export const ORDERINGS = ["none", "per_payment"] as const;
 export type Ordering = (typeof ORDERINGS)[number];
+/** Where the proof that its receiver wants its deliveries stands (docs/interface.md, "Endpoint ownership"). */
+export const VERIFICATIONS = ["not_required", "pending", "verified", "failed"] as const;
+export type Verification = (typeof VERIFICATIONS)[number];
+
+/**
+ * Whether a subscription's deliveries go out: it is active (not paused, nor deactivated by the
+ * service), and its receiver's ownership is proven or not required. Otherwise what it is due is
+ * held (webhooks/subscriptions/holds.ts). The rule once; `sendsSql` is its SQL.
+ */
+export function sends(row: { isActive: boolean; verification: Verification }): boolean {
+  return row.isActive && (row.verification === "not_required" || row.verification === "verified");
+}
+
+/** `sends` as SQL, over the subscription row `alias` names (1 or 0). */
+export function sendsSql(alias: string): string {
+  return `(${alias}.is_active = 1 and ${alias}.verification in ('not_required', 'verified'))`;
+}
+
 /** The lag past which a subscription is lagging, unless it says otherwise. */
 export const DEFAULT_LAG_ALERT_MS = 60_000;
 
@@ -82,6 +100,12 @@ export const webhookSubscriptions = sqliteTable(
     // and since when it has been under its alert again (subscription.caught_up after 5 minutes).
     laggingSince: integer("lagging_since"),
     caughtUpSince: integer("caught_up_since"),
+    // Its receiver's proof of ownership: where it stands; when the current run of challenges
+    // started (it fails 3 days after), how many were sent, and when the next is due.
+    verification: text("verification", { enum: VERIFICATIONS }).notNull().default("not_required"),
+    verificationStartedAt: integer("verification_started_at"),
+    verificationAttempts: integer("verification_attempts").notNull().default(0),
+    verificationNextAt: integer("verification_next_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -92,6 +116,10 @@ export const webhookSubscriptions = sqliteTable(
     index("webhook_subscriptions_lagging_idx")
       .on(t.laggingSince)
       .where(sql`lagging_since is not null`),
+    // The challenges due: the cron sends them.
+    index("webhook_subscriptions_verification_idx")
+      .on(t.verificationNextAt)
+      .where(sql`verification = 'pending'`),
   ],
 );
 

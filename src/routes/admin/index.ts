@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { createAccount, getAccount, listAccounts } from "../../services/accounts";
+import { createAccount, getAccount, listAccounts, updateAccount } from "../../services/accounts";
 import { cancelMove, startMove } from "../../services/moves";
 import { listShards, setShardOpen, walkShards } from "../../services/shards";
 import { eraseAccount } from "../../services/erasure";
@@ -7,7 +7,18 @@ import { createApiUser, deleteApiUser, rotateApiUserPassword } from "../../servi
 import { BODY_ERRORS, createRouter, envelope, errorsOf, INVALID_PAGE, jsonBody, jsonResponse, listEnvelope, pageRequest, type ErrorStatus } from "../common";
 import { pagingParams } from "../../lib/filters";
 import { resealSubscriptions } from "../../webhooks";
-import { AccountInput, AccountSchema, accountView, ApiUserInput, ApiUserSchema, apiUserView, MoveInput, ShardInput, ShardSchema } from "./schemas";
+import {
+  AccountInput,
+  AccountSchema,
+  AccountUpdate,
+  accountView,
+  ApiUserInput,
+  ApiUserSchema,
+  apiUserView,
+  MoveInput,
+  ShardInput,
+  ShardSchema,
+} from "./schemas";
 
 const security = [{ adminToken: [] }];
 const tags = ["admin"];
@@ -89,6 +100,25 @@ admin.openapi(
     responses: { 200: jsonResponse(AccountSchema, "The account"), ...adminErrors([404]) },
   }),
   async (c) => c.json(accountView(await getAccount(c.get("directory"), c.req.valid("param").account_id)), 200),
+);
+
+admin.openapi(
+  createRoute({
+    method: "patch",
+    path: "/accounts/{account_id}",
+    operationId: "updateAccount",
+    summary: "Change an account's settings",
+    description:
+      "`verify_endpoints: true` makes each new subscription of the account, and each whose `url` changes, prove that its receiver wants its deliveries before any goes out (docs: endpoint ownership).",
+    tags,
+    security,
+    request: { params: AccountParam, body: jsonBody(AccountUpdate) },
+    responses: { 200: jsonResponse(AccountSchema, "The account"), ...adminErrors([...BODY_ERRORS, 404]) },
+  }),
+  async (c) => {
+    const input = c.req.valid("json");
+    return c.json(accountView(await updateAccount(c.get("directory"), c.req.valid("param").account_id, { verifyEndpoints: input.verify_endpoints })), 200);
+  },
 );
 
 admin.openapi(

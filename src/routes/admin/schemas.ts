@@ -29,8 +29,18 @@ export const AccountSchema = z
       })
       .nullable()
       .openapi({ description: "The move to another shard under way; null when none is." }),
+    verify_endpoints: z.boolean().openapi({
+      description:
+        "Whether its new subscriptions, and any whose `url` changes, must prove their receiver wants their deliveries (a signed challenge echoed back) before any goes out. Off by default.",
+      example: false,
+    }),
   })
   .openapi("Account");
+export const AccountUpdate = z
+  .object({
+    verify_endpoints: z.boolean().optional().openapi({ description: "Require proof of endpoint ownership for the account's subscriptions from now on." }),
+  })
+  .openapi("AccountUpdate");
 export const MoveInput = z.object({ shard: shardName.min(1).max(100).openapi({ description: "The shard to move the account to." }) });
 
 export const ShardSchema = z
@@ -80,6 +90,7 @@ export const accountView = (account: Account) => ({
   move: account.moveState
     ? { to: account.moveTo!, state: account.moveState, copied_rows: account.moveCopiedRows ?? 0, started: toIso(account.moveStartedAt!) }
     : null,
+  verify_endpoints: account.verifyEndpoints,
 });
 
 export const apiUserView = (user: ApiUser, password: string) => ({

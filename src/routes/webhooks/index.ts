@@ -14,6 +14,8 @@ import {
   unpublishKeys,
   updateSubscription,
   type Subscription,
+  NOT_REQUIRED,
+  verifyNow,
 } from "../../webhooks";
 import { toIso } from "../../lib/time";
 import {
@@ -26,11 +28,12 @@ import {
   answerOf,
   claimFirst,
   keyed,
+  keyedAfter,
   listEnvelope,
   pageRequest,
   serviceContext,
 } from "../common";
-import { DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
+import { challengeLater, DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
 import { registerArchiveRoutes } from "./archive";
 import { registerFilterRoutes } from "./filters";
 import { registerFeedRoutes } from "./feed";
@@ -68,6 +71,7 @@ webhooksRouter.openapi(
       keyed(c, 201, (s: Subscription) => subscriptionView(s, origin(c)), SEALED),
       id,
     );
+    if ("ran" in made) await challengeLater(c, made.ran);
     return answerOf(c, made, (subscription) => c.json(subscriptionView(subscription, origin(c)), 201));
   },
 );
@@ -137,6 +141,7 @@ for (const [method, schema] of [
     }),
     async (c) => {
       const subscription = await updateSubscription(serviceContext(c), c.req.valid("param").id, c.req.valid("json"));
+      await challengeLater(c, subscription);
       return c.json(subscriptionView(subscription, origin(c)), 200);
     },
   );
@@ -185,6 +190,31 @@ webhooksRouter.openapi(
       ));
     return answerOf(c, rotated, (subscription) => c.json(subscriptionView(subscription, origin(c)), 200));
   },
+);
+
+webhooksRouter.openapi(
+  createRoute({
+    method: "post",
+    path: "/{id}/verify",
+    operationId: "verifyWebhookEndpoint",
+    summary: "Send an endpoint-ownership challenge now",
+    description:
+      'Where the account requires proof of endpoint ownership (`verify_endpoints`): sends the subscription\'s signed challenge at once (`{"type": "webhook.verification", "challenge"}`, answered by a 2xx with `{"challenge"}`: the same); a `failed` subscription starts 3 new days of challenges. A `verified` one is answered as it is. 409 where no proof is required.',
+    tags,
+    security,
+    request: { params: Params },
+    responses: {
+      202: jsonResponse(SubscriptionSchema, "The subscription; its challenge is on its way"),
+      ...webhookErrors([401, 404, 409], { 409: NOT_REQUIRED }),
+    },
+  }),
+  (c) =>
+    keyedAfter(c, async () => {
+      const ctx = serviceContext(c);
+      const id = c.req.valid("param").id;
+      await challengeLater(c, await verifyNow(ctx.db, ctx.accountId, id));
+      return c.json(subscriptionView(await getSubscription(ctx, id), origin(c)), 202);
+    }),
 );
 
 webhooksRouter.openapi(

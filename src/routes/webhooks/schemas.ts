@@ -1,5 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { DEFAULT_LAG_ALERT_MS, DELIVERY_STATUSES, ORDERINGS, PAYMENT_METHODS, PAYMENT_STATUSES, SIGNING_SCHEMES, WEBHOOK_CONTENT_TYPES } from "../../db/schema";
+import {
+  DEFAULT_LAG_ALERT_MS,
+  DELIVERY_STATUSES,
+  ORDERINGS,
+  PAYMENT_METHODS,
+  PAYMENT_STATUSES,
+  SIGNING_SCHEMES,
+  VERIFICATIONS,
+  WEBHOOK_CONTENT_TYPES,
+} from "../../db/schema";
 import { LAG_ALERT_BOUNDS_MS } from "../../webhooks";
 import { choiceFilter, createdFilters, MAX_FILTER_VALUES, pagingParams, repeatable } from "../../lib/filters";
 import { toIso } from "../../lib/time";
@@ -193,6 +202,11 @@ export const SubscriptionSchema = z
       description: "An `ed25519` subscription's public key (`whpk_` + base64 of 32 bytes): it verifies the `v1a` signatures. Null for `hmac`.",
       example: null,
     }),
+    verification: z.enum(VERIFICATIONS).openapi({
+      description:
+        "Whether its receiver has proven it wants its deliveries, where the account requires it (`verify_endpoints`): `pending` (challenges are sent; its deliveries are held, numbered as usual), `verified` (they go out, in sequence order), `failed` (3 days of challenges went unanswered; POST …/verify/ starts again) or `not_required`.",
+      example: "not_required",
+    }),
     secrets_readable: z.boolean().openapi({
       description:
         "False when the stored credentials and secret were sealed with another ENCRYPTION_KEY: username, password and secret are then null, deliveries fail with that reason, and the subscription can be read and deleted but not changed (409) until the key is restored.",
@@ -322,6 +336,7 @@ export function subscriptionView(subscription: Subscription, origin: string) {
     ordering: subscription.ordering,
     lag_alert_ms: subscription.lagAlertMs,
     public_key: subscription.publicKey,
+    verification: subscription.verification,
     secrets_readable: subscription.revealed !== null,
     subscription: `${origin}/v1/webhooks/${subscription.id}/`,
     created_at: toIso(subscription.createdAt),

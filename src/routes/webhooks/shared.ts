@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../app-env";
-import { errorsOf, type ErrorStatus } from "../common";
+import { errorsOf, serviceContext, type ErrorStatus } from "../common";
+import { sendChallenge } from "../../webhooks";
 
 export const tags = ["webhooks"];
 export const security = [{ basicAuth: [] }];
@@ -17,3 +18,17 @@ export const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record
 export const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 /** A subscription's record carries its secret and credentials: its stored idempotent answer is sealed. */
 export const SEALED = { sealed: true };
+
+/**
+ * Sends a subscription's endpoint-ownership challenge after the answer (the request's waitUntil),
+ * when one is due (webhooks/delivery/challenge.ts); the cron sends it should this not finish.
+ */
+export async function challengeLater(c: Context<AppEnv>, row: Parameters<typeof sendChallenge>[2]): Promise<void> {
+  if (row.verification !== "pending") return;
+  const ctx = serviceContext(c);
+  const work = sendChallenge(ctx.db, ctx.queue, row, ctx.keys).catch((error) =>
+    console.error(JSON.stringify({ type: "endpoint_challenge_error", subscription_id: row.id, error: String(error) })),
+  );
+  if (ctx.later) ctx.later(work);
+  else await work;
+}

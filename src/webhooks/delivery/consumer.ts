@@ -21,7 +21,7 @@ import { createDb, runBatch, type Db } from "../../db/client";
 import { shardBinding, shardNotConfigured } from "../../db/shards";
 import { atMost } from "../../lib/at-most";
 import { groupBy } from "../../lib/group-by";
-import { webhookDeliveries } from "../../db/schema";
+import { sends, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
@@ -123,7 +123,7 @@ async function leaseShard(shard: string, messages: readonly Message<DeliveryMess
     if (lease?.kind === "leased") {
       const { delivery, subscription } = lease;
       if (!subscription) ended.push(delivery.id);
-      else if (!subscription.isActive) held.push(delivery);
+      else if (!sends(subscription)) held.push(delivery);
       else started.push({ delivery, subscription, shard: work, quick: quick.has(subscription.id) });
     }
     message.ack();
@@ -163,16 +163,14 @@ async function admitAndLease(
   const rows = read.filter((row) => !row.waiting);
   const byId = new Map(subscriptions.map((row) => [row.id, row]));
   const notConfigured = new Set<string>();
-  await Promise.all(
-    subscriptions.filter((row) => row.isActive).map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))),
-  );
+  await Promise.all(subscriptions.filter(sends).map((row) => openSecrets(row, env.ENCRYPTION_KEY, now).catch(() => void notConfigured.add(row.id))));
   const plan: LeasePlan = { lease: [], putOff: [] };
   const asking: Asking[] = [];
   const oldestFirst = [...rows].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   for (const [subscriptionId, list] of groupBy(oldestFirst, (row) => row.subscriptionId)) {
     const subscription = byId.get(subscriptionId);
     const listIds = list.map((row) => row.id);
-    if (!subscription || !subscription.isActive) plan.lease.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
+    if (!subscription || !sends(subscription)) plan.lease.push(...listIds.map((id) => ({ id, cap: Number.MAX_SAFE_INTEGER, rank: 0 })));
     else if (notConfigured.has(subscriptionId)) {
       console.error(
         JSON.stringify({ type: "delivery_put_off", delivery_ids: listIds, retry_in_s: NOT_CONFIGURED_RETRY_SECONDS, error: "Service is not configured." }),
@@ -192,7 +190,7 @@ async function admitAndLease(
   // The bodies stay within LEASE_BODY_BYTES. In that start order the first that fit are leased,
   // the others put off a moment. Each attempt's lease holds while it may wait for a lane: its
   // place in the start order says how long.
-  const quick = new Set(subscriptions.filter((row) => row.isActive && answersQuickly(admissionState(row), now)).map((row) => row.id));
+  const quick = new Set(subscriptions.filter((row) => sends(row) && answersQuickly(admissionState(row), now)).map((row) => row.id));
   const admitted = new Set(ruled.lease.map((lease) => lease.id));
   const inOrder = quickFirst(
     rows.filter((row) => admitted.has(row.id)),

@@ -15,7 +15,7 @@
 import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
 import { endOf, type Attempted } from "./attempted";
 import type { BatchStatement, Db } from "../../db/client";
-import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { sendsSql, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { nextSequence, numberedStamp } from "../outbox/sequence";
 import { guardedInsert } from "../../db/guarded-insert";
 import { encodeBody } from "../wire/payload";
@@ -68,7 +68,7 @@ export function healthDeliveries(db: Db, accountId: string, event: HealthEvent, 
   const form = encodeBody(body, "application/x-www-form-urlencoded");
   const d = webhookDeliveries;
   // A paused health subscription holds its events (holds.ts).
-  const active = sql`h.is_active = 1`;
+  const active = sql.raw(sendsSql("h"));
   const row = {
     id: uuidSql,
     subscriptionId: sql`h.id`,

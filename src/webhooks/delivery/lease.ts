@@ -4,7 +4,7 @@ import { aliased } from "../../db/aliased";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
-import { payments, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type SubscriptionRow } from "../../db/schema";
+import { payments, sends, sendsSql, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type SubscriptionRow } from "../../db/schema";
 import type { LeasePlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
@@ -91,9 +91,9 @@ export function selectAdmissionSubscriptions(db: Db, ids: string[], now: number)
     );
 }
 
-/** Whether the subscription `subscriptionId` names is active (1), or not or gone (0), as SQL. */
+/** Whether the subscription `subscriptionId` names sends (1: schema's `sends`), or not or gone (0), as SQL. */
 function activeOf(subscriptionId: SQL | typeof webhookDeliveries.subscriptionId): SQL {
-  return sql`coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = ${subscriptionId}), 0)`;
+  return sql`coalesce((select ${sql.raw(sendsSql("s"))} from ${webhookSubscriptions} s where s.id = ${subscriptionId}), 0)`;
 }
 
 const DELIVERY_ROW_SUBSCRIPTION = sql.raw(`"webhook_deliveries"."subscription_id"`);
@@ -195,7 +195,7 @@ export function logLaterAttempts(db: Db, ids: string[] | SQL, token: string, now
       headers: null,
     },
     sql`${d.id} in ${Array.isArray(ids) ? sql`(select value from json_each(${JSON.stringify(ids)}))` : ids} and ${d.leaseToken} = ${token} and ${d.attempts} > 1
-        and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${s.isActive} = 1)`,
+        and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${sql.raw(sendsSql("s"))})`,
     d.from,
   );
 }
@@ -246,7 +246,7 @@ export async function leaseDeliveries(
 ): Promise<Map<string, LeaseResult>> {
   const token = crypto.randomUUID();
   // The subscriptions whose leased deliveries are attempted (the others are ended or held).
-  const attempted = new Set(subscriptions.filter((row) => row.isActive).map((row) => row.id));
+  const attempted = new Set(subscriptions.filter(sends).map((row) => row.id));
   const { leased, putOff, states, sources } = await runNamedBatch(db, {
     leased: leasePlanned(db, plan.lease, token, now),
     logged: logLaterAttempts(db, ids, token, now),

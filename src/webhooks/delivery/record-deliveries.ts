@@ -4,7 +4,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { sendsSql, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { jsonColumn, jsonRows } from "../../db/json-rows";
 import { storedHeaders } from "../wire/sent-headers";
 import type { Attempted } from "./attempted";
@@ -91,7 +91,7 @@ export function laterAttemptOutcomes(db: Db, values: string) {
  * is held instead (holds.ts).
  */
 export function deliveryStates(db: Db, values: string) {
-  const pausedRetry = sql`(${v("status")} = 'pending' and coalesce((select s.is_active from ${webhookSubscriptions} s where s.id = "webhook_deliveries"."subscription_id"), 0) = 0)`;
+  const pausedRetry = sql`(${v("status")} = 'pending' and coalesce((select ${sql.raw(sendsSql("s"))} from ${webhookSubscriptions} s where s.id = "webhook_deliveries"."subscription_id"), 0) = 0)`;
   return db
     .update(webhookDeliveries)
     .set({

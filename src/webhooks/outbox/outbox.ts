@@ -3,7 +3,7 @@ import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { uuidSql } from "../../db/uuid-sql";
-import { payments, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
+import { payments, sendsSql, webhookDeliveries, webhookSubscriptions, type WebhookContentType } from "../../db/schema";
 import type { Aliased } from "../../db/aliased";
 import { enqueueDeliveries, type Handover, type ShardQueue } from "./message";
 import { flagBitsSql } from "../wire/payload";
@@ -19,7 +19,7 @@ import { newTrace, type Trace } from "../wire/trace";
  * holds of the payment row the change wrote (`payment`, an alias of payments). Each row takes its subscription's content type
  * and flags as they are now, its next sequence number, the change's stamp (`updated` of the row `payment` names) as its
  * `created` and the payment's version; it is pending (and handed over at the commit) when its
- * subscription is active, else held; it is ordered when its subscription is `per_payment`
+ * subscription sends (schema's `sends`: active, its receiver's ownership proven or not required), else held; it is ordered when its subscription is `per_payment`
  * (webhooks/outbox/order.ts), and carries the write's trace. Returns each row's id and status, and
  * whether it waits for an earlier delivery of its payment, to hand the pending ones that do not
  * to the queue (`toSend`).
@@ -46,7 +46,7 @@ export function outboxOfChange(
     sequence: nextSequence(column("id")),
     trace: change.trace,
   });
-  const active = sql`${s.isActive} = 1`;
+  const active = sql.raw(sendsSql(`"webhook_subscriptions"`));
   const row = {
     ...template,
     paymentVersion: sql`${p.version}`,

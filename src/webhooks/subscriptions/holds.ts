@@ -10,7 +10,7 @@
 import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { runNamedBatch, type BatchStatement, type Db } from "../../db/client";
 import { UNKEYED, type Keyed, type KeyedWrite } from "../../idempotency";
-import { deliveryStatusIs, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { deliveryStatusIs, sends, sendsSql, webhookAttempts, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
 import type { ServiceContext } from "../../context";
 import { inAccount } from "../../db/scope";
@@ -92,7 +92,15 @@ export function releaseHeld(db: Db, accountId: string, subscriptionId: string, n
   return db
     .update(d)
     .set({ status: "pending", nextAttemptAt: now, scheduleStartedAt: null, scheduleFirstAttempt: sql`${d.attempts} + 1`, enqueuedAt: now, updatedAt: now })
-    .where(and(inAccount(d, accountId), eq(d.subscriptionId, subscriptionId), sql`${d.id} in ${firstHeld(subscriptionId, RELEASED_AT_ONCE, notAcked)}`))
+    .where(
+      and(
+        inAccount(d, accountId),
+        eq(d.subscriptionId, subscriptionId),
+        // Only while it sends (schema's `sends`): a resume of one whose receiver has not proven ownership releases nothing.
+        sql`exists (select 1 from ${webhookSubscriptions} z where z.id = ${subscriptionId} and ${sql.raw(sendsSql("z"))})`,
+        sql`${d.id} in ${firstHeld(subscriptionId, RELEASED_AT_ONCE, notAcked)}`,
+      ),
+    )
     .returning({ id: d.id, sequence: d.sequence, createdAt: d.createdAt });
 }
 
@@ -118,7 +126,7 @@ export async function discardHeld(
 ): Promise<Keyed<{ discarded: number }>> {
   const subscription = await selectSubscription(db, accountId, subscriptionId).get();
   if (!subscription) throw notFound();
-  if (subscription.isActive) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
+  if (sends(subscription)) throw conflict("The subscription is active: its deliveries are not held. Pause it first to discard what it holds.");
   // The same deliveries in each statement of the batch: the first held ones, in the log's order.
   const dropped = firstHeld(subscriptionId, DISCARDED_AT_ONCE);
   const batch = await runNamedBatch(db, {

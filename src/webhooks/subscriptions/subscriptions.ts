@@ -10,6 +10,7 @@ import { refuseWebhookUrl } from "../../lib/url-policy";
 import { newSigningKeyPair, newSigningSecret, type SigningSecrets } from "../wire/signing";
 import { sealAll, sealingKeyFits, wrongSealingKey, type Secrets } from "./sealing";
 import { holdPending, releaseHeld, sendReleased, settleAcked } from "./holds";
+import { verificationStarts } from "./verification";
 import { storedFilters, type Filters } from "../outbox/filters";
 import type { Caller } from "../../context";
 import type { Keys, ServiceContext } from "../../context";
@@ -187,6 +188,8 @@ export async function createSubscription(
     lagAlertMs: input.lag_alert_ms === undefined ? DEFAULT_LAG_ALERT_MS : input.lag_alert_ms,
     laggingSince: null,
     caughtUpSince: null,
+    // Where the account requires it, nothing goes out before its receiver proves it wants it.
+    ...verificationStarts(caller.verifyEndpoints, now),
     createdAt: now,
     updatedAt: now,
   };
@@ -267,13 +270,19 @@ export async function updateSubscription(ctx: ServiceContext, id: string, input:
   const changes: Partial<SubscriptionRow> = { ...flagColumns(input), ...(await sealAll(keys.encryptionKey, secrets)), updatedAt: Date.now() };
   if (input.is_active === true) changes.failingSince = null;
   const now = changes.updatedAt!;
-  // In the same batch: paused, its pending deliveries are held; resumed, those its feed reader
-  // acked are settled and the others go out (holds.ts).
+  // A new URL starts its proof of ownership again where the account requires one (verification.ts).
+  const urlChanged = input.url !== undefined && input.url !== opened.url;
+  if (urlChanged) Object.assign(changes, verificationStarts(caller.verifyEndpoints, now));
+  const holds = input.is_active === false || (urlChanged && caller.verifyEndpoints);
+  const releases = input.is_active === true || (urlChanged && !caller.verifyEndpoints && ["pending", "failed"].includes(opened.verification));
+  // In the same batch: paused, or waiting for its new receiver's proof, its pending deliveries are
+  // held; resumed (or no proof needed any more), those its feed reader acked are settled and the
+  // others go out if it sends (holds.ts).
   const batch = await runNamedBatch(db, {
     update: updateSubscriptionRow(db, caller.accountId, id, changes),
-    paused: input.is_active === false ? [holdPending(db, caller.accountId, id, now)] : [],
-    settled: input.is_active === true ? [settleAcked(db, caller.accountId, id, now)] : [],
-    released: input.is_active === true ? [releaseHeld(db, caller.accountId, id, now)] : [],
+    paused: holds ? [holdPending(db, caller.accountId, id, now)] : [],
+    settled: releases ? [settleAcked(db, caller.accountId, id, now)] : [],
+    released: releases ? [releaseHeld(db, caller.accountId, id, now)] : [],
   });
   const [row] = batch.update;
   if (!row) throw notFound();

@@ -1,8 +1,8 @@
 /** The cron's job that goes on releasing what resumed subscriptions still hold (subscriptions/holds.ts). */
-import { and, eq, sql } from "drizzle-orm";
+import { and, sql } from "drizzle-orm";
 import { runNamedBatch, type Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
-import { webhookDeliveries, webhookSubscriptions } from "../../db/schema";
+import { sendsSql, webhookDeliveries, webhookSubscriptions } from "../../db/schema";
 import { handOver } from "../outbox/outbox";
 import type { ShardQueue } from "../outbox/message";
 import { inSequence, releaseHeld, settleAcked } from "../subscriptions/holds";
@@ -21,7 +21,12 @@ export async function continueReleases(db: Db, queue: ShardQueue, now: number): 
   const holding = await db
     .select({ id: s.id, accountId: s.accountId })
     .from(s)
-    .where(and(eq(s.isActive, true), sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = 'held')`))
+    .where(
+      and(
+        sql.raw(sendsSql(`"webhook_subscriptions"`)),
+        sql`exists (select 1 from ${webhookDeliveries} h where h.subscription_id = ${s.id} and h.status = 'held')`,
+      ),
+    )
     .limit(fixedLimit(RELEASING_AT_ONCE));
   let released = 0;
   for (const { id, accountId } of holding) {

@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `verify_endpoints` integer DEFAULT false NOT NULL;
