@@ -64,6 +64,9 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
                 {stats.data?.backoff_until && <Badge value="pending" label={`backed off until ${when(stats.data.backoff_until)}`} />}
                 {stats.data && stats.data.held > 0 && <Badge value="held" label={`${stats.data.held.toLocaleString()} held`} />}
                 {!row.secrets_readable && <Badge value="failed" label="secrets unreadable" />}
+                {row.verification === "pending" && <Badge value="pending" label="receiver not verified yet: deliveries held" />}
+                {row.verification === "failed" && <Badge value="failed" label="receiver verification failed" />}
+                {row.verification === "verified" && <Badge value="active" label="receiver verified" />}
                 <span class="muted small mono">{row.id}</span>
               </div>
             </div>
@@ -91,6 +94,21 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
               <button type="button" class="secondary" disabled={action.busy} onClick={() => setEditing(true)}>
                 Edit
               </button>
+              {(row.verification === "pending" || row.verification === "failed") && (
+                <button
+                  type="button"
+                  class="secondary"
+                  disabled={action.busy}
+                  onClick={() =>
+                    act(
+                      () => api("POST", apiPath`/v1/webhooks/${id}/verify/`),
+                      "Challenge sent. Once the receiver answers it, the held deliveries go out in order.",
+                    )
+                  }
+                >
+                  Verify receiver
+                </button>
+              )}
               {!row.is_active && (stats.data?.held ?? 0) > 0 && (
                 <button
                   type="button"
