@@ -199,6 +199,7 @@ describe("the cron across shards", () => {
       .filter((line) => line.includes('"cron_error"'))
       .map((line) => JSON.parse(line));
     expect(failures.map((line) => [line.job, line.shard]).sort()).toEqual([
+      ["challenges", "A"],
       ["counts", "A"],
       ["idempotency", "A"],
       ["lag", "A"],

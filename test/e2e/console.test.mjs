@@ -8,20 +8,22 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Webhook } from "standardwebhooks";
-import { verify } from "../../packages/verify/index.js";
+import { challengeAnswer, verify } from "../../packages/verify/index.js";
 import { freePort, freshCopy, ROOT, startNpmStart as startService } from "../../tools/lib/service.mjs";
 
 const SHOTS = join(ROOT, "artifacts", "screenshots");
 
-/** A receiver that answers `mode.status` and keeps what it got. */
+/** A receiver that answers `mode.status` and keeps what it got; with `mode.echo`, it answers an endpoint-ownership challenge as the kit does. */
 async function startReceiver() {
   const got = [];
-  const mode = { status: 200 };
+  const mode = { status: 200, echo: false };
   const server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => (body += chunk));
     request.on("end", () => {
       got.push({ headers: request.headers, body });
+      const answer = mode.echo && mode.status === 200 ? challengeAnswer({ body, headers: request.headers }) : null;
+      if (answer) return response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
       response.writeHead(mode.status, { "content-type": "text/plain" }).end(mode.status === 200 ? "ok" : "gone");
     });
   });
@@ -410,6 +412,52 @@ describe("the console", { skip: noBrowser }, () => {
     assert.equal(await signing.inputValue(), "ed25519");
     assert.equal(await signing.isDisabled(), true);
     await page.close();
+  });
+
+  it("shows a subscription waiting for its receiver's proof of ownership, and sends a challenge that releases what it held", async () => {
+    receiver.mode.status = 200;
+    const admin = { authorization: `Bearer ${service.vars.ADMIN_TOKEN}`, "content-type": "application/json" };
+    const setting = (on) =>
+      fetch(`${service.base}/admin/accounts/acct_demoAccount000000001/`, { method: "PATCH", headers: admin, body: JSON.stringify({ verify_endpoints: on }) });
+    assert.equal((await setting(true)).status, 200);
+    try {
+      const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
+      const made = await fetch(`${service.base}/v1/webhooks/`, {
+        method: "POST",
+        headers: client,
+        body: JSON.stringify({
+          event: "payment.changed",
+          url: receiver.url,
+          content_type: "application/json",
+          username: "hook-user",
+          password: "hook-pass-123",
+          description: "proving ownership",
+        }),
+      }).then((res) => res.json());
+      assert.equal(made.verification, "pending");
+      const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
+      await page.goto(`${service.base}/console/`);
+      await page.getByLabel("Username").fill("demo-client");
+      await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+      await page.goto(`${service.base}/console/#/subscriptions/${made.id}`);
+      await page.getByText("receiver not verified yet: deliveries held").waitFor();
+      receiver.mode.echo = true;
+      await page.getByRole("button", { name: "Verify receiver" }).click();
+      await page.getByRole("status").filter({ hasText: "Challenge sent." }).waitFor();
+      await until(
+        async () => (await fetch(`${service.base}/v1/webhooks/${made.id}/`, { headers: client }).then((res) => res.json())).verification,
+        (state) => state === "verified",
+        "the receiver verified",
+      );
+      await page.reload();
+      await page.getByText("receiver verified").waitFor();
+      await page.close();
+    } finally {
+      receiver.mode.echo = false;
+      await setting(false);
+    }
   });
 
   it("is usable at 375 px wide", async () => {
