@@ -2,6 +2,9 @@ import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CRON_BUDGET, cronJobs, tendedBy } from "../src/cron";
 import { cronRun, recordingQueue } from "./helpers/cron";
+import { migrateReplicas } from "./helpers/replicas";
+
+await migrateReplicas();
 
 // Which cron trigger tends which shards (CRON_SHARDS, docs/operations.md, "The cron"): more
 // triggers, each its own invocation and budget, keep the cron's pace for more shards.

@@ -4,6 +4,9 @@ import { createPaymentsClient, newerBookmark } from "../../packages/client/src/i
 import worker from "../../src/index";
 import { BASE, basic, unique } from "../helpers/api";
 import { laggingReplica } from "../helpers/replica-d1";
+import { migrateReplicas } from "../helpers/replicas";
+
+await migrateReplicas();
 
 /** The typed client against a shard whose reads a lagging replica serves (test/helpers/replica-d1.ts). */
 function onReplica() {

@@ -1,5 +1,8 @@
 import { applyD1Migrations, env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { migrateReplicas } from "../helpers/replicas";
+
+await migrateReplicas();
 
 // Each database's migrations start from one baseline (migrations/README.md). A database built from
 // it must have the schema the steps it replaced build (test/fixtures/pre-baseline-migrations),

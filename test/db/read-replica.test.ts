@@ -3,6 +3,9 @@ import { describe, expect, it } from "vitest";
 import { issueBookmark } from "../../src/lib/bookmark";
 import { ADMIN, basic, call, unique } from "../helpers/api";
 import { laggingReplica } from "../helpers/replica-d1";
+import { migrateReplicas } from "../helpers/replicas";
+
+await migrateReplicas();
 
 /**
  * docs/interface.md 10.2 against a replica that lags as far as D1 allows (test/helpers/replica-d1.ts):
