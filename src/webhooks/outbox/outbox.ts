@@ -19,7 +19,8 @@ import { newTrace, type Trace } from "../wire/trace";
  * holds of the payment row the change wrote (`payment`, an alias of payments). Each row takes its subscription's content type
  * and flags as they are now, its next sequence number, the change's stamp (`updated` of the row `payment` names) as its
  * `created` and the payment's version; it is pending (and handed over at the commit) when its
- * subscription sends (schema's `sends`: active, its receiver's ownership proven or not required), else held; it is ordered when its subscription is `per_payment`
+ * subscription sends (schema's `sends`: active, its receiver's ownership proven or not
+ * required), else held; it is ordered when its subscription is `per_payment`
  * (webhooks/outbox/order.ts), and carries the write's trace. Returns each row's id and status, and
  * whether it waits for an earlier delivery of its payment, to hand the pending ones that do not
  * to the queue (`toSend`).
