@@ -4,7 +4,8 @@ import type { DeliveryMessage } from "../../src/webhooks";
 import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
-import { blockedSql, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { blockedSql, nextOf, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { leaseNext } from "../../src/webhooks/delivery/lease";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
 import { eq, sql } from "drizzle-orm";
@@ -209,6 +210,35 @@ describe("ordering: per_payment", () => {
     const stats = await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers });
     expect(stats.json.waiting_for_order).toBe(1);
     // Its rows go with it: the shard's sweeps in the tests after this one find none of them.
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("chains only a next delivery never attempted: one attempted before keeps its own schedule", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const row = (id: string, payment: string, sequence: number, status: string, attempts: number) =>
+      d1
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
+           values (?1, ?2, ?3, ?4, '{}', ?5, ?6, ?7, ?7, 1, ?8, ?8, ?8, ?8)`,
+        )
+        .bind(id, subscription.id, client.accountId, payment, status, attempts, sequence, now - 60_000 + sequence);
+    const [fresh, tried] = [crypto.randomUUID(), crypto.randomUUID()];
+    await d1.batch([
+      row(crypto.randomUUID(), "pmt_fresh", 1, "succeeded", 1),
+      row(fresh, "pmt_fresh", 2, "pending", 0),
+      row(crypto.randomUUID(), "pmt_tried", 3, "succeeded", 1),
+      row(tried, "pmt_tried", 4, "pending", 2),
+    ]);
+    const next = nextOf([
+      { subscriptionId: subscription.id, paymentId: "pmt_fresh" },
+      { subscriptionId: subscription.id, paymentId: "pmt_tried" },
+    ]);
+    const leased = await leaseNext(createDb(d1), next, "chain-token", now, 1_000_000);
+    expect(leased.map((r) => [r.id, r.attempts])).toEqual([[fresh, 1]]);
+    // Deleted after: the sweeps of the tests after this one find none of its rows.
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
   });
 

@@ -156,10 +156,11 @@ function leaseColumns(token: string, now: number, leaseMs: SQL) {
 
 /**
  * Leases, for LEASE_MS under `token`, the next ordered delivery of each payment given (outbox/order.ts
- * `nextOf`) that is leasable, whose subscription is active and whose body reads `bodyBytes` at
- * most: the consumer that recorded the end of the one before it attempts it at once, with no
- * message and no admission read. Its attempt is counted and logged as any lease's. Returns the
- * rows leased.
+ * `nextOf`) that is leasable, never attempted, whose subscription sends and whose body reads
+ * `bodyBytes` at most: the consumer that recorded the end of the one before it attempts it at once,
+ * with no message and no admission read. Its first attempt is counted and logged on its row, as
+ * any lease's. (One attempted before, which a delivery that waited for its payment's earlier ones
+ * never is, keeps its own schedule.) Returns the rows leased.
  */
 export function leaseNext(db: Db, next: SQL, token: string, now: number, bodyBytes: number) {
   return db
@@ -168,6 +169,7 @@ export function leaseNext(db: Db, next: SQL, token: string, now: number, bodyByt
     .where(
       and(
         sql`${webhookDeliveries.id} in ${next}`,
+        eq(webhookDeliveries.attempts, 0),
         leasable(now),
         sql`${activeOf(webhookDeliveries.subscriptionId)} = 1`,
         sql`${bodyBytesOf(webhookDeliveries)} <= ${bodyBytes}`,
@@ -176,8 +178,8 @@ export function leaseNext(db: Db, next: SQL, token: string, now: number, bodyByt
     .returning();
 }
 
-/** Logs a later attempt, started now and not yet answered, for each delivery among `ids` (a list, or their SQL) leased under `token` whose subscription is active. */
-export function logLaterAttempts(db: Db, ids: string[] | SQL, token: string, now: number) {
+/** Logs a later attempt, started now and not yet answered, for each delivery among `ids` leased under `token` whose subscription is active. */
+export function logLaterAttempts(db: Db, ids: string[], token: string, now: number) {
   const d = aliased(webhookDeliveries, "d");
   const s = aliased(webhookSubscriptions, "s");
   return guardedInsert(
@@ -194,7 +196,7 @@ export function logLaterAttempts(db: Db, ids: string[] | SQL, token: string, now
       ended: 0,
       headers: null,
     },
-    sql`${d.id} in ${Array.isArray(ids) ? sql`(select value from json_each(${JSON.stringify(ids)}))` : ids} and ${d.leaseToken} = ${token} and ${d.attempts} > 1
+    sql`${d.id} in (select value from json_each(${JSON.stringify(ids)})) and ${d.leaseToken} = ${token} and ${d.attempts} > 1
         and exists (select 1 from ${s.from} where ${s.id} = ${d.subscriptionId} and ${sql.raw(sendsSql("s"))})`,
     d.from,
   );

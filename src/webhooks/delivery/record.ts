@@ -10,7 +10,7 @@ import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttem
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
 import { nextOf, releaseNext } from "../outbox/order";
 import { applyBodies } from "../outbox/bodies";
-import { leaseNext, logLaterAttempts, selectLeasedSources, type DeliveryRow } from "./lease";
+import { leaseNext, selectLeasedSources, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
 
 export type { Attempted } from "./attempted";
@@ -67,7 +67,6 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
           ]
         : [],
     chained: chained.length > 0 ? [leaseNext(db, next, token, recordedAt, chain.bodyBytes)] : [],
-    chainLogged: chained.length > 0 ? [logLaterAttempts(db, next, token, recordedAt)] : [],
     chainSources: chained.length > 0 ? [selectLeasedSources(db, next, token)] : [],
     subscriptions: [...latest.values()].map((item) => subscriptionState(db, attempted, item, recordedAt)),
     stats: statsStatements(
