@@ -163,9 +163,11 @@ function leaseColumns(token: string, now: number, leaseMs: SQL) {
  * never is, keeps its own schedule.) Returns the rows leased.
  */
 export function leaseNext(db: Db, next: SQL, token: string, now: number, bodyBytes: number) {
+  // Never attempted and its subscription sends (the conditions below): this lease starts its first attempt.
+  const firstAttempt = { leasedUntil: now + LEASE_MS, leaseToken: token, attempts: 1, firstStartedAt: now, firstDurationMs: 0, firstEnded: 0 };
   return db
     .update(webhookDeliveries)
-    .set(leaseColumns(token, now, sql`${LEASE_MS}`))
+    .set(firstAttempt)
     .where(
       and(
         sql`${webhookDeliveries.id} in ${next}`,
