@@ -6,7 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { createDb } from "../../db/client";
 import { shardBinding } from "../../db/shards";
-import { toHex } from "../../lib/crypto";
+import { sha256Hex } from "../../lib/crypto";
 import { jwkSet, selectPublisher } from "../../webhooks";
 import { createRouter, errorsOf } from "../common";
 import { Params, tags } from "./shared";
@@ -54,7 +54,7 @@ jwksRouter.openapi(
     // 404 with its reason for an `hmac` subscription, or one deleted since.
     const set = await jwkSet({ db: createDb(binding), accountId: publisher.accountId }, id);
     const body = JSON.stringify(set);
-    const etag = `"${toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body)))).slice(0, 32)}"`;
+    const etag = `"${(await sha256Hex(body)).slice(0, 32)}"`;
     c.header("Cache-Control", `public, max-age=${JWKS_MAX_AGE_S}`);
     c.header("ETag", etag);
     const sent = c.req.header("if-none-match");

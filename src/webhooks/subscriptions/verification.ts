@@ -11,6 +11,7 @@ import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { webhookSubscriptions, type SubscriptionRow, type Verification } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
+import { constantTimeEqual } from "../../lib/crypto";
 import { GIVE_UP_AFTER_MS, nextRetryDelay } from "../wire/retry-schedule";
 import { selectSubscription, updateSubscriptionRow } from "./statements";
 
@@ -50,7 +51,7 @@ export function refusalOf(status: number | null, answer: string | null, challeng
     return "the answer is not JSON";
   }
   if (typeof echoed !== "string") return "the answer has no challenge";
-  return echoed === challenge ? null : "the answer's challenge is not the one sent";
+  return constantTimeEqual(echoed, challenge) ? null : "the answer's challenge is not the one sent";
 }
 
 /**
