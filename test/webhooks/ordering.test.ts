@@ -6,6 +6,7 @@ import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } f
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
 import { blockedSql, nextOf, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
 import { leaseNext } from "../../src/webhooks/delivery/lease";
+import { recordAttempts } from "../../src/webhooks/delivery/record";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
 import { eq, sql } from "drizzle-orm";
@@ -239,6 +240,47 @@ describe("ordering: per_payment", () => {
     const leased = await leaseNext(createDb(d1), next, "chain-token", now, 1_000_000);
     expect(leased.map((r) => [r.id, r.attempts])).toEqual([[fresh, 1]]);
     // Deleted after: the sweeps of the tests after this one find none of its rows.
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("releases to the queue at once a next delivery the chained lease could not take (its body past what the invocation has left)", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const row = (id: string, sequence: number, lease: string | null) =>
+      d1
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, leased_until, lease_token, created_at, updated_at)
+           values (?1, ?2, ?3, 'pmt_large', '{"object_id":"pmt_large"}', 'pending', ?4, ?5, ?5, 1, ?6, ?6, ?7, ?8, ?6, ?6)`,
+        )
+        .bind(id, subscription.id, client.accountId, lease ? 1 : 0, sequence, now - 60_000 + sequence, lease ? now + 30_000 : null, lease);
+    const [ending, next] = [crypto.randomUUID(), crypto.randomUUID()];
+    await d1.batch([row(ending, 1, "ending-token"), row(next, 2, null)]);
+    const db = createDb(d1);
+    const delivery = (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, ending)).get())!;
+    const sent: string[] = [];
+    const queue = {
+      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
+      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    };
+    const attempted = {
+      delivery,
+      result: { startedAt: now, durationMs: 5, responseStatus: 200, timedOut: false, error: null, excerpt: "", retryAfter: null, headers: null },
+      outcome: {
+        number: 1,
+        status: "succeeded" as const,
+        retryInSeconds: null,
+        scheduleStartedAt: now,
+        scheduleFirstAttempt: 1,
+        failingSince: null,
+        deactivate: false,
+      },
+    };
+    // A free lane, but 1 byte of bodies left: the next one is not leased here.
+    const chained = await recordAttempts(db, { queue: queue as unknown as Queue, shard: "B" }, [attempted], { lanes: 1, bodyBytes: 1 });
+    expect(chained).toEqual([]);
+    expect(sent).toEqual([next]);
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
   });
 

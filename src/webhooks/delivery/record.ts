@@ -101,10 +101,22 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const toRetry = new Set(recorded.deliveries.filter((row) => row.status === "pending").map((row) => row.id));
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && toRetry.has(delivery.id));
   const told = toldPending(recorded.health);
+  // A payment whose next delivery the chained lease did not take (not due, leased elsewhere, its
+  // body too large for what is left) has it released as the others' are, in a round trip of its own.
+  const leasedFor = new Set(recorded.chained.flat().map((row) => `${row.subscriptionId} ${row.paymentId}`));
+  const untaken = chained.filter(({ delivery }) => !leasedFor.has(`${delivery.subscriptionId} ${delivery.paymentId}`));
+  const releasedLate =
+    untaken.length > 0
+      ? await releaseNext(
+          db,
+          untaken.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+          recordedAt,
+        )
+      : [];
   await handOver(db, queue, [
     ...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })),
     ...told,
-    ...recorded.released.flat().map((row) => row.id),
+    ...[...recorded.released.flat(), ...releasedLate].map((row) => row.id),
   ]);
   return applyBodies(recorded.chained.flat(), recorded.chainSources.flat());
 }
