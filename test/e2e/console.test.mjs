@@ -58,6 +58,17 @@ describe("the console", { skip: noBrowser }, () => {
     mkdirSync(SHOTS, { recursive: true });
   });
 
+  /** A page of the console, signed in as demo-client, on its webhooks list. */
+  async function signedIn(options) {
+    const page = await openPage(browser, options);
+    await page.goto(`${service.base}/console/`);
+    await page.getByLabel("Username").fill("demo-client");
+    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    return page;
+  }
+
   after(async () => {
     await browser?.close();
     await receiver?.stop();
@@ -243,12 +254,7 @@ describe("the console", { skip: noBrowser }, () => {
     });
     const subscriptionId = (await made.json()).id;
     const test = await (await fetch(`${service.base}/v1/webhooks/${subscriptionId}/test/`, { method: "POST", headers: client })).json();
-    const page = await openPage(browser, { viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Tokyo" });
-    await page.goto(`${service.base}/console/`);
-    await page.getByLabel("Username").fill("demo-client");
-    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    const page = await signedIn({ viewport: { width: 1280, height: 900 }, timezoneId: "Asia/Tokyo" });
     const search = async (id) => {
       await page.getByRole("searchbox", { name: "Search" }).fill(id);
       await page.keyboard.press("Enter");
@@ -348,12 +354,7 @@ describe("the console", { skip: noBrowser }, () => {
       });
       assert.equal(res.status, 201);
     }
-    const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
-    await page.goto(`${service.base}/console/`);
-    await page.getByLabel("Username").fill("demo-client");
-    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    const page = await signedIn({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${service.base}/console/#/subscriptions/${paused.id}`);
     await page.getByText("2 held").first().waitFor();
     await page.getByText("status in in-progress, settled").waitFor();
@@ -376,12 +377,7 @@ describe("the console", { skip: noBrowser }, () => {
 
   it("makes an Ed25519 subscription from the form and shows its public key, which verifies its test delivery with the receiver's kit", async () => {
     receiver.mode.status = 200;
-    const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
-    await page.goto(`${service.base}/console/`);
-    await page.getByLabel("Username").fill("demo-client");
-    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    const page = await signedIn({ viewport: { width: 1280, height: 900 } });
     await page.getByRole("button", { name: "New subscription" }).click();
     await page.getByLabel("Description").fill("Ed25519 receiver");
     await page.getByLabel("Endpoint URL").fill(receiver.url);
@@ -435,12 +431,7 @@ describe("the console", { skip: noBrowser }, () => {
         }),
       }).then((res) => res.json());
       assert.equal(made.verification, "pending");
-      const page = await openPage(browser, { viewport: { width: 1280, height: 900 } });
-      await page.goto(`${service.base}/console/`);
-      await page.getByLabel("Username").fill("demo-client");
-      await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
-      await page.getByRole("button", { name: "Sign in" }).click();
-      await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+      const page = await signedIn({ viewport: { width: 1280, height: 900 } });
       await page.goto(`${service.base}/console/#/subscriptions/${made.id}`);
       await page.getByText("receiver not verified yet: deliveries held").waitFor();
       receiver.mode.echo = true;
@@ -470,12 +461,7 @@ describe("the console", { skip: noBrowser }, () => {
     assert.equal(made.status, 201);
     const madeId = (await made.json()).id;
     await fetch(`${service.base}/v1/webhooks/${madeId}/test/`, { method: "POST", headers: client });
-    const page = await openPage(browser, { viewport: { width: 375, height: 812 } });
-    await page.goto(`${service.base}/console/`);
-    await page.getByLabel("Username").fill("demo-client");
-    await page.getByLabel("Password").fill(service.vars.DEMO_CLIENT_PASSWORD);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Webhooks" }).waitFor();
+    const page = await signedIn({ viewport: { width: 375, height: 812 } });
     await page.locator("tbody a").first().click();
     await page.getByRole("heading", { name: "Health" }).waitFor();
     await page.goto(`${service.base}/console/#/subscriptions/${madeId}`);
