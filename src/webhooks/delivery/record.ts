@@ -46,7 +46,6 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   // successes' next ones to this caller's free lanes, the others' by the queue.
   const ended = attempted.filter(({ delivery, outcome }) => delivery.ordered && outcome.status !== "pending");
   const chained = ended.filter(({ outcome }) => outcome.status === "succeeded").slice(0, chain.lanes);
-  const released = ended.filter((item) => !chained.includes(item));
   const next = nextOf(chained.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })));
   const token = crypto.randomUUID();
   const succeededOn = [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))];
@@ -54,20 +53,23 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     // A first attempt is logged on its row (deliveryStates): only later ones have a log row to write.
     laterAttempts: attempted.some(({ outcome }) => outcome.number > 1) ? [laterAttemptOutcomes(db, values)] : [],
     deliveries: deliveryStates(db, values),
-    // After the states: the next of the payment of each ordered delivery that ended, if it is
-    // left to go now (only then: an unordered batch costs no statement more).
+    // After the states: the next of the payment of each first success among the ordered, leased
+    // for this caller to attempt, with what rebuilds its body.
+    chained: chained.length > 0 ? [leaseNext(db, next, token, recordedAt, chain.bodyBytes)] : [],
+    chainSources: chained.length > 0 ? [selectLeasedSources(db, next, token)] : [],
+    // After the chained lease: the next of the payment of every ordered delivery that ended, when
+    // it is left to go now and the lease did not take it (not due, leased elsewhere, its body past
+    // what is left), is released to the queue (only then: an unordered batch costs no statement more).
     released:
-      released.length > 0
+      ended.length > 0
         ? [
             releaseNext(
               db,
-              released.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+              ended.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
               recordedAt,
             ),
           ]
         : [],
-    chained: chained.length > 0 ? [leaseNext(db, next, token, recordedAt, chain.bodyBytes)] : [],
-    chainSources: chained.length > 0 ? [selectLeasedSources(db, next, token)] : [],
     subscriptions: [...latest.values()].map((item) => subscriptionState(db, attempted, item, recordedAt)),
     stats: statsStatements(
       db,
@@ -101,22 +103,10 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const toRetry = new Set(recorded.deliveries.filter((row) => row.status === "pending").map((row) => row.id));
   const retries = attempted.filter(({ delivery, outcome }) => outcome.retryInSeconds !== null && toRetry.has(delivery.id));
   const told = toldPending(recorded.health);
-  // A payment whose next delivery the chained lease did not take (not due, leased elsewhere, its
-  // body too large for what is left) has it released as the others' are, in a round trip of its own.
-  const leasedFor = new Set(recorded.chained.flat().map((row) => `${row.subscriptionId} ${row.paymentId}`));
-  const untaken = chained.filter(({ delivery }) => !leasedFor.has(`${delivery.subscriptionId} ${delivery.paymentId}`));
-  const releasedLate =
-    untaken.length > 0
-      ? await releaseNext(
-          db,
-          untaken.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
-          recordedAt,
-        )
-      : [];
   await handOver(db, queue, [
     ...retries.map(({ delivery, outcome }) => ({ id: delivery.id, delaySeconds: queueDelay(outcome.retryInSeconds!) })),
     ...told,
-    ...[...recorded.released.flat(), ...releasedLate].map((row) => row.id),
+    ...recorded.released.flat().map((row) => row.id),
   ]);
   return applyBodies(recorded.chained.flat(), recorded.chainSources.flat());
 }
