@@ -49,6 +49,26 @@ function vitestCounts() {
   return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests };
 }
 
+/**
+ * The failed tests named in vitest's JSON report, a line each with the first line of the failure:
+ * CI keeps only the end of the output, and the summary is the end.
+ */
+function vitestFailures() {
+  if (!existsSync(REPORT)) return [];
+  const report = JSON.parse(readFileSync(REPORT, "utf8"));
+  return report.testResults.flatMap((file) => {
+    const where = file.name.replace(`${process.cwd()}/`, "");
+    const failed = file.assertionResults.filter((test) => test.status === "failed");
+    if (failed.length === 0 && file.status === "failed") return [`    ${where}: ${String(file.message).split("\n")[0]}`];
+    return failed.map(
+      (test) =>
+        `    ${where} > ${test.fullName}: ${String(test.failureMessages?.[0] ?? "")
+          .split("\n")[0]
+          .slice(0, 300)}`,
+    );
+  });
+}
+
 /** node --test's counts from the lines its reporter ends with. */
 function nodeCounts(output) {
   const count = (name) => Number(output.match(new RegExp(`^[^\\n]*\\b${name} (\\d+)$`, "m"))?.[1] ?? NaN);
@@ -82,6 +102,7 @@ console.log(
     "",
     "npm test:",
     describe("the Worker's tests (vitest, Workers runtime)", vitest, vitestCounts()),
+    ...vitestFailures(),
     describe("the end-to-end tests (node --test, against npm start)", e2e, nodeCounts(e2e.output)),
   ].join("\n"),
 );
