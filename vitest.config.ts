@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
 import type { Plugin } from "vite";
 import { experimental_readRawConfig } from "wrangler";
@@ -94,6 +95,9 @@ export default defineConfig(async () => {
       // by its speed (waitFor gives up after 90 s, a test after 120 s).
       testTimeout: 120_000,
       hookTimeout: 120_000,
+      // The files wait on the runtime (queues, receivers, D1) far more than they compute: two at a
+      // time on a 2-core machine, where vitest's default (a core less than the machine has) runs one.
+      maxWorkers: Math.max(2, availableParallelism() - 1),
     },
   };
 });
