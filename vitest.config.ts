@@ -77,6 +77,8 @@ export default defineConfig(async () => {
             PLATFORM_LIMITS: "enforce",
             // Size of the deep-paging test; the figure uses 200000.
             PAGING_ROWS: process.env.PAGING_ROWS ?? "20000",
+            // Size of the replay test's window; the figure uses 30000.
+            REPLAY_DELIVERIES: process.env.REPLAY_DELIVERIES ?? "3000",
             // Cases of the fuzz test (test/fuzz.test.ts); a long run sets 10000.
             FUZZ_RUNS: process.env.FUZZ_RUNS ?? "300",
           },

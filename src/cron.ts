@@ -7,7 +7,17 @@ import { forgetAuthFailures } from "./services/auth-throttle";
 import { continueErasures, ERASURE_STEP } from "./services/erasure";
 import { continueMoves, MOVE_STEP } from "./services/moves";
 import { foldBehindAccounts } from "./services/counts";
-import { applyRetention, CHALLENGE_QUERIES, continueChallenges, continueReleases, RETENTION_STEP, retentionDays, settleLagging, sweepOutbox } from "./webhooks";
+import {
+  applyRetention,
+  CHALLENGE_QUERIES,
+  continueChallenges,
+  continueReleases,
+  resumeStalledReplays,
+  RETENTION_STEP,
+  retentionDays,
+  settleLagging,
+  sweepOutbox,
+} from "./webhooks";
 import { eachAtMost } from "./lib/at-most";
 import { D1_QUERIES_PER_INVOCATION, SIMULTANEOUS_CONNECTIONS } from "./lib/platform-limits";
 import { inTurn, isBudgetSpent, JobBudget, RunBudget, type Allowance, type JobWeight } from "./lib/run-budget";
@@ -158,6 +168,13 @@ export function cronJobs(env: Env, now: number, sweep: { restartedAt?: number } 
             budget.left("d1Queries"),
           ),
       },
+      {
+        // The running replays whose step message was lost: one read, a message each (RESUMED_AT_ONCE at most).
+        job: "replays",
+        shard,
+        weight: { d1Queries: 1, queueMessages: 1, floor: 1, reserve: 0 },
+        work: ({ env }) => resumeStalledReplays(db(env), queue(env), now),
+      },
     );
   }
   return jobs;
@@ -206,10 +223,11 @@ function cronGroups(text: string | undefined): Map<string, string[]> {
 
 /**
  * What one cron run may spend, shared by its jobs: D1 queries within an invocation's 1,000 (the
- * rest a margin), and queue messages (the sweep's re-sends: a few seconds of a queue's 5,000 a
+ * rest a margin: the run spends nothing outside its jobs, whose bookkeeping is their reserves,
+ * counted here), and queue messages (the sweep's re-sends: a few seconds of a queue's 5,000 a
  * second, so a backlog after an outage drains over runs without crowding out new deliveries).
  */
-export const CRON_BUDGET: Allowance = { d1Queries: D1_QUERIES_PER_INVOCATION - 100, queueMessages: 10_000 };
+export const CRON_BUDGET: Allowance = { d1Queries: D1_QUERIES_PER_INVOCATION - 50, queueMessages: 10_000 };
 /** wrangler.toml's cron: a run a minute (the turns count runs by it). */
 const RUN_EVERY_MS = 60_000;
 /** A job that makes one query and needs no more. */

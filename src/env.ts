@@ -4,9 +4,18 @@ export interface DeliveryMessage {
   shard: string;
 }
 
+/** A message of the DELIVERIES queue that moves a replay on by one step (webhooks/replays/steps.ts). */
+export interface ReplayMessage {
+  replay_id: string;
+  shard: string;
+}
+
+/** What the DELIVERIES queue carries. */
+export type QueueMessage = DeliveryMessage | ReplayMessage;
+
 /** One shard's way to the DELIVERIES queue: every message it sends names the shard its delivery row lives on. */
 export interface ShardQueue {
-  queue: Queue<DeliveryMessage>;
+  queue: Queue<QueueMessage>;
   shard: string;
 }
 
@@ -16,7 +25,7 @@ export interface Env {
   DB: D1Database;
   /** The shards (db/shards.ts): every account's own data lives in exactly one. */
   [shard: `SHARD_${string}`]: D1Database | undefined;
-  DELIVERIES: Queue<DeliveryMessage>;
+  DELIVERIES: Queue<QueueMessage>;
   /** Cloudflare's rate limiting binding (wrangler.toml `[[ratelimits]]`), keyed by API user. */
   API_RATE_LIMIT?: RateLimit;
   /** "off" lifts the per-user rate limit: for local benchmarks only, never set in the deployed configuration. */

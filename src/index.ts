@@ -2,7 +2,7 @@ import { createApp } from "./app";
 import { runCron } from "./cron";
 import type { Env } from "./env";
 import { localSettings, underPlatformLimits } from "./dev";
-import { consumeDeadLetters, consumeDeliveries, type DeliveryMessage } from "./webhooks";
+import { consumeDeadLetters, consumeDeliveries, type QueueMessage } from "./webhooks";
 
 const app = createApp();
 
@@ -15,7 +15,7 @@ const started = () => (firstEventAt ??= Date.now());
  * PLATFORM_LIMITS asks, and the soak's settings where local URLs are allowed), which only this
  * edge imports: the engine gets the bindings and settings it makes.
  */
-export default underPlatformLimits<Env, DeliveryMessage>({
+export default underPlatformLimits<Env, QueueMessage>({
   fetch(request, bindings, ctx) {
     started();
     return app.fetch(request, localSettings(bindings).env, ctx);

@@ -174,6 +174,24 @@ const WORK: Record<string, Work> = {
         (await count(shard, "select count(*) as n from webhook_deliveries where subscription_id = ?1 and status = 'held'", subscription.id)) === 0;
     },
   },
+  replays: {
+    async make() {
+      // Running replays whose step message was lost 10 minutes ago: each is sent a step (and marked moved on).
+      const { client, subscription, shard } = await tenantOnA();
+      const at = Date.now() - 600_000;
+      await rows(
+        shard,
+        25,
+        `insert into webhook_replays (id, account_id, subscription_id, since, until, status, count, sent, phase, sent_sequence, created_at, updated_at)
+         select ?2 || '-stalled-' || i, ?3, ?2, 0, ?4, 'running', 0, 0, 'log', 0, ?4, ?4 from n`,
+        subscription.id,
+        client.accountId,
+        at,
+      );
+      return async () =>
+        (await count(shard, "select count(*) as n from webhook_replays where account_id = ?1 and updated_at = ?2", client.accountId, at)) === 0;
+    },
+  },
   lag: {
     async make() {
       // Subscriptions that lagged and have been under their alert for 6 minutes, nothing delivered since: each has caught up.

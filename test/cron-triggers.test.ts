@@ -40,12 +40,13 @@ describe("the cron's triggers", () => {
         "lag@A",
         "moves@directory",
         "releases@A",
+        "replays@A",
         "retention@A",
         "sweep@A",
       ].sort(),
     );
     expect(jobs(await cronRun(bindings, { cron: "*/1 * * * *" }))).toEqual(
-      ["challenges@B", "counts@B", "idempotency@B", "lag@B", "releases@B", "retention@B", "sweep@B"].sort(),
+      ["challenges@B", "counts@B", "idempotency@B", "lag@B", "releases@B", "replays@B", "retention@B", "sweep@B"].sort(),
     );
   });
 

@@ -18,6 +18,7 @@ declare global {
       STEPPED_DB: D1Database;
       STEPPED_SHARD: D1Database;
       PAGING_ROWS?: string;
+      REPLAY_DELIVERIES?: string;
       FUZZ_RUNS?: string;
       RATE_LIMIT_CONFIG: string;
     }

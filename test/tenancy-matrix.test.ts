@@ -14,12 +14,17 @@ async function world() {
   const hook = await subscribeToReceiver(theirs.client, { payment_status: true });
   await makePayment(theirs.client, { buyer: made.buyer, supplier: made.supplier }); // a delivery for the subscription
   const deliveries = await call("GET", `/v1/webhooks/${hook.subscription.id}/deliveries/`, { headers: theirs.client.headers });
+  const replay = await call("POST", `/v1/webhooks/${hook.subscription.id}/replay/`, {
+    body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    headers: theirs.client.headers,
+  });
   const objects = {
     counterparties: made.buyer.id as string,
     invoices: made.invoice.id as string,
     payments: made.payment.id as string,
     webhooks: hook.subscription.id as string,
     deliveries: deliveries.json.results[0].id as string,
+    replays: replay.json.id as string,
   };
   return { mine, theirs, objects };
 }
@@ -27,6 +32,7 @@ async function world() {
 /** The id a path parameter stands for, by the collection it follows. */
 function idFor(path: string, param: string, objects: Record<string, string>): string {
   if (param === "delivery_id") return objects.deliveries!;
+  if (param === "replay_id") return objects.replays!;
   const collection = /\/(counterparties|invoices|payments|webhooks)\/\{/.exec(path)![1]!;
   return objects[collection]!;
 }
@@ -66,6 +72,7 @@ describe("the tenancy matrix, from the route table", () => {
           `/v2/payments/${objects.payments}/`,
           `/v1/webhooks/${objects.webhooks}/`,
           `/v1/webhooks/${objects.webhooks}/deliveries/${objects.deliveries}/`,
+          `/v1/webhooks/${objects.webhooks}/replays/${objects.replays}/`,
         ].map((path) => call("GET", path, { headers: theirs.client.headers }).then((res) => res.json)),
       );
     const before = await snapshot();

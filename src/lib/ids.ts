@@ -1,7 +1,7 @@
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 const ID_LENGTH = 22; // 22 x 6 bits = 132 random bits
 
-export type IdPrefix = "acct" | "cpty" | "inv" | "pmt" | "pev";
+export type IdPrefix = "acct" | "cpty" | "inv" | "pmt" | "pev" | "rpl";
 
 /** A prefixed id such as `pmt_3fZ…`: the prefix, an underscore and 22 random URL-safe characters. */
 export function newId(prefix: IdPrefix): string {

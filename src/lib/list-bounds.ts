@@ -21,6 +21,8 @@ export const LARGEST_ROW_BYTES = {
   deliveries: 1_050_000,
   /** The same body with the headers it would be sent with. */
   feed: 1_050_000,
+  /** A replay limited to 50 payments of the longest ids. */
+  replays: 4_000,
 } as const;
 
 export type ListName = keyof typeof LARGEST_ROW_BYTES;

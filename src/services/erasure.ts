@@ -21,6 +21,8 @@ import {
   webhookAttempts,
   webhookDeliveries,
   webhookStats,
+  webhookReplayItems,
+  webhookReplays,
   webhookSubscriptions,
 } from "../db/schema";
 import { conflict, notFound } from "../errors";
@@ -32,9 +34,9 @@ export const ERASE_CHUNK = 500;
 const ARCHIVE_CHUNK = 100;
 /**
  * The cron's floor for erasures (lib/run-budget.ts): its smallest unit is the list of erasures, one
- * account's step (a batch of at most 16 statements) and the directory's delete; no bookkeeping.
+ * account's step (a batch of at most 18 statements) and the directory's delete; no bookkeeping.
  */
-export const ERASURE_STEP = { floor: 1 + 16 + 1, reserve: 0 };
+export const ERASURE_STEP = { floor: 1 + 18 + 1, reserve: 0 };
 
 /**
  * Starts erasing an account (docs/operations.md, "Erasing an account"): in the directory, from now
@@ -165,10 +167,18 @@ export async function removeAccountRows(db: Db, id: string, { pause }: { pause: 
       { key: [webhookDeliveries.id] },
     ),
     deleteSome(db, webhookStats, sql`${webhookStats.subscriptionId} in ${subscriptions}`),
+    // A replay's items, then the replay once none is left, before its subscription.
+    deleteSome(db, webhookReplayItems, sql`${webhookReplayItems.replayId} in (select r.id from ${webhookReplays} r where r.account_id = ${id})`),
+    deleteSome(
+      db,
+      webhookReplays,
+      sql`${webhookReplays.accountId} = ${id} and not exists (select 1 from ${webhookReplayItems} i where i.replay_id = ${webhookReplays.id})`,
+    ),
     deleteSome(
       db,
       webhookSubscriptions,
-      sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})`,
+      sql`${webhookSubscriptions.accountId} = ${id} and not exists (select 1 from ${webhookDeliveries} d where d.subscription_id = ${webhookSubscriptions.id})
+        and not exists (select 1 from ${webhookReplays} r where r.subscription_id = ${webhookSubscriptions.id})`,
     ),
     db
       .delete(paymentEvents)

@@ -3,11 +3,12 @@
  * appends to, the queue consumer and the cron's webhook jobs. Everything outside src/webhooks/
  * uses only what is exported here; nothing in src/webhooks/ reaches into src/services/.
  *
- * Five rooms, each importing only from those listed after it (tools/dev/structure.mjs checks):
+ * Six rooms, each importing only from those listed after it (tools/dev/structure.mjs checks):
  *   delivery/       the queue consumer: the admission rule, lease, attempt, outcome, record, health
  *                   events, the stats writer;
  *   upkeep/         the cron's jobs: the outbox sweep, retention (and its archive), the releases of
  *                   resumed subscriptions;
+ *   replays/        replays of a window from the log and the archive: the verbs and their steps;
  *   subscriptions/  the API's verbs: subscriptions (the one place that opens sealed secrets),
  *                   holds, the delivery log and its archive, the feed, stats, recovery;
  *   outbox/         what a payment write appends (rows, filters) and hands to the queue;
@@ -30,6 +31,9 @@ export { jwkSet, publicKeys, publishKeys, selectPublisher, unpublishKeys } from 
 export { ATTEMPTS_SHOWN, getDelivery, listDeliveries, redeliver, type AttemptRow, type Delivery, type DeliveryRow } from "./subscriptions/deliveries";
 export { deliveryView, unendedAttempt } from "./subscriptions/delivery-record";
 export { archivedDay } from "./subscriptions/archive";
+export { cancelReplay, getReplay, listReplays, startReplay, type ReplayRow } from "./replays/replays";
+export { MAX_REPLAY_DAYS, MAX_REPLAY_PAYMENTS } from "./replays/window";
+export { resumeStalledReplays } from "./replays/steps";
 export { applyRetention, RETENTION_STEP, retentionDays, type RetentionReport } from "./upkeep/retention";
 export { sendTestDelivery } from "./subscriptions/test-delivery";
 export { MAX_RECOVERED, recoverDeliveries } from "./subscriptions/recover";
@@ -41,7 +45,7 @@ export { subscriptionStats, WINDOWS, type StatsWindow } from "./subscriptions/st
 export { handOver, outboxOfChange, toSend } from "./outbox/outbox";
 export { newTrace, traceOf, type Trace } from "./wire/trace";
 export type { PaymentSnapshot } from "./wire/payload";
-export type { DeliveryMessage, ShardQueue } from "./outbox/message";
+export type { DeliveryMessage, QueueMessage, ShardQueue } from "./outbox/message";
 export { consumeDeadLetters, consumeDeliveries } from "./delivery/consumer";
 export { LAG_ALERT_BOUNDS_MS } from "./subscriptions/lag";
 export { settleLagging } from "./delivery/lag-alert";

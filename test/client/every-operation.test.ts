@@ -138,6 +138,15 @@ describe("a client generated from /openapi.json", () => {
       parseAs: "stream",
     });
     expect(archive.response.status).toBe(404);
+    // A replay of the last hour: counted, started, listed, read and canceled (or done already).
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    expect((await api.POST("/v1/webhooks/{id}/replay/", { params: { path }, body: { since, dry_run: true } })).response.status).toBe(200);
+    const replay = await api.POST("/v1/webhooks/{id}/replay/", { params: { path }, body: { since } });
+    expect(replay.response.status).toBe(202);
+    const ofReplay = { params: { path: { id: hookId, replay_id: (replay.data as { id: string }).id } } };
+    expect((await api.GET("/v1/webhooks/{id}/replays/", { params: { path } })).data!.results.map((r) => r.id)).toEqual([ofReplay.params.path.replay_id]);
+    expect((await api.GET("/v1/webhooks/{id}/replays/{replay_id}/", ofReplay)).data!.since).toBe(since);
+    expect(["canceled", "done"]).toContain((await api.DELETE("/v1/webhooks/{id}/replays/{replay_id}/", ofReplay)).data!.status);
     // Its account does not require proof of endpoint ownership: no challenge to send.
     expect((await api.POST("/v1/webhooks/{id}/verify/", { params: { path } })).response.status).toBe(409);
     expect((await api.DELETE("/v1/webhooks/{id}/", { params: { path } })).response.status).toBe(204);

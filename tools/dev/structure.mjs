@@ -34,7 +34,7 @@ export const ROOMS = [
 ];
 
 /** src/webhooks/'s rooms from the ground up (src/webhooks/index.ts, the face, stands on all of them). */
-export const WEBHOOK_ROOMS = ["wire", "outbox", "subscriptions", "upkeep", "delivery", "index.ts"];
+export const WEBHOOK_ROOMS = ["wire", "outbox", "subscriptions", "replays", "upkeep", "delivery", "index.ts"];
 
 /** Type imports allowed to point up, as "importer -> imported" (paths under src/). */
 export const ALLOWED_UPWARD = [];

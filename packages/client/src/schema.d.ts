@@ -598,6 +598,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/{id}/replay/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay a window of deliveries
+         * @description Sends again every delivery of the subscription created in [since, until], whether still in the log or only in the archive: each once, in sequence order, with the original's body bytes, `webhook-id`, `hook-sequence` and `hook-payment-version`, signed when sent, plus `hook-replay`. Test deliveries and earlier replays are not replayed. `dry_run` only counts them (200).
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/replays/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a subscription's replays
+         * @description Newest first.
+         */
+        get: operations["listWebhookReplays"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/replays/{replay_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A replay
+         * @description Its status and progress: `sent` of `count`.
+         */
+        get: operations["getWebhookReplay"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a replay
+         * @description Stops a running replay: nothing more is sent, and its deliveries not yet attempted end unattempted. Answers the replay as it is after (one already done or canceled, as it is).
+         */
+        delete: operations["cancelWebhookReplay"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/{id}/public-key/": {
         parameters: {
             query?: never;
@@ -1595,6 +1659,11 @@ export interface components {
              * @example 4bf92f3577b34da6a3ce929d0e0e4736
              */
             trace_id: string | null;
+            /**
+             * @description The replay that made it (POST …/replay/): it sends the original delivery again, as its `webhook-id`, `hook-sequence` and `hook-payment-version`, with `hook-replay`; its `lag_ms` is null. Null for every other delivery.
+             * @example null
+             */
+            replay_id: string | null;
         };
         WebhookRecovered: {
             /**
@@ -1769,6 +1838,62 @@ export interface components {
              * @example eyJzIjoi…
              */
             next: string;
+        };
+        WebhookReplayCount: {
+            /** @example 30000 */
+            count: number;
+        };
+        WebhookReplay: {
+            /** @example rpl_8Hq2Lm4Np6Rs8Tv0Wx2Yz4 */
+            id: string;
+            /**
+             * @description `running` until every delivery is handed to the queue, then `done`; or `canceled`.
+             * @example running
+             * @enum {string}
+             */
+            status: "running" | "done" | "canceled";
+            /**
+             * @description How many deliveries it sends: counted when it starts, exact once it is done.
+             * @example 30000
+             */
+            count: number;
+            /**
+             * @description How many it has handed to the queue so far, in sequence order.
+             * @example 1200
+             */
+            sent: number;
+            /** @example 2026-01-01T00:00:00.000Z */
+            since: string;
+            /** @example 2026-11-28T00:00:00.000Z */
+            until: string;
+            /**
+             * @description The payments it is limited to; null for all.
+             * @example null
+             */
+            payment_id: string[] | null;
+            /** @example 2026-11-28T10:00:00.000Z */
+            created: string;
+        };
+        WebhookReplayList: {
+            /**
+             * @description How many rows match the filters, over every page.
+             * @example 1
+             */
+            count: number;
+            /**
+             * Format: uri
+             * @description The next page (absolute URL keeping the filters, with an opaque cursor), or null on the last page.
+             * @example null
+             */
+            next: string | null;
+            /**
+             * Format: uri
+             * @description The previous page, or null on the first.
+             * @example null
+             */
+            previous: string | null;
+            /** @description This page's rows, in the list's order. */
+            results: components["schemas"]["WebhookReplay"][];
         };
         WebhookPublicKeys: {
             /**
@@ -5319,6 +5444,362 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry: 1 to 255 printable ASCII characters, kept per API user for 24 hours. The first request with a key runs and its answer (a 2xx, or a 4xx other than 409 and 429) is stored; the same request again (method, path and body) gets that answer with `Idempotent-Replayed: true` and runs nothing. */
+                "Idempotency-Key"?: string;
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Replay the deliveries created at or after this instant.
+                     * @example 2026-01-01T00:00:00Z
+                     */
+                    since: string;
+                    /**
+                     * @description …and at or before this one; defaults to now. The window spans at most 400 days and is not in the future.
+                     * @example 2026-01-01T00:00:00Z
+                     */
+                    until?: string;
+                    /**
+                     * @description Only these payments' deliveries: at most 50 ids.
+                     * @example [
+                     *       "pmt_3fZq8K2mN7pR4sT6vW9xY1"
+                     *     ]
+                     */
+                    payment_id?: string[];
+                    /**
+                     * @description Only count what it would send (200 `{count}`); nothing is sent.
+                     * @example false
+                     */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The dry run's count */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplayCount"];
+                };
+            };
+            /** @description The replay, started */
+            202: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
+                };
+            };
+            /** @description Invalid input: a field error for each bad field or filter; or a `Payments-Bookmark` refused: `Payments-Bookmark is malformed: send back the header of an earlier answer as it came.` or `Payments-Bookmark was not given to this account: send back the header of one of its own answers.` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FieldErrors"] | components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The subscription is paused (`is_active` is false): resume it first; or `A request with this Idempotency-Key is in progress.` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is larger than 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Idempotency-Key was used with a different request.` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookReplays: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number, for direct access; following `next` links costs the same at any depth. */
+                page?: number;
+                /** @description Rows per page; larger values are clamped to 1000, invalid ones read as 100. */
+                page_size?: number;
+                /** @description Opaque; carried by `next` and `previous` links. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest first */
+            200: {
+                headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplayList"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `Invalid page.`: a page past the end, a page that is not a positive integer, or a bad cursor */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookReplay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+                /** @description The replay's id. */
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replay */
+            200: {
+                headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
+                };
+            };
+            /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or another account's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the API user's rate limit (1,000 requests per 10 s); retry after `Retry-After` seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ENCRYPTION_KEY is missing or malformed: `Service is not configured.` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelWebhookReplay: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `Payments-Bookmark` of an earlier answer: this request reads a state at least that new (its own writes, even from a read replica). Without it a read may come from a replica slightly behind. The typed client and the CLI send it by themselves. */
+                "Payments-Bookmark"?: string;
+            };
+            path: {
+                /** @description The subscription's id. */
+                id: string;
+                /** @description The replay's id. */
+                replay_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The replay */
+            200: {
+                headers: {
+                    /** @description What this answer read or wrote: send it back on the next request to read at least this state. */
+                    "Payments-Bookmark"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
                 };
             };
             /** @description Missing or wrong credentials (with a `WWW-Authenticate` challenge) */

@@ -8,6 +8,7 @@ export * from "./payment-invoices";
 export * from "./payments";
 export * from "./webhook-deliveries";
 export * from "./webhook-subscriptions";
+export * from "./webhook-replays";
 export * from "./time-counts";
 export * from "./idempotency-keys";
 export * from "./webhook-stats";

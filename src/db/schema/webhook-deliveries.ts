@@ -94,6 +94,11 @@ export const webhookDeliveries = sqliteTable(
     traceId: text("trace_id"),
     traceFlags: text("trace_flags"),
     traceState: text("trace_state"),
+    // Sent by a replay (webhooks/replays/): its id, and the original delivery's id and sequence,
+    // which its attempts send as `webhook-id` and `hook-sequence` (it takes no sequence of its own).
+    replayId: text("replay_id"),
+    replayOf: text("replay_of"),
+    replaySequence: integer("replay_sequence"),
   },
   // D1 writes an entry in each index a new row falls in: a change's delivery writes its row (its
   // log entry), its id and its due entry (or, held, its held entry), and no more.
@@ -118,6 +123,10 @@ export const webhookDeliveries = sqliteTable(
     // A per_payment subscription's deliveries not yet ended, by payment in sequence order: what a
     // delivery waits for, and which one an ending releases. Unordered deliveries write no entry.
     index("webhook_deliveries_order_idx").on(t.subscriptionId, t.paymentId, t.sequence).where(sql.raw(orderedNotEnded())),
+    // A replay's deliveries (its pace and its cancel): only replayed rows write an entry.
+    index("webhook_deliveries_replay_idx")
+      .on(t.replayId, t.status)
+      .where(sql`replay_id is not null`),
   ],
 );
 

@@ -35,6 +35,7 @@ import {
 } from "../common";
 import { challengeLater, DeliveryParams, origin, Params, SEALED, security, tags, UNREADABLE_409, webhookErrors } from "./shared";
 import { registerArchiveRoutes } from "./archive";
+import { registerReplayRoutes } from "./replays";
 import { registerFilterRoutes } from "./filters";
 import { registerFeedRoutes } from "./feed";
 import { registerRecoveryRoutes } from "./recovery";
@@ -279,6 +280,7 @@ registerRecoveryRoutes(webhooksRouter);
 registerFilterRoutes(webhooksRouter);
 registerFeedRoutes(webhooksRouter);
 registerArchiveRoutes(webhooksRouter);
+registerReplayRoutes(webhooksRouter);
 
 const PublicKeys = z
   .object({

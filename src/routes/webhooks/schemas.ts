@@ -310,6 +310,11 @@ export const DeliverySchema = z
         "The W3C trace id every attempt sends in `traceparent` (with a span id of its own): the write's, when it carried a valid `traceparent`, else a new one. Null for deliveries made before traces were kept.",
       example: "4bf92f3577b34da6a3ce929d0e0e4736",
     }),
+    replay_id: z.string().nullable().openapi({
+      description:
+        "The replay that made it (POST …/replay/): it sends the original delivery again, as its `webhook-id`, `hook-sequence` and `hook-payment-version`, with `hook-replay`; its `lag_ms` is null. Null for every other delivery.",
+      example: null,
+    }),
   })
   .openapi("WebhookDelivery");
 

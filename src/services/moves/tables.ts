@@ -35,6 +35,8 @@ export const MOVED_TABLES: readonly MovedTable[] = [
   withoutRowid(own("webhook_deliveries", ["id"])),
   withoutRowid(child("webhook_attempts", ["delivery_id", "number"], "delivery_id", "webhook_deliveries")),
   child("webhook_stats", ["subscription_id", "bucket_start"], "subscription_id", "webhook_subscriptions"),
+  own("webhook_replays", ["id"]),
+  child("webhook_replay_items", ["replay_id", "sequence"], "replay_id", "webhook_replays"),
   withoutRowid(own("list_counts", ["account_id", "resource"])),
   withoutRowid(own("time_counts", ["account_id", "key", "size", "bucket"])),
   own("idempotency_keys", ["account_id", "username", "key"]),

@@ -28,7 +28,8 @@ import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
 import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planLeases, type Asking, type LeasePlan } from "./admission";
 import { leaseDeliveries, readAdmission, type AdmissionRow, type LeaseResult, type DeliveryRow, type SubscriptionRow } from "./lease";
-import type { DeliveryMessage, ShardQueue } from "../outbox/message";
+import type { DeliveryMessage, QueueMessage, ShardQueue } from "../outbox/message";
+import { isReplayStep, runReplaySteps } from "./replay-messages";
 import { HELD } from "../subscriptions/holds";
 import { openSecrets } from "../subscriptions/opened-secrets";
 import { handOver } from "../outbox/outbox";
@@ -47,6 +48,7 @@ import {
   withinBodyBytes,
 } from "./lanes";
 import { traceOfRow } from "../wire/trace";
+import { sentAs } from "../wire/sent-headers";
 
 /** When the consumer itself fails (D1 down, bad configuration), the message comes back this much later. */
 const ERROR_RETRY_SECONDS = 30;
@@ -66,16 +68,19 @@ type ShardWork = { db: Db; queue: ShardQueue };
  * sends the row again.
  */
 export async function consumeDeliveries(
-  batch: MessageBatch<DeliveryMessage>,
+  batch: MessageBatch<QueueMessage>,
   env: Env,
   ctx: ExecutionContext,
   { retryScale = 1 }: { retryScale?: number } = {},
 ): Promise<void> {
   const startedAt = Date.now();
-  const byShard = groupBy(batch.messages, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
+  const deliveries = batch.messages.filter((message): message is Message<DeliveryMessage> => !isReplayStep(message));
+  const byShard = groupBy(deliveries, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
   const taken: Taken = { bodies: { left: LEASE_BODY_BYTES, taken: 0 }, unproven: 0 };
   for (const [shard, messages] of byShard) started.push(...(await leaseShard(shard, messages, env, started.length, taken)));
+  // Replays' steps, after the deliveries' leases: their attempts never wait on a replay's copy.
+  await runReplaySteps(batch.messages.filter(isReplayStep), env);
   ctx.waitUntil(
     deliverAll(env, started, retryScale, startedAt, taken.bodies).catch((error) =>
       console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
@@ -302,10 +307,12 @@ async function attempt(delivery: DeliveryRow, subscription: SubscriptionRow, env
     url: subscription.url,
     body: delivery.body,
     contentType: delivery.contentType,
-    deliveryId: delivery.id,
+    // A replay's delivery goes out as its original, with `hook-replay`.
+    deliveryId: sentAs(delivery).id,
     subscriptionId: subscription.id,
     event: delivery.event ?? "payment.changed",
-    sequence: delivery.sequence,
+    sequence: sentAs(delivery).sequence,
+    replayId: delivery.replayId,
     paymentVersion: delivery.paymentVersion,
     username: revealed.username,
     password: revealed.password,
@@ -348,9 +355,14 @@ function endStatement(db: Db, deliveryId: string, now: number) {
 }
 
 /** The dead-letter queue's consumer: a message that ran out of queue retries marks its delivery failed, on its shard. */
-export async function consumeDeadLetters(batch: MessageBatch<DeliveryMessage>, env: Env): Promise<void> {
+export async function consumeDeadLetters(batch: MessageBatch<QueueMessage>, env: Env): Promise<void> {
   for (const message of batch.messages) {
-    const { delivery_id: deliveryId, shard } = message.body ?? {};
+    // A replay's step that ran out of retries: the cron finds its replay stalled and sends another.
+    if (isReplayStep(message)) {
+      message.ack();
+      continue;
+    }
+    const { delivery_id: deliveryId, shard } = (message.body ?? {}) as DeliveryMessage;
     const binding = typeof shard === "string" ? shardBinding(env, shard) : undefined;
     if (!binding) {
       // Nothing to mark: without a shard the row stays pending, and that shard's sweeper sends it again.

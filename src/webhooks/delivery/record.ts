@@ -79,8 +79,9 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
           startedAt: result.startedAt,
           durationMs: result.durationMs,
           status: outcome.status,
-          // A first 2xx: the lag from the change's commit to the answer.
-          lagMs: outcome.status === "succeeded" && delivery.succeededAt === null ? Math.max(0, endOf({ result }) - delivery.createdAt) : null,
+          // A first 2xx: the lag from the change's commit to the answer (a replay's is no change's).
+          lagMs:
+            outcome.status === "succeeded" && delivery.succeededAt === null && !delivery.replayId ? Math.max(0, endOf({ result }) - delivery.createdAt) : null,
         })),
       ),
     ),

@@ -1,6 +1,6 @@
 import type { ShardQueue } from "../../env";
 
-export type { DeliveryMessage, ShardQueue } from "../../env";
+export type { DeliveryMessage, QueueMessage, ReplayMessage, ShardQueue } from "../../env";
 
 const SEND_BATCH_LIMIT = 100;
 

@@ -135,6 +135,9 @@ export function newDelivery<
     traceId: trace.traceId,
     traceFlags: trace.flags,
     traceState: trace.state,
+    replayId: null,
+    replayOf: null,
+    replaySequence: null,
     ...NOT_ATTEMPTED,
   };
 }

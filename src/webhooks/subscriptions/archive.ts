@@ -15,7 +15,9 @@ export const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * a step cut short is done again by the next run over the same deliveries, under the same name).
  * Pure.
  */
-export const archivePrefix = (accountId: string, subscriptionId: string, day: string) => `deliveries/${accountId}/${subscriptionId}/${day}`;
+export const archivePrefix = (accountId: string, subscriptionId: string, day: string) => `${subscriptionArchive(accountId, subscriptionId)}${day}`;
+/** Where every archived day of a subscription is: the objects' keys are this, a day, a slash and a name. Pure. */
+export const subscriptionArchive = (accountId: string, subscriptionId: string) => `deliveries/${accountId}/${subscriptionId}/`;
 export const archiveKey = (accountId: string, subscriptionId: string, day: string, firstId: string) =>
   `${archivePrefix(accountId, subscriptionId, day)}/${firstId}.ndjson.gz`;
 

@@ -39,7 +39,8 @@ export function deliveryView({ delivery, attempts }: { delivery: DeliveryRow; at
     test: delivery.test,
     headers: lastHeaders(delivery, attempts),
     succeeded_at: delivery.succeededAt === null ? null : toIso(delivery.succeededAt),
-    lag_ms: delivery.succeededAt === null ? null : Math.max(0, delivery.succeededAt - delivery.createdAt),
+    lag_ms: delivery.succeededAt === null || delivery.replayId ? null : Math.max(0, delivery.succeededAt - delivery.createdAt),
     trace_id: delivery.traceId,
+    replay_id: delivery.replayId,
   };
 }

@@ -5,7 +5,15 @@
 import { and, eq, exists, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { guardedInsert } from "../../db/guarded-insert";
-import { webhookAttempts, webhookDeliveries, webhookStats, webhookSubscriptions, type SubscriptionRow } from "../../db/schema";
+import {
+  webhookAttempts,
+  webhookDeliveries,
+  webhookReplayItems,
+  webhookReplays,
+  webhookStats,
+  webhookSubscriptions,
+  type SubscriptionRow,
+} from "../../db/schema";
 import { inAccount } from "../../db/scope";
 
 /** The account's subscription `id`: the condition every statement on its row starts from. */
@@ -71,6 +79,15 @@ export function deleteSubscriptionDeliveries(db: Db, id: string) {
 /** Deletes subscription `id`'s stats buckets. */
 export function deleteSubscriptionStats(db: Db, id: string) {
   return db.delete(webhookStats).where(eq(webhookStats.subscriptionId, id));
+}
+
+/** Deletes subscription `id`'s replays' items, then its replays (before the subscription they name). */
+export function deleteSubscriptionReplays(db: Db, id: string) {
+  const replays = db.select({ id: webhookReplays.id }).from(webhookReplays).where(eq(webhookReplays.subscriptionId, id));
+  return [
+    db.delete(webhookReplayItems).where(inArray(webhookReplayItems.replayId, replays)),
+    db.delete(webhookReplays).where(eq(webhookReplays.subscriptionId, id)),
+  ];
 }
 
 /** Deletes the account's subscription `id`'s row. */

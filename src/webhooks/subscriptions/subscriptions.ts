@@ -20,6 +20,7 @@ import {
   deleteSubscriptionAttempts,
   deleteSubscriptionDeliveries,
   deleteSubscriptionRow,
+  deleteSubscriptionReplays,
   deleteSubscriptionStats,
   hasSecret,
   insertSubscription,
@@ -339,6 +340,7 @@ export async function deleteSubscription({ db, accountId }: ServiceContext, id: 
     attempts: deleteSubscriptionAttempts(db, id),
     deliveries: deleteSubscriptionDeliveries(db, id),
     stats: deleteSubscriptionStats(db, id),
+    replays: deleteSubscriptionReplays(db, id),
     subscription: deleteSubscriptionRow(db, accountId, id),
   });
 }

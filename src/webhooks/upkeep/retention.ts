@@ -10,6 +10,7 @@ import { withAttempts, type Delivery } from "../subscriptions/deliveries";
 import { SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { deliveryView } from "../subscriptions/delivery-record";
 import { archiveKey, archivePrefix, dayOf } from "../subscriptions/archive";
+import { objectCounts } from "../replays/archived";
 import { droppedPast } from "../outbox/sequence";
 import { isBudgetSpent } from "../../lib/run-budget";
 
@@ -207,6 +208,8 @@ async function archiveAll(archive: R2Bucket, deliveries: Delivery[]): Promise<nu
     const records = group.map((delivery) => JSON.stringify({ subscription_id: delivery.delivery.subscriptionId, ...deliveryView(delivery) }));
     await archive.put(archiveKey(first.accountId, first.subscriptionId, dayOf(first.createdAt), first.id), await gzip(`${records.join("\n")}\n`), {
       httpMetadata: { contentType: "application/gzip" },
+      // What a replay's count reads without opening the object (replays/archived.ts).
+      customMetadata: objectCounts(group.map(({ delivery }) => delivery)),
     });
   }
   return deliveries.length;

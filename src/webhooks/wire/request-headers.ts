@@ -20,6 +20,8 @@ export interface OutgoingDelivery {
   secrets: SigningSecrets;
   /** The write's trace (trace.ts); null on deliveries made before traces were kept. */
   trace: Trace | null;
+  /** The replay that sends it again (`hook-replay`), or null. */
+  replayId?: string | null;
 }
 
 /** Every header of a delivery signed at `timestamp` (Unix seconds), in the order they are sent; authorization unmasked. */

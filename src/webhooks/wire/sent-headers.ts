@@ -5,12 +5,25 @@ export const MASKED_AUTHORIZATION = "Basic ********";
 /** The headers an attempt sent that nothing else can rebuild: its signatures (`hook-hmac-next` only during a rotation, so last). */
 const SIGNATURES = ["hook-hmac", "webhook-signature", "hook-hmac-next"] as const;
 
-/** The headers that place a delivery in its subscription's sequence and its payment's versions; none on a test delivery. Pure. */
-export function orderHeaders(delivery: { sequence: number | null; paymentVersion: number | null }): Record<string, string> {
+/** The headers that place a delivery in its subscription's sequence and its payment's versions (none on a test delivery), and name the replay that sends it again. Pure. */
+export function orderHeaders(delivery: { sequence: number | null; paymentVersion: number | null; replayId?: string | null }): Record<string, string> {
   return {
     ...(delivery.sequence !== null ? { "hook-sequence": String(delivery.sequence) } : {}),
     ...(delivery.paymentVersion !== null ? { "hook-payment-version": String(delivery.paymentVersion) } : {}),
+    ...(delivery.replayId ? { "hook-replay": delivery.replayId } : {}),
   };
+}
+
+/** A delivery row's columns that its replays change on the wire. */
+type Replayed = { id: string; sequence: number | null; replayId?: string | null; replayOf?: string | null; replaySequence?: number | null };
+
+/**
+ * Who a delivery says it is on the wire: its own id and sequence, or a replay's original's (the
+ * replay's own id goes in `hook-replay`; docs/interface.md, "Replay"). Pure.
+ */
+export function sentAs(delivery: Replayed): { id: string; sequence: number | null; replayId: string | null } {
+  if (!delivery.replayId) return { id: delivery.id, sequence: delivery.sequence, replayId: null };
+  return { id: delivery.replayOf ?? delivery.id, sequence: delivery.replaySequence ?? null, replayId: delivery.replayId };
 }
 
 /**
@@ -38,23 +51,24 @@ function storedSignatures(stored: string): Record<string, string> {
  * header (before only the signatures were kept) is shown as stored. Pure.
  */
 export function sentHeaders(
-  delivery: { id: string; subscriptionId: string; contentType: string; sequence: number | null; paymentVersion: number | null; event?: string | null },
+  delivery: Replayed & { subscriptionId: string; contentType: string; paymentVersion: number | null; event?: string | null },
   attempt: { startedAt: number; headers: string | null },
 ): Record<string, string> | null {
   if (attempt.headers === null) return null;
   const stored = storedSignatures(attempt.headers);
   if (stored.authorization !== undefined) return stored;
+  const as = sentAs(delivery);
   return {
     authorization: MASKED_AUTHORIZATION,
     "content-type": delivery.contentType,
     "hook-subscription": delivery.subscriptionId,
-    "hook-delivery": delivery.id,
+    "hook-delivery": as.id,
     "hook-event": delivery.event ?? "payment.changed",
-    ...orderHeaders(delivery),
+    ...orderHeaders({ ...as, paymentVersion: delivery.paymentVersion }),
     "user-agent": USER_AGENT,
     "hook-hmac": stored["hook-hmac"]!,
     ...(stored["hook-hmac-next"] !== undefined ? { "hook-hmac-next": stored["hook-hmac-next"] } : {}),
-    "webhook-id": delivery.id,
+    "webhook-id": as.id,
     "webhook-timestamp": String(Math.floor(attempt.startedAt / 1000)),
     "webhook-signature": stored["webhook-signature"]!,
   };
