@@ -79,6 +79,17 @@ describe("each list's largest row, as the API accepts it at its longest, is with
     expect(bytes(res.json)).toBeLessThanOrEqual(LARGEST_ROW_BYTES.subscriptions);
   });
 
+  it("a replay limited to 50 payments of the longest ids it takes (letters, digits, _ and -)", async () => {
+    const { subscription } = await subscribeToReceiver(client);
+    const res = await call("POST", `/v1/webhooks/${subscription.id}/replay/`, {
+      body: { since: new Date(Date.now() - 86_400_000).toISOString(), payment_id: Array.from({ length: 50 }, (_, i) => `pmt_${i}_`.padEnd(64, "x")) },
+      headers: client.headers,
+    });
+    expect(res.status).toBe(202);
+    expect(res.json.payment_id).toHaveLength(50);
+    expect(bytes(res.json)).toBeLessThanOrEqual(LARGEST_ROW_BYTES.replays);
+  });
+
   it(`a delivery of the largest payment's whole detail with ${ATTEMPTS_SHOWN} attempts shown, however many it made`, async () => {
     const list = await call("GET", `/v1/webhooks/${subscriptionId}/deliveries/?page_size=1`, { headers: client.headers });
     const [latest] = await copies("webhook_deliveries", list.json.results[0].id, 1, () => ({

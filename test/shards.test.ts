@@ -204,6 +204,7 @@ describe("the cron across shards", () => {
       ["idempotency", "A"],
       ["lag", "A"],
       ["releases", "A"],
+      ["replays", "A"],
       ["retention", "A"],
       ["sweep", "A"],
     ]);

@@ -13,15 +13,19 @@ import { freePort, freshCopy, ROOT, startNpmStart as startService } from "../../
 
 const SHOTS = join(ROOT, "artifacts", "screenshots");
 
-/** A receiver that answers `mode.status` and keeps what it got; with `mode.echo`, it answers an endpoint-ownership challenge as the kit does. */
+/**
+ * A receiver that answers `mode.status` (after `mode.delayMs`) and keeps what it got; with
+ * `mode.echo`, it answers an endpoint-ownership challenge as the kit does.
+ */
 async function startReceiver() {
   const got = [];
-  const mode = { status: 200, echo: false };
+  const mode = { status: 200, echo: false, delayMs: 0 };
   const server = createServer((request, response) => {
     let body = "";
     request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
+    request.on("end", async () => {
       got.push({ headers: request.headers, body });
+      if (mode.delayMs > 0) await new Promise((done) => setTimeout(done, mode.delayMs));
       const answer = mode.echo && mode.status === 200 ? challengeAnswer({ body, headers: request.headers }) : null;
       if (answer) return response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer));
       response.writeHead(mode.status, { "content-type": "text/plain" }).end(mode.status === 200 ? "ok" : "gone");
@@ -449,6 +453,72 @@ describe("the console", { skip: noBrowser }, () => {
       receiver.mode.echo = false;
       await setting(false);
     }
+  });
+
+  it("counts a window and replays it, showing its progress, and cancels a replay while it runs", async () => {
+    const client = { authorization: `Basic ${btoa(`demo-client:${service.vars.DEMO_CLIENT_PASSWORD}`)}`, "content-type": "application/json" };
+    const processor = { authorization: `Basic ${btoa(`demo-processor:${service.vars.DEMO_PROCESSOR_PASSWORD}`)}`, "content-type": "application/json" };
+    const made = await fetch(`${service.base}/v1/webhooks/`, {
+      method: "POST",
+      headers: client,
+      body: JSON.stringify({
+        event: "payment.changed",
+        url: receiver.url,
+        content_type: "application/json",
+        username: "hook-user",
+        password: "hook-pass-123",
+        description: "replayed",
+      }),
+    }).then((res) => res.json());
+    for (const code of ["PU15", "PU16"]) {
+      const res = await fetch(`${service.base}/v2/payments/pmt_demoPaymentInProgress1/events/`, {
+        method: "POST",
+        headers: processor,
+        body: JSON.stringify({ event_code: code, description: `replayed ${code}` }),
+      });
+      assert.equal(res.status, 201);
+    }
+    const mine = () => receiver.got.filter((item) => item.headers["hook-subscription"] === made.id);
+    const originals = await until(
+      () => mine().filter((item) => !item.headers["hook-replay"]),
+      (items) => items.length === 2,
+      "the two deliveries",
+    );
+    const page = await signedIn({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${service.base}/console/#/subscriptions/${made.id}`);
+    const replays = page.locator(".card:has(#replay) tbody tr");
+    // A receiver slow to answer keeps the first replay running: it is canceled from its row.
+    receiver.mode.delayMs = 5000;
+    try {
+      await page.getByRole("button", { name: "Count" }).click();
+      await page.getByRole("button", { name: "Replay 2 deliveries" }).click();
+      await page.getByRole("button", { name: "Cancel" }).click();
+      await until(
+        () => replays.first().textContent(),
+        (text) => text.includes("canceled"),
+        "the replay canceled",
+      );
+    } finally {
+      receiver.mode.delayMs = 0;
+    }
+    await page.getByRole("button", { name: "Count" }).click();
+    await page.getByRole("button", { name: "Replay 2 deliveries" }).click();
+    await until(
+      () => replays.first().textContent(),
+      (text) => text.includes("done") && text.includes("2 of 2"),
+      "the replay done",
+    );
+    await shot(page, "replay");
+    const [done] = (await fetch(`${service.base}/v1/webhooks/${made.id}/replays/`, { headers: client }).then((res) => res.json())).results;
+    const replayed = await until(
+      () => mine().filter((item) => item.headers["hook-replay"] === done.id),
+      (items) => items.length === 2,
+      "the replayed deliveries",
+    );
+    // Each original again, as it was: its id, its sequence, its bytes.
+    const as = (items) => items.map((item) => [item.headers["webhook-id"], item.headers["hook-sequence"], item.body]).sort();
+    assert.deepEqual(as(replayed), as(originals));
+    await page.close();
   });
 
   it("is usable at 375 px wide", async () => {

@@ -82,6 +82,7 @@ describe("each list's bounds", () => {
       subscriptions: 199,
       deliveries: 14,
       feed: 14,
+      replays: 1000,
     });
   });
 });

@@ -167,6 +167,7 @@ describe("replay", () => {
         400,
         { payment_id: ["Ensure this field has no more than 50 elements."] },
       ],
+      [{ since: at(now - DAY), payment_id: ["pmt_ok", "not an id"] }, 400, { payment_id: ["Enter a valid payment id."] }],
       [{ since: "yesterday" }, 400, { since: ["Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z."] }],
       [{}, 400, { since: ["This field is required."] }],
     ];

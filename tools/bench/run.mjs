@@ -245,7 +245,7 @@ let peakRss = 0;
 let rssSamples = [];
 /** Queue batches' and cron runs' figures against an invocation's limits, per service the run started. */
 const invocations = [];
-// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :ordering, :isolation, :drain) one.
+// `--only webhooks` runs every webhook scenario; `--only webhooks:burst` (or :sustained, :trickle, :fairness, :ordering, :replay, :isolation, :drain) one.
 if (!values.only || values.only.startsWith("webhooks")) {
   const pick = values.only?.split(":")[1];
   const receiver = await startHookReceiver();

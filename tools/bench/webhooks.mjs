@@ -446,6 +446,40 @@ export async function webhookScenarios({ pick, base, headers, processor, payment
       await unsubscribeAll();
     }
 
+    // Replay (docs/interface.md, "Replay"): a subscription's deliveries of a window sent again,
+    // beside the rate they were first delivered at. Here from the log (the archive is read the same
+    // way, an object a step); each delivery arrives twice, the second time with `hook-replay`.
+    if (runs("replay")) {
+      const events = smoke ? 50 : 2000;
+      tags = ["replayed"];
+      const id = await subscribe("ok", "replayed");
+      const since = new Date().toISOString();
+      fired = await fire(events);
+      const first = figures(`replay: ${events} events first delivered`, fired, await collect(receiver, tags, fired.events, wait));
+      rows.push(first);
+      log(first);
+      const startedAt = Date.now();
+      const started = await fetch(`${base}/v1/webhooks/${id}/replay/`, {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json" },
+        body: JSON.stringify({ since }),
+      }).then((res) => res.json());
+      const [arrivals] = await collect(receiver, tags, 2 * first.delivered, wait);
+      const again = arrivals.filter(([, at]) => at >= startedAt);
+      const lastArrival = Math.max(...again.map(([, at]) => at));
+      const replay = {
+        scenario: `replay of those ${first.delivered} deliveries from the log`,
+        count: started.count,
+        delivered: again.length,
+        duplicates: again.length - new Set(again.map(([, , deliveryId]) => deliveryId)).size,
+        deliveries_per_s: again.length ? Math.round((again.length / Math.max(1, lastArrival - startedAt)) * 1000) : 0,
+      };
+      replay.vs_first_delivery = first.deliveries_per_s ? Math.round((replay.deliveries_per_s / first.deliveries_per_s) * 100) / 100 : null;
+      rows.push(replay);
+      log(replay);
+      await unsubscribeAll();
+    }
+
     // Isolation: two healthy subscriptions beside a third healthy one, then beside one whose
     // receiver never answers. Both have three subscriptions, so each event writes the same three
     // deliveries and only the third receiver differs.

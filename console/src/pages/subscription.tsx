@@ -3,6 +3,7 @@ import { api, apiPath } from "../api";
 import { ago, duration, localToIso, percent, when } from "../format";
 import { AttemptsChart, LagChart } from "../parts/chart";
 import { Deliveries } from "../parts/deliveries";
+import { ReplayCard } from "../parts/replays";
 import { useAction, useLoad } from "../parts/load";
 import { changes, FLAGS, SubscriptionForm, type SubscriptionFields } from "../parts/subscription-form";
 import { Badge, Card, Loading, Problem, Stat } from "../parts/ui";
@@ -247,6 +248,7 @@ export function SubscriptionPage({ id, query }: { id: string; query: URLSearchPa
           </Card>
           <Deliveries subscriptionId={id} query={query} round={logRound} />
           <RecoverCard id={id} onRecovered={() => setLogRound((n) => n + 1)} />
+          <ReplayCard id={id} />
         </>
       )}
     </div>

@@ -7,6 +7,7 @@ export type Subscription = Schemas["WebhookSubscription"];
 export type Delivery = Schemas["WebhookDelivery"];
 export type Attempt = Delivery["attempts"][number];
 export type Stats = Schemas["WebhookStats"];
+export type Replay = Schemas["WebhookReplay"];
 export type Payment = Schemas["Payment"];
 export type PaymentEvent = Schemas["PaymentEvent"];
 export type Counterparty = Schemas["Counterparty"];

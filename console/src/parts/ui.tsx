@@ -32,6 +32,8 @@ const TONES: Record<string, string> = {
   refunded: "mute",
   paused: "mute",
   test: "info",
+  running: "wait",
+  done: "good",
 };
 
 export function Badge({ value, label }: { value: string; label?: string }) {

@@ -13,11 +13,14 @@ const timestamp = (description: string) =>
     .refine((text) => text === "" || parseInstant(text) !== null, { error: "Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z." })
     .openapi({ description, example: "2026-01-01T00:00:00Z" });
 
+/** A payment id as the service makes them (letters, digits, `_` and `-`), 64 characters at most. */
+const PAYMENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 const ReplayInput = z.object({
   since: timestamp("Replay the deliveries created at or after this instant."),
   until: timestamp(`…and at or before this one; defaults to now. The window spans at most ${MAX_REPLAY_DAYS} days and is not in the future.`).optional(),
   payment_id: z
-    .array(z.string().min(1).max(64))
+    .array(z.string().regex(PAYMENT_ID, { error: "Enter a valid payment id." }))
     .optional()
     .openapi({ description: `Only these payments' deliveries: at most ${MAX_REPLAY_PAYMENTS} ids.`, example: ["pmt_3fZq8K2mN7pR4sT6vW9xY1"] }),
   dry_run: z.boolean().optional().openapi({ description: "Only count what it would send (200 `{count}`); nothing is sent.", example: false }),

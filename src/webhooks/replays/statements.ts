@@ -167,13 +167,14 @@ export function copyArchived(db: Db, replayId: string, items: Omit<ReplayItem, "
   ).onConflictDoNothing();
 }
 
-/** Counts the replay's deliveries whose first attempt has not ended (not yet made, or under way): the next ones wait for them. */
-export function countFirstAttemptsOpen(db: Db, replayId: string) {
+/** Reads one of the replay's deliveries whose first attempt has not ended (not yet made, or under way), if any: the next ones wait for it. */
+export function selectFirstAttemptOpen(db: Db, replayId: string) {
   const d = webhookDeliveries;
   return db
-    .select({ n: count() })
+    .select({ id: d.id })
     .from(d)
-    .where(and(eq(d.replayId, replayId), sql`${d.status} = 'pending'`, sql`(${d.attempts} = 0 or ${d.firstEnded} = 0)`));
+    .where(and(eq(d.replayId, replayId), sql`${d.status} = 'pending'`, sql`(${d.attempts} = 0 or ${d.firstEnded} = 0)`))
+    .limit(1);
 }
 
 /** A new delivery id in SQL: a version 4 UUID, as the service's others are. */
@@ -188,8 +189,7 @@ const NEW_ID = sql.raw(
  */
 export function sendNextItems(db: Db, replay: ReplayRow, limit: number, now: number) {
   const i = aliased(webhookReplayItems, "item");
-  const next = sql`(select * from ${webhookReplayItems} where ${webhookReplayItems.replayId} = ${replay.id} and ${webhookReplayItems.sequence} > ${replay.sentSequence}
-    order by ${webhookReplayItems.sequence} limit ${fixedLimit(limit)}) "item"`;
+  const next = sql`${nextItems(replay.id, replay.sentSequence, limit)} "item"`;
   const at = sql`${now} + row_number() over (order by ${i.sequence}) - 1`;
   return guardedInsert(
     db,
@@ -228,24 +228,34 @@ export function sendNextItems(db: Db, replay: ReplayRow, limit: number, now: num
   ).returning({ id: webhookDeliveries.id, replaySequence: webhookDeliveries.replaySequence });
 }
 
-/** After sendNextItems in the same batch: the replay's sent items go, and its record counts them. */
-export function dropSentItems(db: Db, replayId: string) {
-  const sent = sql`(select max(${webhookDeliveries.replaySequence}) from ${webhookDeliveries} where ${webhookDeliveries.replayId} = ${replayId})`;
-  return db.delete(webhookReplayItems).where(and(eq(webhookReplayItems.replayId, replayId), sql`${webhookReplayItems.sequence} <= coalesce(${sent}, 0)`));
+/** The replay's next `limit` items after `after`, as SQL: read on the items' key. */
+function nextItems(replayId: string, after: number, limit: number): SQL {
+  const i = webhookReplayItems;
+  return sql`(select * from ${i} where ${i.replayId} = ${replayId} and ${i.sequence} > ${after} order by ${i.sequence} limit ${fixedLimit(limit)})`;
 }
 
-/** After sendNextItems in the same batch: the record's `sent` and last sequence sent, from the replay's deliveries. */
-export function countSent(db: Db, replayId: string, now: number) {
-  const d = webhookDeliveries;
+/**
+ * Right after sendNextItems in its batch, under the same guard (running, nothing sent since it
+ * was read): the record counts what it made (`changes()`, that statement's rows) and moves its
+ * last sequence sent to the last of those items.
+ */
+export function countSent(db: Db, replay: ReplayRow, limit: number, now: number) {
   const r = webhookReplays;
   return db
     .update(r)
     .set({
-      sent: sql`(select count(*) from ${d} where ${d.replayId} = ${replayId})`,
-      sentSequence: sql`coalesce((select max(${d.replaySequence}) from ${d} where ${d.replayId} = ${replayId}), 0)`,
+      sent: sql`${r.sent} + changes()`,
+      sentSequence: sql`coalesce((select max("sequence") from ${nextItems(replay.id, replay.sentSequence, limit)}), ${replay.sentSequence})`,
       updatedAt: now,
     })
-    .where(and(eq(r.id, replayId), eq(r.status, "running")));
+    .where(and(eq(r.id, replay.id), eq(r.status, "running"), eq(r.sentSequence, replay.sentSequence)));
+}
+
+/** After countSent in its batch: the items sent go (those up to the record's last sequence sent). */
+export function dropSentItems(db: Db, replayId: string) {
+  const i = webhookReplayItems;
+  const sent = sql`(select ${webhookReplays.sentSequence} from ${webhookReplays} where ${webhookReplays.id} = ${replayId})`;
+  return db.delete(i).where(and(eq(i.replayId, replayId), sql`${i.sequence} <= coalesce(${sent}, 0)`));
 }
 
 /** Deletes up to `limit` of a replay's items (a canceled or ended replay's rest); returns how many went. */

@@ -22,7 +22,7 @@ import {
   copyArchived,
   copyFromLog,
   countSent,
-  countFirstAttemptsOpen,
+  selectFirstAttemptOpen,
   deleteItems,
   dropSentItems,
   selectLogKeys,
@@ -36,6 +36,7 @@ import {
 
 export const LOG_CHUNK = 1000;
 export const ITEM_BATCH_BYTES = 1_000_000;
+const encoder = new TextEncoder();
 export const SENT_AT_ONCE = 100;
 export const ITEMS_DROPPED_AT_ONCE = 1000;
 /** A step that waits for the attempts of the one before comes back this much later. */
@@ -85,18 +86,20 @@ async function copyArchiveStep(db: Db, archive: R2Bucket | undefined, replay: Re
   const { counts } = object;
   const none = counts !== null && (counts.replayable === 0 || counts.last < window.since || counts.first > window.until);
   if (!none) {
+    // Each statement's JSON within ITEM_BATCH_BYTES (one item alone however large: D1 binds up to 2 MB).
     let items: Omit<ReplayItem, "replayId">[] = [];
     let bytes = 0;
     for await (const record of archivedRecords(archive, object.key)) {
       if (!inWindow(record, window)) continue;
       const item = itemOf(record, replay);
-      items.push(item);
-      bytes += item.body.length + 500;
-      if (bytes >= ITEM_BATCH_BYTES) {
+      const size = encoder.encode(JSON.stringify(item)).length + 1;
+      if (items.length > 0 && bytes + size > ITEM_BATCH_BYTES) {
         await copyArchived(db, replay.id, items);
         items = [];
         bytes = 0;
       }
+      items.push(item);
+      bytes += size;
     }
     if (items.length > 0) await copyArchived(db, replay.id, items);
   }
@@ -126,8 +129,7 @@ function contentTypeOf(body: string): string {
 }
 
 async function sendStep(db: Db, queue: ShardQueue, replay: ReplayRow, now: number): Promise<StepResult> {
-  const [{ n: waiting }] = (await countFirstAttemptsOpen(db, replay.id)) as [{ n: number }];
-  if (waiting > 0) {
+  if ((await selectFirstAttemptOpen(db, replay.id)).length > 0) {
     // Still moving on: the cron's look for stalled replays passes it by.
     if (now - replay.updatedAt > STALLED_MS / 2) await updateReplay(db, replay.id, "send", { updatedAt: now });
     return { next: "later", delaySeconds: WAIT_SECONDS };
@@ -136,8 +138,8 @@ async function sendStep(db: Db, queue: ShardQueue, replay: ReplayRow, now: numbe
   const from = replay.sent > 0 ? Math.max(now, replay.updatedAt + SENT_AT_ONCE) : now;
   const { sent } = await runNamedBatch(db, {
     sent: sendNextItems(db, replay, SENT_AT_ONCE, from),
+    counted: countSent(db, replay, SENT_AT_ONCE, from),
     dropped: dropSentItems(db, replay.id),
-    counted: countSent(db, replay.id, from),
   });
   if (sent.length === 0) {
     // Nothing left (or a copy of this step went first): done, its count what it sent.
