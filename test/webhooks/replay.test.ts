@@ -146,8 +146,12 @@ describe("replay", () => {
     const log = await call("GET", `/v1/webhooks/${subscription.id}/deliveries/?page_size=1`, { headers: client.headers });
     expect(log.json.results[0].replay_id).toBe(replayId);
     expect(log.json.results[0].lag_ms).toBeNull();
+    // Listed newest first.
+    const again = await call("POST", path, { body: { since, until, dry_run: false }, headers: client.headers });
+    expect(again.status).toBe(202);
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/replays/${again.json.id}/`, { headers: client.headers })).json.status).toBe("canceled");
     const listed = await call("GET", `/v1/webhooks/${subscription.id}/replays/`, { headers: client.headers });
-    expect(listed.json.results.map((r: { id: string }) => r.id)).toEqual([replayId]);
+    expect(listed.json.results.map((r: { id: string }) => r.id)).toEqual([again.json.id, replayId]);
   }, 400_000);
 
   it("refuses a reversed, too long or future window, 51 payments, another account's subscription and a paused one, with a clear 4xx", async () => {

@@ -84,9 +84,7 @@ export function ReplayCard({ id }: { id: string }) {
                 <th scope="col">Window</th>
                 <th scope="col">Status</th>
                 <th scope="col">Sent</th>
-                <th scope="col">
-                  <span class="sr-only">Cancel</span>
-                </th>
+                <th scope="col">Action</th>
               </tr>
             </thead>
             <tbody>

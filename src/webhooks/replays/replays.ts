@@ -119,7 +119,7 @@ export async function listReplays({ db, accountId }: ServiceContext, subscriptio
   const page = await listTable(
     db,
     webhookReplays,
-    { where, sort: webhookReplays.createdAt, id: webhookReplays.id, count: countWhere(db, webhookReplays, where) },
+    { where, sort: webhookReplays.createdAt, id: webhookReplays.id, count: countWhere(db, webhookReplays, where), descending: true },
     request,
   );
   return { ...page, results: page.rows };
