@@ -33,7 +33,7 @@ function keptQueue(): Sent {
  */
 async function windowOfDeliveries(client: User, shard: "A" | "B", total: number, archived: number) {
   const { subscription, box } = await subscribeToReceiver(client, { payment_status: true });
-  await makePayment(client);
+  const { payment } = await makePayment(client);
   const first = await waitFor(
     () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers }),
     (res) => res.json.count === 1 && res.json.results[0].status === "succeeded",
@@ -54,7 +54,14 @@ async function windowOfDeliveries(client: User, shard: "A" | "B", total: number,
   // The original itself is made now: outside a window that ends a day ago.
   const removed = await applyRetention(createDb(env[`SHARD_${shard}`]!), env.ARCHIVE, 30, now);
   expect(removed.archived).toBe(archived);
-  return { subscription, box, original: original.id, since: new Date(now - 41 * DAY).toISOString(), until: new Date(now - DAY + total + 1).toISOString() };
+  return {
+    subscription,
+    box,
+    paymentId: payment.id as string,
+    agedFrom: now - 40 * DAY,
+    since: new Date(now - 41 * DAY).toISOString(),
+    until: new Date(now - DAY + total + 1).toISOString(),
+  };
 }
 
 /** The bodies the archive holds, by delivery id. */
@@ -188,7 +195,14 @@ describe("replay", () => {
 
   it("runs each step safely twice (a crash after its work, before its message was acked), and sends each original once", async () => {
     const { client } = await makeTenant({ shard: "B" });
-    const { subscription, since, until } = await windowOfDeliveries(client, "B", 450, 300);
+    const { subscription, since, until, paymentId, agedFrom } = await windowOfDeliveries(client, "B", 450, 300);
+    // Counted from the archive objects' counts, or by reading them: with a payment filter, or for a window that starts inside one.
+    const count = async (body: Record<string, unknown>) =>
+      (await call("POST", `/v1/webhooks/${subscription.id}/replay/`, { body: { ...body, dry_run: true }, headers: client.headers })).json.count;
+    expect(await count({ since, until })).toBe(450);
+    expect(await count({ since, until, payment_id: [paymentId] })).toBe(450);
+    expect(await count({ since, until, payment_id: ["pmt_other"] })).toBe(0);
+    expect(await count({ since: new Date(agedFrom + 151).toISOString(), until })).toBe(300);
     const db = createDb(env.SHARD_B!);
     const now = Date.now();
     await replayRow(
