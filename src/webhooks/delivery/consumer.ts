@@ -73,14 +73,16 @@ export async function consumeDeliveries(
   ctx: ExecutionContext,
   { retryScale = 1 }: { retryScale?: number } = {},
 ): Promise<void> {
+  // Replays' steps first, one after another (each bounded: replays/steps.ts): before any lease is
+  // taken, so none of a lease's time goes to them, and before the attempts, which then take every
+  // connection but one (lanes.ts).
+  await runReplaySteps(batch.messages.filter(isReplayStep), env);
   const startedAt = Date.now();
   const deliveries = batch.messages.filter((message): message is Message<DeliveryMessage> => !isReplayStep(message));
   const byShard = groupBy(deliveries, (message) => (typeof message.body?.shard === "string" ? message.body.shard : ""));
   const started: Started[] = [];
   const taken: Taken = { bodies: { left: LEASE_BODY_BYTES, taken: 0 }, unproven: 0 };
   for (const [shard, messages] of byShard) started.push(...(await leaseShard(shard, messages, env, started.length, taken)));
-  // Replays' steps, after the deliveries' leases: their attempts never wait on a replay's copy.
-  await runReplaySteps(batch.messages.filter(isReplayStep), env);
   ctx.waitUntil(
     deliverAll(env, started, retryScale, startedAt, taken.bodies).catch((error) =>
       console.error(JSON.stringify({ type: "delivery_error", error: String(error) })),
