@@ -11,15 +11,33 @@ export function isReplayStep(message: Message<QueueMessage>): message is Message
   return typeof (message.body as Partial<ReplayMessage> | undefined)?.replay_id === "string";
 }
 
+/** Replay steps one invocation runs at most (each bounded in D1 queries and bytes: replays/steps.ts); the rest go back to the queue. */
+export const STEPS_AT_ONCE = 4;
+
 /**
  * Runs the replay steps a batch carries (replays/steps.ts), one after another, each on its shard,
- * and sends each replay's next step: at once, or after the wait the step asked for. A step that
- * fails comes back later; one whose shard the configuration lacks too (one with no shard is acked:
- * the cron finds its replay stalled).
+ * and sends each replay's next step: at once, or after the wait the step asked for. A replay named
+ * twice in the batch takes one step (its chain goes on from it); past STEPS_AT_ONCE replays, a
+ * step goes back to the queue as a new message. A step that fails comes back later; one whose
+ * shard the configuration lacks too (one with no shard is acked: the cron finds its replay stalled).
  */
 export async function runReplaySteps(messages: readonly Message<ReplayMessage>[], env: Env): Promise<void> {
+  const seen = new Set<string>();
   for (const message of messages) {
     const { replay_id: replayId, shard } = message.body;
+    const key = `${shard} ${replayId}`;
+    if (seen.has(key)) {
+      message.ack();
+      continue;
+    }
+    seen.add(key);
+    if (seen.size > STEPS_AT_ONCE) {
+      await env.DELIVERIES.send({ replay_id: replayId, shard }, { contentType: "json" }).then(
+        () => message.ack(),
+        () => message.retry({ delaySeconds: STEP_RETRY_SECONDS }),
+      );
+      continue;
+    }
     const binding = typeof shard === "string" ? shardBinding(env, shard) : undefined;
     if (!binding) {
       shardNotConfigured(shard, { replay_id: replayId });
