@@ -487,8 +487,8 @@ describe("the console", { skip: noBrowser }, () => {
     const page = await signedIn({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${service.base}/console/#/subscriptions/${made.id}`);
     const replays = page.locator(".card:has(#replay) tbody tr");
-    // A receiver slow to answer keeps the first replay running: it is canceled from its row.
-    receiver.mode.delayMs = 5000;
+    // A receiver slow to answer keeps the first replay running (its first attempts time out at 15 s): it is canceled from its row.
+    receiver.mode.delayMs = 20_000;
     try {
       await page.getByRole("button", { name: "Count" }).click();
       await page.getByRole("button", { name: "Replay 2 deliveries" }).click();

@@ -5509,7 +5509,7 @@ export interface operations {
                     since: string;
                     /**
                      * @description …and at or before this one; defaults to now. The window spans at most 400 days and is not in the future.
-                     * @example 2026-01-01T00:00:00Z
+                     * @example 2026-11-20T00:00:00Z
                      */
                     until?: string;
                     /**

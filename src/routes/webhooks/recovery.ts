@@ -15,17 +15,7 @@ import {
 } from "../../webhooks";
 import { BODY_ERRORS, jsonBody, jsonResponse, answerOf, claimFirst, keyed, serviceContext } from "../common";
 import { DeliverySchema, deliveryView } from "./schemas";
-import { Params, security, tags, webhookErrors } from "./shared";
-
-const PAUSED_409 = { 409: "The subscription is paused (`is_active` is false): resume it first" };
-
-const timestamp = (description: string) =>
-  z
-    .string()
-    .min(1)
-    // Blank is min(1)'s message alone, as Django REST framework words it.
-    .refine((text) => text === "" || parseInstant(text) !== null, { error: "Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z." })
-    .openapi({ description, example: "2026-11-20T00:00:00Z" });
+import { Params, PAUSED_409, security, startMs, tags, timestamp, webhookErrors } from "./shared";
 
 const RecoverInput = z.object({
   since: timestamp("Recover the failed deliveries created at or after this instant."),
@@ -136,8 +126,7 @@ export function registerRecoveryRoutes(router: OpenAPIHono<AppEnv>): void {
     }),
     async (c) => {
       const { since, until } = c.req.valid("json");
-      const start = parseInstant(since)!;
-      const window = { since: start.ms + (start.subMs ? 1 : 0), until: until ? parseInstant(until)!.ms : Date.now() };
+      const window = { since: startMs(since), until: until ? parseInstant(until)!.ms : Date.now() };
       const recovered =
         (await claimFirst(c)) ??
         (await recoverDeliveries(

@@ -4,20 +4,13 @@ import { pagingParams } from "../../lib/filters";
 import { parseInstant, toIso } from "../../lib/time";
 import { cancelReplay, getReplay, listReplays, MAX_REPLAY_DAYS, MAX_REPLAY_PAYMENTS, startReplay, type ReplayRow } from "../../webhooks";
 import { BODY_ERRORS, envelope, INVALID_PAGE, jsonBody, jsonResponse, keyedAfter, listEnvelope, pageRequest, serviceContext } from "../common";
-import { Params, security, tags, webhookErrors } from "./shared";
-
-const timestamp = (description: string) =>
-  z
-    .string()
-    .min(1)
-    .refine((text) => text === "" || parseInstant(text) !== null, { error: "Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z." })
-    .openapi({ description, example: "2026-01-01T00:00:00Z" });
+import { Params, PAUSED_409, security, startMs, tags, timestamp, webhookErrors } from "./shared";
 
 /** A payment id as the service makes them (letters, digits, `_` and `-`), 64 characters at most. */
 const PAYMENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const ReplayInput = z.object({
-  since: timestamp("Replay the deliveries created at or after this instant."),
+  since: timestamp("Replay the deliveries created at or after this instant.", "2026-01-01T00:00:00Z"),
   until: timestamp(`…and at or before this one; defaults to now. The window spans at most ${MAX_REPLAY_DAYS} days and is not in the future.`).optional(),
   payment_id: z
     .array(z.string().regex(PAYMENT_ID, { error: "Enter a valid payment id." }))
@@ -44,8 +37,6 @@ const ReplaySchema = z
 const ReplayParams = Params.extend({
   replay_id: z.string().openapi({ param: { name: "replay_id", in: "path", description: "The replay's id." }, example: "rpl_8Hq2Lm4Np6Rs8Tv0Wx2Yz4" }),
 });
-
-const PAUSED_409 = { 409: "The subscription is paused (`is_active` is false): resume it first" };
 
 function replayView(replay: ReplayRow) {
   return {
@@ -82,8 +73,7 @@ export function registerReplayRoutes(router: OpenAPIHono<AppEnv>): void {
     (c) =>
       keyedAfter(c, async () => {
         const { since, until, payment_id, dry_run } = c.req.valid("json");
-        const start = parseInstant(since)!;
-        const ask = { since: start.ms + (start.subMs ? 1 : 0), until: until ? parseInstant(until)!.ms : undefined, paymentIds: payment_id };
+        const ask = { since: startMs(since), until: until ? parseInstant(until)!.ms : undefined, paymentIds: payment_id };
         const started = await startReplay(serviceContext(c), c.req.valid("param").id, ask, dry_run === true);
         return "id" in started ? c.json(replayView(started), 202) : c.json({ count: started.count }, 200);
       }),

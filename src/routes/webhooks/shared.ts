@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-env";
 import { errorsOf, serviceContext, type ErrorStatus } from "../common";
 import { sendChallenge } from "../../webhooks";
+import { parseInstant } from "../../lib/time";
 
 export const tags = ["webhooks"];
 export const security = [{ basicAuth: [] }];
@@ -14,6 +15,23 @@ export const UNREADABLE_409 = {
 };
 /** Every webhook route needs ENCRYPTION_KEY, so each can answer 500 "Service is not configured.". */
 export const webhookErrors = (statuses: ErrorStatus[], described: Partial<Record<ErrorStatus, string>> = {}) => errorsOf([...statuses, 500], described);
+
+export const PAUSED_409 = { 409: "The subscription is paused (`is_active` is false): resume it first" };
+
+/** A window's bound in a body: ISO 8601, as Django REST framework words its refusal. */
+export const timestamp = (description: string, example = "2026-11-20T00:00:00Z") =>
+  z
+    .string()
+    .min(1)
+    // Blank is min(1)'s message alone, as Django REST framework words it.
+    .refine((text) => text === "" || parseInstant(text) !== null, { error: "Datetime has wrong format. Use ISO 8601, for example 2026-11-02T09:00:00Z." })
+    .openapi({ description, example });
+
+/** A window's start as whole milliseconds: one below the millisecond starts at the next. Pure. */
+export function startMs(text: string): number {
+  const start = parseInstant(text)!;
+  return start.ms + (start.subMs ? 1 : 0);
+}
 
 export const origin = (c: Context<AppEnv>) => new URL(c.req.url).origin;
 /** A subscription's record carries its secret and credentials: its stored idempotent answer is sealed. */

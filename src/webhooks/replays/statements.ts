@@ -79,6 +79,15 @@ export function updateReplay(
     .returning({ id: r.id });
 }
 
+/** Marks a replay done, its count what it sent: only while it runs and has sent no more since `replay` was read. */
+export function finishReplay(db: Db, replay: ReplayRow, now: number) {
+  const r = webhookReplays;
+  return db
+    .update(r)
+    .set({ status: "done" satisfies ReplayStatus, count: replay.sent, updatedAt: now })
+    .where(and(eq(r.id, replay.id), eq(r.status, "running"), eq(r.sentSequence, replay.sentSequence)));
+}
+
 /** Cancels one of the account's subscription's replays while it runs; returns it as it is after. */
 export function cancelReplayRow(db: Db, accountId: string, subscriptionId: string, replayId: string, now: number) {
   const r = webhookReplays;
@@ -101,11 +110,11 @@ export function endUnattempted(db: Db, replayId: string, now: number) {
     );
 }
 
-/** Reads the next log rows of the window after the replay's cursor (the log's order: created, then id), `limit` at most. */
+/** Reads the next log rows of the window after the replay's cursor (the log's order: created, then id), `limit` at most, with their stored bodies' bytes. */
 export function selectLogKeys(db: Db, replay: ReplayRow, limit: number) {
   const d = webhookDeliveries;
   return db
-    .select({ createdAt: d.createdAt, id: d.id })
+    .select({ createdAt: d.createdAt, id: d.id, bytes: sql<number>`length(cast(${d.body} as blob))` })
     .from(d)
     .where(and(eq(d.subscriptionId, replay.subscriptionId), gte(d.createdAt, replay.since), lte(d.createdAt, replay.until), afterCursor(replay)))
     .orderBy(d.createdAt, d.id)

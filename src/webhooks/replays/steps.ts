@@ -16,6 +16,7 @@
 import { runNamedBatch, type Db } from "../../db/client";
 import type { ShardQueue } from "../outbox/message";
 import { handOver } from "../outbox/outbox";
+import { withinBytes } from "../../lib/within-bytes";
 import { archiveObjects, archivedRecords, inWindow, type ArchivedRecord } from "./archived";
 import { windowOf } from "./replays";
 import {
@@ -24,6 +25,7 @@ import {
   countSent,
   selectFirstAttemptOpen,
   deleteItems,
+  finishReplay,
   dropSentItems,
   selectLogKeys,
   selectReplayById,
@@ -35,6 +37,7 @@ import {
 } from "./statements";
 
 export const LOG_CHUNK = 1000;
+export const LOG_COPY_BYTES = 8_000_000;
 export const ITEM_BATCH_BYTES = 1_000_000;
 const encoder = new TextEncoder();
 export const SENT_AT_ONCE = 100;
@@ -64,7 +67,14 @@ export async function continueReplay(db: Db, archive: R2Bucket | undefined, queu
 
 async function copyLogStep(db: Db, replay: ReplayRow, now: number): Promise<StepResult> {
   const keys = await selectLogKeys(db, replay, LOG_CHUNK);
-  const last = keys.at(-1);
+  // As many as LOG_COPY_BYTES of stored bodies hold (one alone however large): the copy's statement stays bounded in bytes.
+  const last =
+    keys[
+      withinBytes(
+        keys.map((key) => key.bytes),
+        LOG_COPY_BYTES,
+      ) - 1
+    ];
   if (!last) {
     await updateReplay(db, replay.id, "log", { phase: "archive", updatedAt: now });
     return NOW;
@@ -142,10 +152,8 @@ async function sendStep(db: Db, queue: ShardQueue, replay: ReplayRow, now: numbe
     dropped: dropSentItems(db, replay.id),
   });
   if (sent.length === 0) {
-    // Nothing left (or a copy of this step went first): done, its count what it sent.
-    const current = await selectReplayById(db, replay.id).get();
-    if (current && current.sentSequence === replay.sentSequence)
-      await updateReplay(db, replay.id, "send", { status: "done", count: current.sent, updatedAt: now });
+    // Nothing left: done, its count what it sent (unless a copy of this step went first and sent more).
+    await finishReplay(db, replay, now);
     return NONE;
   }
   await handOver(
