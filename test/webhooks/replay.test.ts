@@ -278,6 +278,25 @@ describe("replay", () => {
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/replays/rpl_cancel/`, { headers: client.headers })).json.status).toBe("canceled");
   });
 
+  it("takes no sequence number: the feed lists the originals, not the replays", async () => {
+    const { client } = await makeTenant({ shard: "A" });
+    const { subscription, box } = await subscribeToReceiver(client);
+    await makePayment(client);
+    await waitFor(
+      () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: client.headers }),
+      (res) => res.json.count === 1 && res.json.results[0].status === "succeeded",
+    );
+    const started = await call("POST", `/v1/webhooks/${subscription.id}/replay/`, {
+      body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+      headers: client.headers,
+    });
+    expect(started.status).toBe(202);
+    const [again] = await waitFor(replayOf(box, started.json.id), (items) => items.length === 1);
+    expect(again!.headers["hook-sequence"]).toBe("1");
+    const feed = await call("GET", `/v1/webhooks/${subscription.id}/feed/?limit=10`, { headers: client.headers });
+    expect(feed.json.results.map((item: { sequence: number }) => item.sequence)).toEqual([1]);
+  });
+
   it("sends a step again for a replay whose step message was lost", async () => {
     const { client } = await makeTenant({ shard: "B" });
     const { subscription } = await subscribeToReceiver(client);
