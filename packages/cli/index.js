@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CliError, serviceClient } from "./api.js";
 import { listen } from "./commands/listen.js";
+import { serve } from "./commands/serve.js";
 import { DEFAULT_STATUSES, trigger } from "./commands/trigger.js";
 import { verifySaved } from "./commands/verify.js";
 
@@ -18,6 +19,11 @@ Commands:
       restart it, close the laptop: it goes on where it left off. A paused subscription plus
       listen is a pull-only subscription: nothing needs to reach your machine.
       --limit <n>        deliveries per feed read (1-1000, default 100)
+      --serve <port>     push instead of pull: take the service's pushes on 127.0.0.1:<port>
+                         (the subscription's url points there, or at your tunnel to it), check
+                         each (an hmac subscription needs --secret whsec_…; an ed25519 one is
+                         checked with its published keys), answer ownership challenges here,
+                         and forward the rest to <url>. [--hook-username u --hook-password p]
 
   trigger [--payment <id>] [--statuses in-progress,settled]
       Makes a payment (or takes --payment) and records an event per status, so every
@@ -49,6 +55,7 @@ const OPTIONS = {
   subscription: { type: "string" },
   "forward-to": { type: "string" },
   limit: { type: "string" },
+  serve: { type: "string" },
   payment: { type: "string" },
   statuses: { type: "string" },
   secret: { type: "string", multiple: true },
@@ -96,6 +103,19 @@ export async function main(argv, { env = process.env, out = process.stdout, err 
     return command === undefined && !values.help ? 2 : 0;
   }
   try {
+    if (command === "listen" && values.serve !== undefined) {
+      await serve(service(values, env), {
+        subscription: values.subscription,
+        forwardTo: values["forward-to"],
+        port: whole(values.serve, "serve", 1, 65535),
+        secrets: values.secret ?? [],
+        username: values["hook-username"],
+        password: values["hook-password"],
+        out,
+        signal,
+      });
+      return 0;
+    }
     if (command === "listen") {
       await listen(service(values, env), {
         subscription: values.subscription,

@@ -150,6 +150,72 @@ describe("packages/cli against npm start", () => {
     assert.deepEqual(feed.json.results, [], "every delivery is acked");
   });
 
+  it("listen --serve answers the ownership challenge itself and forwards the held deliveries, each once, to a target that never sees a challenge", async () => {
+    const admin = { authorization: `Bearer ${service.vars.ADMIN_TOKEN}`, "content-type": "application/json" };
+    const setting = (on) =>
+      fetch(`${service.base}/admin/accounts/acct_demoAccount000000001/`, { method: "PATCH", headers: admin, body: JSON.stringify({ verify_endpoints: on }) });
+    assert.equal((await setting(true)).status, 200);
+    const port = await freePort();
+    let listener;
+    try {
+      const made = await api(client, "POST", "/v1/webhooks/", {
+        event: "payment.changed",
+        url: `http://127.0.0.1:${port}/`,
+        content_type: "application/json",
+        signing: "ed25519",
+        ...HOOK,
+        payment_status: true,
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+      assert.equal(made.json.verification, "pending");
+      const box = await mailbox(made.json);
+      // The target would answer a challenge without its echo: only the listener can prove ownership.
+      receiver.configs.set(new URL(box.url).pathname, { ...receiver.configs.get(new URL(box.url).pathname), echo: "none" });
+      await payments(3);
+      const args = [
+        "listen",
+        "--serve",
+        String(port),
+        "--subscription",
+        made.json.id,
+        "--forward-to",
+        box.url,
+        "--hook-username",
+        HOOK.username,
+        "--hook-password",
+        HOOK.password,
+      ];
+      const child = spawn(process.execPath, [CLI, ...args], { env: env(client), stdio: ["ignore", "pipe", "pipe"] });
+      let output = "";
+      child.stdout.on("data", (chunk) => (output += chunk));
+      child.stderr.on("data", (chunk) => (output += chunk));
+      listener = { child, output: () => output, exited: new Promise((done) => child.once("exit", (code) => done(code))) };
+      await until(() => output.includes("Serving"), `the listener to start; it printed: ${output}`);
+      assert.equal((await api(client, "POST", `/v1/webhooks/${made.json.id}/verify/`)).status, 202);
+      await until(async () => (await api(client, "GET", `/v1/webhooks/${made.json.id}/`)).json.verification === "verified", "the subscription verified");
+      await until(() => box.got().length >= 3, `3 deliveries (${box.got().length} so far)`);
+      child.kill("SIGTERM");
+      assert.equal(await listener.exited, 0, output);
+      listener = null;
+      const got = box.got();
+      assert.deepEqual(
+        got.map((entry) => Number(entry.headers["hook-sequence"])).sort((a, b) => a - b),
+        [1, 2, 3],
+      );
+      for (const entry of got) {
+        assert.equal(entry.headers["hook-event"], "payment.changed");
+        assert.deepEqual(entry.verified, { basic: true, hmac: true, standard: true, kit: true });
+      }
+      assert.match(output, /Answered the service's ownership challenge/);
+      assert.match(output, /#\d+ payment\.changed -> 200/);
+      assert.match(output, /Stopped: 3 forwarded/);
+    } finally {
+      listener?.child.kill("SIGTERM");
+      await listener?.exited;
+      assert.equal((await setting(false)).status, 200);
+    }
+  });
+
   it("says what is wrong in one line and exits non-zero: a wrong subscription, wrong credentials, the service down", async () => {
     const wrongSubscription = await cli(["listen", "--subscription", crypto.randomUUID(), "--forward-to", "http://127.0.0.1:9/"]);
     assert.equal(wrongSubscription.code, 1);

@@ -2,25 +2,10 @@
 // the read is given up after its time, read again, and nothing is skipped or forwarded twice.
 // A stand-in service on 127.0.0.1 plays the API's part.
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { test } from "node:test";
+import { json, standIn } from "./stand-in.mjs";
 import { serviceClient } from "../../packages/cli/api.js";
 import { listen } from "../../packages/cli/commands/listen.js";
-
-function serve(handler) {
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (chunk) => (body += chunk));
-    req.on("end", () => handler(req, res, body));
-  });
-  return new Promise((done) =>
-    server.listen(0, "127.0.0.1", () =>
-      done({ url: `http://127.0.0.1:${server.address().port}`, close: () => (server.closeAllConnections(), new Promise((closed) => server.close(closed))) }),
-    ),
-  );
-}
-
-const json = (res, status, body) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 
 test("a feed read that never answers is read again; the delivery is forwarded once and acked", async () => {
   const item = {
@@ -37,7 +22,7 @@ test("a feed read that never answers is read again; the delivery is forwarded on
   const acks = [];
   const ackKeys = [];
   let acked = null;
-  const service = await serve((req, res, body) => {
+  const service = await standIn((req, res, body) => {
     const url = new URL(req.url, "http://x");
     if (url.pathname === "/v1/webhooks/sub/") return json(res, 200, { id: "sub", url: "https://hooks.example.com/x" });
     if (url.pathname === "/v1/webhooks/sub/feed/") {
@@ -54,7 +39,7 @@ test("a feed read that never answers is read again; the delivery is forwarded on
     json(res, 404, { detail: "Not found." });
   });
   const forwarded = [];
-  const target = await serve((req, res, body) => {
+  const target = await standIn((req, res, body) => {
     forwarded.push({ headers: req.headers, body });
     res.writeHead(200).end("ok");
   });
@@ -125,7 +110,7 @@ test("an ed25519 subscription's deliveries are checked with its published keys: 
   const items = [await signedItem(1, '{"object_id":"pmt_1"}'), await signedItem(2, '{"object_id":"pmt_2"}', '{"object_id":"pmt_X"}')];
   let keySetReads = 0;
   let acked = null;
-  const service = await serve((req, res, body) => {
+  const service = await standIn((req, res, body) => {
     const url = new URL(req.url, "http://x");
     if (url.pathname === "/v1/webhooks/sub/") return json(res, 200, { id: "sub", url: "https://hooks.example.com/x", signing: "ed25519" });
     if (url.pathname === "/v1/webhooks/sub/jwks/") {
@@ -140,7 +125,7 @@ test("an ed25519 subscription's deliveries are checked with its published keys: 
     json(res, 404, { detail: "Not found." });
   });
   const forwarded = [];
-  const target = await serve((req, res, body) => {
+  const target = await standIn((req, res, body) => {
     forwarded.push(body);
     res.writeHead(200).end("ok");
   });

@@ -3,10 +3,11 @@
 // local URL answered 2xx. The position lives in the service, so a listener that is stopped, killed
 // or put to sleep goes on where it left off: nothing is skipped, and a delivery is forwarded again
 // only if the listener died between its 2xx and its ack.
-import { CliError, errorText, networkReason } from "../api.js";
-import { keySetFrom, verify } from "../../verify/index.js";
+import { CliError, errorText } from "../api.js";
+import { forward } from "./forward.js";
+import { verify } from "../../verify/index.js";
+import { checkListenArgs, findSubscription, publishedKeys, statusLine } from "./subscription.js";
 
-const FORWARD_TIMEOUT_MS = 15_000;
 const WAIT_SEC = 20;
 const MAX_BACKOFF_MS = 30_000;
 
@@ -15,41 +16,14 @@ export function backoff(previousMs) {
   return previousMs === 0 ? 1000 : Math.min(previousMs * 2, MAX_BACKOFF_MS);
 }
 
-/** Forwards one delivery; answers the status, or throws a CliError that says why it did not arrive. */
-async function forward(target, item) {
-  let response;
-  try {
-    response = await fetch(target, {
-      method: "POST",
-      headers: item.headers,
-      body: item.body,
-      redirect: "manual",
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
-    });
-  } catch (error) {
-    throw new CliError(`Cannot deliver to ${target} (${networkReason(error)}). Is your local server running?`, { retry: true });
-  }
-  await response.arrayBuffer().catch(() => null);
-  return response.status;
-}
-
 export async function listen(service, { subscription, forwardTo, limit = 100, out = process.stdout, signal, feedTimeoutMs = (WAIT_SEC + 15) * 1000 }) {
-  if (!subscription) throw new CliError("listen needs --subscription <id> (GET /v1/webhooks/ lists them).");
-  if (!forwardTo) throw new CliError("listen needs --forward-to <url>, e.g. --forward-to http://127.0.0.1:4000/webhooks");
-  try {
-    new URL(forwardTo);
-  } catch {
-    throw new CliError(`--forward-to is not a URL: ${forwardTo}`);
-  }
-  const found = await service.request("GET", `/v1/webhooks/${encodeURIComponent(subscription)}/`);
-  if (found.status === 404) throw new CliError(`No subscription ${subscription} for this API user (404): check the id (GET /v1/webhooks/ lists yours).`);
-  if (found.status !== 200) throw new CliError(`The service answered ${found.status} for subscription ${subscription}: ${errorText(found.json)}`);
-
+  checkListenArgs({ subscription, forwardTo });
+  const found = await findSubscription(service, subscription);
   // An Ed25519 subscription's deliveries are checked with its published keys before they are forwarded.
-  const keys = found.json.signing === "ed25519" ? keySetFrom(`${service.base}/v1/webhooks/${encodeURIComponent(subscription)}/jwks/`) : null;
+  const keys = publishedKeys(service, found);
   const status = statusLine(out);
   status.note(
-    `Listening to ${subscription} (${found.json.url}); forwarding to ${forwardTo}${keys ? `, each checked with the keys at ${keys.url}` : ""}. Ctrl-C stops after the delivery in hand.`,
+    `Listening to ${subscription} (${found.url}); forwarding to ${forwardTo}${keys ? `, each checked with the keys at ${keys.url}` : ""}. Ctrl-C stops after the delivery in hand.`,
   );
   let forwarded = 0;
   let waitMs = 0;
@@ -111,26 +85,4 @@ function sleep(ms, signal) {
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
   });
-}
-
-/** A progress line that rewrites itself on a terminal, and plain lines otherwise. */
-function statusLine(out) {
-  const tty = Boolean(out.isTTY);
-  let shown = false;
-  const clear = () => {
-    if (tty && shown) out.write("\r\x1b[2K");
-    shown = false;
-  };
-  return {
-    note(text) {
-      clear();
-      out.write(`${new Date().toISOString().slice(11, 19)} ${text}\n`);
-    },
-    show(text) {
-      if (!tty) return;
-      clear();
-      out.write(`… ${text}`);
-      shown = true;
-    },
-  };
 }
