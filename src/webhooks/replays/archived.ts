@@ -3,11 +3,12 @@
  * days in a window, in key order (day, then the first delivery's id), and their records one line
  * at a time, streamed through gzip, never an object whole in memory.
  */
-import { dayOf, subscriptionArchive } from "../subscriptions/archive";
-import { replayable } from "./replayable";
+import { archivedLines, dayOf, subscriptionArchive } from "../subscriptions/archive";
+import { replayable, type ReplayWindow, type Windowed } from "./replayable";
 
 /** A line of the archive: a delivery record as the log shows it, with `subscription_id`. */
 export interface ArchivedRecord {
+  subscription_id: string;
   id: string;
   event: string;
   payment_id: string;
@@ -19,15 +20,6 @@ export interface ArchivedRecord {
   test: boolean;
   headers: Record<string, string> | null;
   replay_id?: string | null;
-}
-
-/** What a replay asks of its window. */
-export interface ReplayWindow {
-  accountId: string;
-  subscriptionId: string;
-  since: number;
-  until: number;
-  paymentIds: string[] | null;
 }
 
 /**
@@ -53,15 +45,16 @@ export function countsOf(metadata: Record<string, string> | undefined): ObjectCo
   return Number.isInteger(replayable) && Number.isInteger(first) && Number.isInteger(last) ? { replayable: replayable!, first: first!, last: last! } : null;
 }
 
-/** Whether a replay of `window` sends the archived record. Pure. */
-export function inWindow(record: ArchivedRecord, window: ReplayWindow): boolean {
-  const created = Date.parse(record.created);
-  return (
-    replayable({ sequence: record.sequence, test: record.test, replayId: record.replay_id ?? null }) &&
-    created >= window.since &&
-    created <= window.until &&
-    (window.paymentIds === null || window.paymentIds.includes(record.payment_id))
-  );
+/** An archived record as the replay rule (replayable.ts) sees it. Pure. */
+export function windowed(record: ArchivedRecord): Windowed {
+  return {
+    sequence: record.sequence,
+    test: record.test,
+    replayId: record.replay_id ?? null,
+    subscriptionId: record.subscription_id,
+    createdAt: Date.parse(record.created),
+    paymentId: record.payment_id,
+  };
 }
 
 /**
@@ -86,19 +79,5 @@ export async function archiveObjects(
 
 /** Each record of the object `key` (none when it is gone), one line at a time. */
 export async function* archivedRecords(archive: R2Bucket, key: string): AsyncGenerator<ArchivedRecord> {
-  const object = await archive.get(key);
-  if (!object) return;
-  const reader = object.body.pipeThrough(new DecompressionStream("gzip")).pipeThrough(new TextDecoderStream()).getReader();
-  let rest = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    rest += value;
-    for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n")) {
-      const line = rest.slice(0, end);
-      rest = rest.slice(end + 1);
-      if (line.trim()) yield JSON.parse(line) as ArchivedRecord;
-    }
-  }
-  if (rest.trim()) yield JSON.parse(rest) as ArchivedRecord;
+  for await (const line of archivedLines(archive, key)) yield JSON.parse(line) as ArchivedRecord;
 }

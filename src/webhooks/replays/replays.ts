@@ -12,7 +12,8 @@ import type { PageRequest } from "../../lib/pagination";
 import { webhookReplays } from "../../db/schema";
 import { activeSubscription } from "../subscriptions/subscriptions";
 import { requireSubscription } from "../subscriptions/deliveries";
-import { archiveObjects, archivedRecords, inWindow, type ReplayWindow } from "./archived";
+import { archiveObjects, archivedRecords, windowed } from "./archived";
+import { inWindow, type ReplayWindow } from "./replayable";
 import { replayWindow, type ReplayAsk } from "./window";
 import { cancelReplayRow, countInLog, endUnattempted, insertReplay, replaysOf, selectReplay, type ReplayRow } from "./statements";
 
@@ -55,7 +56,7 @@ export async function countReplay(db: Db, archive: R2Bucket | undefined, window:
         continue;
       }
       if (++opened > MAX_OPENED) throw invalid({ since: [`The window's archive is too large to count for these payments; narrow the window.`] });
-      for await (const record of archivedRecords(archive, key)) if (inWindow(record, window)) archived++;
+      for await (const record of archivedRecords(archive, key)) if (inWindow(windowed(record), window)) archived++;
     }
     if (!more || objects.length === 0) return inLog + archived;
     after = objects.at(-1)!.key;

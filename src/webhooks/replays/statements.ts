@@ -3,30 +3,16 @@ import { and, count, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
 import { guardedInsert } from "../../db/guarded-insert";
-import { inList } from "../../db/in-list";
 import { aliased } from "../../db/aliased";
 import { webhookDeliveries, webhookReplayItems, webhookReplays, type ReplayPhase, type ReplayStatus } from "../../db/schema";
-import { replayableSql } from "./replayable";
-import type { ReplayWindow } from "./archived";
+import { inWindowSql, type ReplayWindow } from "./replayable";
 
 export type ReplayRow = typeof webhookReplays.$inferSelect;
 export type ReplayItem = typeof webhookReplayItems.$inferInsert;
 
-/** The log's rows of the window that a replay sends, as SQL over `webhook_deliveries`. */
-function ofWindow(window: ReplayWindow): SQL {
-  const d = webhookDeliveries;
-  return and(
-    eq(d.subscriptionId, window.subscriptionId),
-    gte(d.createdAt, window.since),
-    lte(d.createdAt, window.until),
-    replayableSql(d),
-    window.paymentIds === null ? undefined : inList(d.paymentId, window.paymentIds),
-  )!;
-}
-
 /** Counts the log's deliveries a replay of the window sends. */
 export function countInLog(db: Db, window: ReplayWindow) {
-  return db.select({ n: count() }).from(webhookDeliveries).where(ofWindow(window));
+  return db.select({ n: count() }).from(webhookDeliveries).where(inWindowSql(window));
 }
 
 /** Inserts a replay's record. */
@@ -147,7 +133,7 @@ export function copyFromLog(db: Db, replay: ReplayRow, window: ReplayWindow, thr
       contentType: sql`${d.contentType}`,
       createdAt: sql`${d.createdAt}`,
     },
-    and(ofWindow(window), afterCursor(replay), upTo)!,
+    and(inWindowSql(window), afterCursor(replay), upTo)!,
     sql`${d}`,
   ).onConflictDoNothing();
 }

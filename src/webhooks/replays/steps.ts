@@ -17,7 +17,8 @@ import { runNamedBatch, type Db } from "../../db/client";
 import type { ShardQueue } from "../outbox/message";
 import { handOver } from "../outbox/outbox";
 import { withinBytes } from "../../lib/within-bytes";
-import { archiveObjects, archivedRecords, inWindow, type ArchivedRecord } from "./archived";
+import { archiveObjects, archivedRecords, windowed, type ArchivedRecord } from "./archived";
+import { inWindow } from "./replayable";
 import { windowOf } from "./replays";
 import {
   copyArchived,
@@ -100,7 +101,7 @@ async function copyArchiveStep(db: Db, archive: R2Bucket | undefined, replay: Re
     let items: Omit<ReplayItem, "replayId">[] = [];
     let bytes = 0;
     for await (const record of archivedRecords(archive, object.key)) {
-      if (!inWindow(record, window)) continue;
+      if (!inWindow(windowed(record), window)) continue;
       const item = itemOf(record, replay);
       const size = encoder.encode(JSON.stringify(item)).length + 1;
       if (items.length > 0 && bytes + size > ITEM_BATCH_BYTES) {

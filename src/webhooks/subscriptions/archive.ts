@@ -40,26 +40,51 @@ export async function archivedDay({ db, accountId, archive }: ServiceContext, su
   return ndjsonOnce(archive, keys).pipeThrough(new CompressionStream("gzip"));
 }
 
-/** The objects' lines one after another, each delivery's first line only, read one object at a time. */
+/** Bytes of lines a download's stream hands on at once, about. */
+const CHUNK_BYTES = 64 * 1024;
+
+/** The objects' lines one after another, each delivery's first line only, read a line at a time (archivedLines). */
 function ndjsonOnce(archive: R2Bucket, keys: string[]): ReadableStream<Uint8Array> {
   const seen = new Set<string>();
   const encoder = new TextEncoder();
-  let next = 0;
+  async function* lines() {
+    for (const key of keys) yield* archivedLines(archive, key);
+  }
+  const source = lines();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const key = keys[next++];
-      if (key === undefined) return controller.close();
-      const object = await archive.get(key);
-      if (!object) return;
-      const text = await new Response(object.body.pipeThrough(new DecompressionStream("gzip"))).text();
-      const fresh = text.split("\n").filter((line) => {
-        if (!line) return false;
+      let chunk = "";
+      while (chunk.length < CHUNK_BYTES) {
+        const { value: line, done } = await source.next();
+        if (done) {
+          if (chunk) controller.enqueue(encoder.encode(chunk));
+          return controller.close();
+        }
         const id = (JSON.parse(line) as { id: string }).id;
-        if (seen.has(id)) return false;
+        if (seen.has(id)) continue;
         seen.add(id);
-        return true;
-      });
-      if (fresh.length > 0) controller.enqueue(encoder.encode(`${fresh.join("\n")}\n`));
+        chunk += `${line}\n`;
+      }
+      controller.enqueue(encoder.encode(chunk));
     },
   });
+}
+
+/** Each line of the archive object `key` (none when it is gone), one at a time through gzip: never the object whole in memory. */
+export async function* archivedLines(archive: R2Bucket, key: string): AsyncGenerator<string> {
+  const object = await archive.get(key);
+  if (!object) return;
+  const reader = object.body.pipeThrough(new DecompressionStream("gzip")).pipeThrough(new TextDecoderStream()).getReader();
+  let rest = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    rest += value;
+    for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n")) {
+      const line = rest.slice(0, end);
+      rest = rest.slice(end + 1);
+      if (line.trim()) yield line;
+    }
+  }
+  if (rest.trim()) yield rest;
 }
