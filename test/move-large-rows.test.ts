@@ -7,12 +7,12 @@ import { subscribeUnanswered } from "./helpers/webhooks";
 import { endedDelivery } from "./helpers/large-rows";
 
 // A move of the largest rows the API makes (issue: moves of accounts with large rows failed with
-// SQLITE_TOOBIG): the bulk copy, the replay of rows changed during it, and the check at the freeze.
+// SQLITE_TOOBIG): the bulk copy, the apply of rows changed during it, and the check at the freeze.
 const directory = () => createDb(env.DB);
 const accountOf = async (accountId: string) => (await call("GET", `/admin/accounts/${accountId}/`, { headers: ADMIN })).json;
 
 describe("moving an account with large rows", () => {
-  it("copies and replays deliveries with full-detail bodies and a row near D1's 2 MB, to the byte", async () => {
+  it("copies and applies deliveries with full-detail bodies and a row near D1's 2 MB, to the byte", async () => {
     const { client, account } = await makeTenant({ shard: "A" });
     const subscription = await subscribeUnanswered(client);
     const a = env.SHARD_A!;
@@ -29,7 +29,7 @@ describe("moving an account with large rows", () => {
 
     expect((await call("POST", `/admin/accounts/${account.id}/move/`, { body: { shard: "B" }, headers: ADMIN })).status).toBe(202);
     await continueMoves(directory(), env, { budgetMs: 5 });
-    // Changed while it copies: the log replays them, large as they are.
+    // Changed while it copies: the log applies them, large as they are.
     await a.prepare("update webhook_deliveries set body = ?2 where id = ?1").bind("near-limit", "'".repeat(1_950_000)).run();
     await a
       .prepare("update webhook_deliveries set body = ?2 where id = ?1")

@@ -36,7 +36,7 @@ export async function cancelMove(directory: Db, env: Env, id: string, now = Date
   if (!canceled) throw conflict("A step of the move is running; try again in a minute.");
   const source = shardBinding(env, account.shard);
   if (source) {
-    // Its triggers stop logging at once. What is left of its log is harmless (a replay reads each
+    // Its triggers stop logging at once. What is left of its log is harmless (an apply of the log reads each
     // logged row as it is now) and goes with the account's rows when it leaves or is erased.
     await runNamedD1Batch(source, {
       move: source.prepare("delete from moves where account_id = ?1").bind(id),

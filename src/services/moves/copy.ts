@@ -54,7 +54,7 @@ export type CopyCursor = number | unknown[];
 /**
  * One chunk of a table's rows of the account, after `after`, upserted into `to`: in rowid order up
  * to `upTo` (the highest rowid when the move's triggers came on), or a WITHOUT ROWID table in key
- * order to its end (a row written since is copied as it is now, and its logged change replays
+ * order to its end (a row written since is copied as it is now, and its logged change is applied
  * after the bulk copy, so copying it early changes nothing). The chunk ends where its rows reach
  * COPY_READ_BYTES, after its first row at least.
  */
@@ -107,12 +107,12 @@ function chunkRows(from: D1Database, table: MovedTable, accountId: string, after
 }
 
 /**
- * Replays up to `limit` entries of the account's change log after `afterSeq`: each logged row is
+ * Applies up to `limit` entries of the account's change log after `afterSeq`: each logged row is
  * read as it is now, upserted into `to` if it still exists, deleted from it if not. Parents are
  * written before their children and children deleted before their parents. Rows are written as
- * they are read, a bounded part at a time (rowsByKey), so the replay holds no more of them at once.
+ * they are read, a bounded part at a time (rowsByKey), so the apply holds no more of them at once.
  */
-export async function replayLog(from: D1Database, to: D1Database, accountId: string, afterSeq: number, limit = 500) {
+export async function applyLog(from: D1Database, to: D1Database, accountId: string, afterSeq: number, limit = 500) {
   const { results: entries } = await from
     .prepare(`select seq, tbl, key from move_log where account_id = ?1 and seq > ?2 order by seq limit ${limit}`)
     .bind(accountId, afterSeq)
@@ -260,7 +260,7 @@ function keyIn(table: MovedTable): string {
 /**
  * Runs the statements as one batch. A row whose parent the copy has not reached yet fails its
  * foreign key: then each statement runs alone and such a row is left out. It is always logged again
- * later (it came to point at that parent after the parent was made), so a later replay writes it.
+ * later (it came to point at that parent after the parent was made), so a later apply writes it.
  */
 async function applyOrSkip(db: D1Database, statements: D1PreparedStatement[], oneByOne: () => D1PreparedStatement[]): Promise<void> {
   try {

@@ -8,11 +8,11 @@
  *            table's highest rowid: from then on triggers log every change of its rows (move_log).
  *   bulk     rows up to those rowids are copied table by table, parents first, upserted by key
  *            (a WITHOUT ROWID table in key order to its end).
- *   log      the log is replayed: each logged row as it is now (upserted, or deleted when gone).
+ *   log      the log is applied: each logged row as it is now (upserted, or deleted when gone).
  *   drain    when the log is nearly caught up: no new delivery leases for the account, and the
  *            step waits until none of its attempts is in flight (so none is sent twice).
  *   freeze   every write of the account's rows on the source fails (503 `Account is moving`) for
- *            the few statements that follow: the last of the log is replayed, both shards must
+ *            the few statements that follow: the last of the log is applied, both shards must
  *            hold the same rows (count and size per table), the copy's pending deliveries are left
  *            for the new shard's sweeper to hand over, and the directory points at the new shard.
  *   leave    the source refuses all but deletes for the account and loses its rows in bounded
@@ -35,11 +35,11 @@ import { getAccount } from "../accounts";
 import { removeAccountRows } from "../erasure";
 import { chooseShard, listShards } from "../shards";
 import { stepCancel } from "./cancel";
-import { copyChunk, fingerprint, replayLog, type CopyCursor } from "./copy";
+import { applyLog, copyChunk, fingerprint, type CopyCursor } from "./copy";
 import { MOVED_TABLES } from "./tables";
 import { isBudgetSpent } from "../../lib/run-budget";
 
-/** Where a copy stands: the bulk copy's table and place in it, each table's highest rowid when it began, and the log replayed so far. */
+/** Where a copy stands: the bulk copy's table and place in it, each table's highest rowid when it began, and the log applied so far. */
 interface Progress {
   phase: "bulk" | "log";
   table: number;
@@ -48,14 +48,14 @@ interface Progress {
   seq: number;
 }
 
-/** Log entries left when the drain starts: the freeze then replays at most about this many. */
+/** Log entries left when the drain starts: the freeze then applies at most about this many. */
 const NEARLY_CAUGHT_UP = 200;
 /** How long a step waits for the account's attempts in flight to end before it tries again next run, and how often it looks. */
 const DRAIN_WAIT_MS = 10_000;
 const DRAIN_POLL_MS = 500;
-/** Log entries one replay at the freeze reads, and how many replays a freeze makes at most. */
-const FREEZE_REPLAY_ENTRIES = 500;
-const FREEZE_REPLAYS = 4;
+/** Log entries one apply at the freeze reads, and how many applies a freeze makes at most. */
+const FREEZE_APPLY_ENTRIES = 500;
+const FREEZE_APPLIES = 4;
 
 export const MOVING = "Account is moving; retry shortly.";
 export const MOVING_RETRY_AFTER_S = 2;
@@ -84,32 +84,32 @@ export async function startMove(directory: Db, env: Env, id: string, to: string,
 const LEASE_MARGIN_MS = 60_000;
 
 /**
- * D1 queries of one replay of the log (copy.ts, `replayLog`, FREEZE_REPLAY_ENTRIES entries): a read
+ * D1 queries of one apply of the log (copy.ts, `applyLog`, FREEZE_APPLY_ENTRIES entries): a read
  * of the log and, per table touched, a read of sizes, of rows, a write and a delete, for rows
- * within one read's bytes. Larger rows take more: every replay at the freeze first checks its room.
+ * within one read's bytes. Larger rows take more: every apply at the freeze first checks its room.
  */
-const REPLAY_QUERIES = 1 + MOVED_TABLES.length * 4;
-/** D1 queries of the cut-over after its replays: both fingerprints, the hand-over of its deliveries, the switch and the hand-off. */
-const AFTER_REPLAYS = 2 * MOVED_TABLES.length + 1 + 1 + 3;
-/** D1 queries of the cut-over but its replays: the drain's checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS), the state changes, and what follows the replays. */
-const CUTOVER_FIXED = 2 + (DRAIN_WAIT_MS / DRAIN_POLL_MS + 1) + 2 + AFTER_REPLAYS;
+const APPLY_QUERIES = 1 + MOVED_TABLES.length * 4;
+/** D1 queries of the cut-over after its applies: both fingerprints, the hand-over of its deliveries, the switch and the hand-off. */
+const AFTER_APPLIES = 2 * MOVED_TABLES.length + 1 + 1 + 3;
+/** D1 queries of the cut-over but its applies: the drain's checks (one each DRAIN_POLL_MS for DRAIN_WAIT_MS), the state changes, and what follows the applies. */
+const CUTOVER_FIXED = 2 + (DRAIN_WAIT_MS / DRAIN_POLL_MS + 1) + 2 + AFTER_APPLIES;
 /**
  * What the cut-over spends in D1 queries at most (the cron's run budget, lib/run-budget.ts), with
- * FREEZE_REPLAYS replays at the freeze; and the least room a step starts one with, for one replay.
- * Each replay at the freeze checks its room first: a cut-over that runs out (more changes came in
- * while it drained than the room replays, or rows so large the replays outgrow it) goes back to
+ * FREEZE_APPLIES applies at the freeze; and the least room a step starts one with, for one apply.
+ * Each apply at the freeze checks its room first: a cut-over that runs out (more changes came in
+ * while it drained than the room applies, or rows so large the applies outgrow it) goes back to
  * copying (bookkeeping) and tries again later, never leaving the account frozen.
  */
-export const CUTOVER_QUERIES = CUTOVER_FIXED + FREEZE_REPLAYS * REPLAY_QUERIES;
-const CUTOVER_LEAST = CUTOVER_FIXED + REPLAY_QUERIES;
+export const CUTOVER_QUERIES = CUTOVER_FIXED + FREEZE_APPLIES * APPLY_QUERIES;
+const CUTOVER_LEAST = CUTOVER_FIXED + APPLY_QUERIES;
 /**
  * The cron's floor and reserve for moves. The floor is a step's smallest whole unit for a busy
- * account: the lease, a minute's catch-up of its log (two replays) and the cut-over, which must
+ * account: the lease, a minute's catch-up of its log (two applies) and the cut-over, which must
  * follow the catch-up in the same step or the account's writes outrun it. The reserve is the
  * bookkeeping after a step's last piece of work: a progress save, the lease's release, and the
  * return to copying of a cut-over cut short (three statements).
  */
-export const MOVE_STEP = { floor: 2 + 2 * REPLAY_QUERIES + CUTOVER_QUERIES, reserve: 5 };
+export const MOVE_STEP = { floor: 2 + 2 * APPLY_QUERIES + CUTOVER_QUERIES, reserve: 5 };
 
 /** What a step of one move did: the log's view of its progress, run by run. */
 export interface MoveReport {
@@ -243,11 +243,11 @@ async function stepMove(
         await save();
         continue;
       }
-      const replayed = await replayLog(from, to, account.id, progress.seq);
-      copied += replayed.applied;
-      progress = { ...progress, seq: replayed.lastSeq };
+      const log = await applyLog(from, to, account.id, progress.seq);
+      copied += log.applied;
+      progress = { ...progress, seq: log.lastSeq };
       await save();
-      if (replayed.applied >= NEARLY_CAUGHT_UP) continue;
+      if (log.applied >= NEARLY_CAUGHT_UP) continue;
       if (room() < CUTOVER_LEAST) return report(at(), copied, "no room for the cut-over");
       const over = await cutOver(
         directory,
@@ -335,14 +335,14 @@ async function cutOver(
     }
     await setSourceState(from, account.id, "frozen");
     await setMoveState(directory, account.id, "frozen");
-    for (let replays = 0; ; replays++) {
-      // Room for this replay and what follows it, or back to copying while writes work.
-      if (room() < REPLAY_QUERIES + AFTER_REPLAYS) throw new Error("no room left in the run for the freeze's replay");
-      const replayed = await replayLog(from, to, account.id, seq, FREEZE_REPLAY_ENTRIES);
-      seq = replayed.lastSeq;
-      if (replayed.applied < FREEZE_REPLAY_ENTRIES) break;
-      // More came in while it drained than a freeze replays: back to copying, to catch up first.
-      if (replays + 1 === FREEZE_REPLAYS) throw new Error(`more than ${FREEZE_REPLAYS * FREEZE_REPLAY_ENTRIES} changes to replay at the freeze`);
+    for (let applies = 0; ; applies++) {
+      // Room for this apply and what follows it, or back to copying while writes work.
+      if (room() < APPLY_QUERIES + AFTER_APPLIES) throw new Error("no room left in the run for the freeze's apply of the log");
+      const log = await applyLog(from, to, account.id, seq, FREEZE_APPLY_ENTRIES);
+      seq = log.lastSeq;
+      if (log.applied < FREEZE_APPLY_ENTRIES) break;
+      // More came in while it drained than a freeze applies: back to copying, to catch up first.
+      if (applies + 1 === FREEZE_APPLIES) throw new Error(`more than ${FREEZE_APPLIES * FREEZE_APPLY_ENTRIES} changes to apply at the freeze`);
     }
     const [source, copy] = await Promise.all([fingerprint(from, account.id), fingerprint(to, account.id)]);
     const differs = MOVED_TABLES.filter((table) => JSON.stringify(source[table.name]) !== JSON.stringify(copy[table.name])).map((table) => table.name);
