@@ -4,8 +4,8 @@ import type { DeliveryMessage } from "../../src/webhooks";
 import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
-import { blockedSql, nextOf, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
-import { leaseNext } from "../../src/webhooks/delivery/lease";
+import { blockedSql, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { leaseRun } from "../../src/webhooks/delivery/lease";
 import { recordAttempts } from "../../src/webhooks/delivery/record";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
@@ -176,6 +176,60 @@ describe("ordering: per_payment", () => {
     expect(rows.results).toEqual(ids.map(() => ({ status: "succeeded", attempts: 1 })));
   });
 
+  it("attempts a payment's waiting deliveries one after another as a run, and gives back unattempted what follows one that fails", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    await mailbox({ secret: subscription.secret, ...HOOK_USER, failing: '"version":3' }, box.path);
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const ids = Array.from({ length: 5 }, () => crypto.randomUUID());
+    await d1.batch(
+      ids.map((id, i) =>
+        d1
+          .prepare(
+            `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
+             values (?1, ?2, ?3, 'pmt_run', ?4, 'pending', 0, ?5, ?5, 1, ?6, ?6, ?6, ?6)`,
+          )
+          .bind(id, subscription.id, client.accountId, JSON.stringify({ object_id: "pmt_run", version: i + 1 }), i + 1, now - 1000 + i),
+      ),
+    );
+    // The first's message only: its end leases the other four as a run, attempted in order until the third fails.
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
+      { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
+    ]);
+    const sent: string[] = [];
+    const queue = {
+      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
+      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
+    };
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await receivedAt(box)).map((r) => [r.headers["webhook-id"], r.status])).toEqual([
+      [ids[0], 200],
+      [ids[1], 200],
+      [ids[2], 503],
+    ]);
+    // The failed one's retry goes to the queue; the two after it were never attempted, and wait for it as before.
+    expect(sent).toEqual([ids[2]]);
+    const rows = await d1
+      .prepare("select status, attempts, leased_until, lease_token, first_started_at from webhook_deliveries where payment_id = 'pmt_run' order by sequence")
+      .all();
+    expect(rows.results.map((row) => [row.status, row.attempts])).toEqual([
+      ["succeeded", 1],
+      ["succeeded", 1],
+      ["pending", 1],
+      ["pending", 0],
+      ["pending", 0],
+    ]);
+    expect(rows.results.slice(3)).toEqual(
+      Array.from({ length: 2 }, () => ({ status: "pending", attempts: 0, leased_until: null, lease_token: null, first_started_at: null })),
+    );
+    const stats = await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers });
+    expect(stats.json.waiting_for_order).toBe(2);
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
   it("sends no message at the commit for a delivery made behind an earlier one of its payment: it is taken as handed over, and waits", async () => {
     const { client, processor } = await makeTenant({ shard: "B" });
     const [payment] = await payments(client, 1);
@@ -233,11 +287,11 @@ describe("ordering: per_payment", () => {
       row(crypto.randomUUID(), "pmt_tried", 3, "succeeded", 1),
       row(tried, "pmt_tried", 4, "pending", 2),
     ]);
-    const next = nextOf([
+    const runs = [
       { subscriptionId: subscription.id, paymentId: "pmt_fresh" },
       { subscriptionId: subscription.id, paymentId: "pmt_tried" },
-    ]);
-    const leased = await leaseNext(createDb(d1), next, "chain-token", now, 1_000_000);
+    ];
+    const leased = await leaseRun(createDb(d1), runs, "chain-token", now, 1_000_000);
     expect(leased.map((r) => [r.id, r.attempts])).toEqual([[fresh, 1]]);
     // Deleted after: the sweeps of the tests after this one find none of its rows.
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);

@@ -8,6 +8,9 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 /** The statuses of a delivery that has not ended: what a later ordered delivery of its payment waits for (webhooks/outbox/order.ts). */
 export const NOT_ENDED = ["pending", "held"] as const satisfies readonly DeliveryStatus[];
 
+/** The index of each payment's ordered deliveries not yet ended, in sequence order (webhooks/outbox/order.ts). */
+export const ORDER_INDEX = "webhook_deliveries_order_idx";
+
 /**
  * An ordered delivery not yet ended, as SQL over the row `table` names (unqualified columns when
  * none): the order index's condition, written out, since SQLite uses a partial index only for a
@@ -122,7 +125,7 @@ export const webhookDeliveries = sqliteTable(
       .where(sql`leased_until is not null`),
     // A per_payment subscription's deliveries not yet ended, by payment in sequence order: what a
     // delivery waits for, and which one an ending releases. Unordered deliveries write no entry.
-    index("webhook_deliveries_order_idx").on(t.subscriptionId, t.paymentId, t.sequence).where(sql.raw(orderedNotEnded())),
+    index(ORDER_INDEX).on(t.subscriptionId, t.paymentId, t.sequence).where(sql.raw(orderedNotEnded())),
     // A replay's deliveries (its pace and its cancel): only replayed rows write an entry.
     index("webhook_deliveries_replay_idx")
       .on(t.replayId, t.status)

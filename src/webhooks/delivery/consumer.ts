@@ -41,6 +41,7 @@ import {
   ATTEMPTS_AT_ONCE,
   chainRoom,
   LEASE_BODY_BYTES,
+  startsInTime,
   leaseMsAt,
   OVERFLOW_DELAY_MS,
   startOrder,
@@ -244,8 +245,11 @@ function quickFirst<T extends { id: string; subscriptionId: string; createdAt: n
  * Attempts the leased deliveries ATTEMPTS_AT_ONCE at a time, in the start order their leases were
  * leased for, and records those that end close together in one batch, one shard at a time: the
  * one connection the attempts leave. A record that ends an ordered delivery with a success leases
- * the next of its payment in its batch while a lane is free and time is left (lanes.ts
- * `chainRoom`), and that one is attempted here at once, with no message and no admission read.
+ * a run of the next of its payment in its batch while a lane is free and time is left (lanes.ts
+ * `chainRoom`), and that run is attempted here at once in one lane, with no message and no
+ * admission read: each of its deliveries once the one before it succeeded and while an attempt
+ * still ends in time (`startsInTime`); what it does not reach is given back where the last one it
+ * made is recorded.
  */
 async function deliverAll(env: Env, started: Started[], retryScale: number, startedAt: number, bodies: { left: number }): Promise<void> {
   const records = gather<Attempted & Started>(
@@ -255,31 +259,39 @@ async function deliverAll(env: Env, started: Started[], retryScale: number, star
         const chain = chainRoom(startedAt, Date.now(), lanes.busy, bodies.left);
         const next = await recordAttempts(shard.db, shard.queue, attempted, chain);
         const subscriptionOf = new Map(attempted.map((item) => [item.subscription.id, item.subscription]));
-        for (const delivery of next) {
-          bodies.left -= delivery.body.length;
-          lanes.add({ delivery, subscription: subscriptionOf.get(delivery.subscriptionId)!, shard, quick: true });
+        for (const run of runsOf(next)) {
+          bodies.left -= run.reduce((sum, delivery) => sum + delivery.body.length, 0);
+          lanes.add(run.map((delivery) => ({ delivery, subscription: subscriptionOf.get(delivery.subscriptionId)!, shard, quick: true })));
         }
       }
     },
     // Left leased: the lease lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
-  const lanes = atMost<Started>(ATTEMPTS_AT_ONCE, async (item) => {
-    const { delivery, subscription } = item;
-    const result = await attempt(delivery, subscription, env);
-    const outcome = decideOutcome({
-      attempts: delivery.attempts - 1, // the lease counted this one
-      scheduleStartedAt: delivery.scheduleStartedAt,
-      scheduleFirstAttempt: delivery.scheduleFirstAttempt,
-      failingSince: subscription.failingSince,
-      responseStatus: result.responseStatus,
-      retryAfter: result.retryAfter,
-      startedAt: result.startedAt,
-      endedAt: result.startedAt + result.durationMs,
-      random: Math.random,
-      scale: retryScale,
-    });
-    records.add({ ...item, result, outcome });
+  const lanes = atMost<Started[]>(ATTEMPTS_AT_ONCE, async (run) => {
+    // A run's attempts are recorded together once it ends: one batch for the run, not one each.
+    const made: (Attempted & Started)[] = [];
+    for (const [i, item] of run.entries()) {
+      const { delivery, subscription } = item;
+      const result = await attempt(delivery, subscription, env);
+      const outcome = decideOutcome({
+        attempts: delivery.attempts - 1, // the lease counted this one
+        scheduleStartedAt: delivery.scheduleStartedAt,
+        scheduleFirstAttempt: delivery.scheduleFirstAttempt,
+        failingSince: subscription.failingSince,
+        responseStatus: result.responseStatus,
+        retryAfter: result.retryAfter,
+        startedAt: result.startedAt,
+        endedAt: result.startedAt + result.durationMs,
+        random: Math.random,
+        scale: retryScale,
+      });
+      const rest = run.slice(i + 1);
+      const handsOn = rest.length > 0 && outcome.status === "succeeded" && startsInTime(startedAt, Date.now());
+      made.push({ ...item, result, outcome, handsOn, givenBack: handsOn ? [] : rest.map((later) => later.delivery) });
+      if (!handsOn) break;
+    }
+    for (const item of made) records.add(item);
   });
   // Shard by shard, as their leases were taken: a delivery never starts later than its lease allows.
   const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
@@ -288,12 +300,18 @@ async function deliverAll(env: Env, started: Started[], retryScale: number, star
       new Set(list.filter((item) => item.quick).map((item) => item.subscription.id)),
     ),
   );
-  for (const item of order) lanes.add(item);
-  // Until no attempt is under way and every record is written (a record may start a next one).
+  for (const item of order) lanes.add([item]);
+  // Until no attempt is under way and every record is written (a record may start a run).
   do {
     await lanes.idle();
     await records.done();
   } while (lanes.busy > 0);
+}
+
+/** The runs among leased rows: each payment's, on its subscription, in sequence order. Pure. */
+export function runsOf(rows: DeliveryRow[]): DeliveryRow[][] {
+  const runs = groupBy(rows, (row) => `${row.subscriptionId} ${row.paymentId}`);
+  return [...runs.values()].map((run) => [...run].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0)));
 }
 
 /** One signed POST, or a failed attempt without one when the secrets cannot be opened or the URL is refused. */

@@ -89,6 +89,15 @@ export function leaseMsAt(position: number): number {
 export const RECORD_MS = 5_000;
 
 /**
+ * Whether an attempt started at `now` by the invocation that started at `startedAt` still ends,
+ * and is recorded, within waitUntil's 30 s: a chained delivery starts only then, and so does
+ * each delivery of a run after the first. Pure.
+ */
+export function startsInTime(startedAt: number, now: number): boolean {
+  return now + ATTEMPT_TIMEOUT_MS + RECORD_MS <= startedAt + WAIT_UNTIL_MS;
+}
+
+/**
  * The lanes an invocation gives, when it records attempts at `now`, to the next deliveries of the
  * ordered payments they end (record.ts): the lanes free now (none are queued while one is free),
  * while an attempt started now still ends, and is recorded, within the 30 s after the invocation
@@ -96,7 +105,7 @@ export const RECORD_MS = 5_000;
  * LEASE_BODY_BYTES. Pure.
  */
 export function chainRoom(startedAt: number, now: number, busy: number, bodiesLeft: number): { lanes: number; bodyBytes: number } {
-  const lanes = now + ATTEMPT_TIMEOUT_MS + RECORD_MS <= startedAt + WAIT_UNTIL_MS ? Math.max(0, ATTEMPTS_AT_ONCE - busy) : 0;
+  const lanes = startsInTime(startedAt, now) ? Math.max(0, ATTEMPTS_AT_ONCE - busy) : 0;
   if (lanes === 0 || bodiesLeft <= 0) return { lanes: 0, bodyBytes: 0 };
   return { lanes, bodyBytes: Math.floor(bodiesLeft / lanes) };
 }

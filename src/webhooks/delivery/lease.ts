@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, inArray, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import { runNamedBatch, type Db } from "../../db/client";
-import { aliased } from "../../db/aliased";
+import { aliased, type Aliased } from "../../db/aliased";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
@@ -9,7 +9,8 @@ import type { LeasePlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { LEASE_MS, queueDelay } from "../wire/retry-schedule";
-import { blockedSql } from "../outbox/order";
+import { WAIT_UNTIL_MS } from "../../lib/platform-limits";
+import { blockedSql, runOf, type OfPayment } from "../outbox/order";
 
 /** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
 export const MOVE_HOLD_SECONDS = 5;
@@ -65,7 +66,7 @@ export function selectAdmissionRows(db: Db, ids: string[]) {
 }
 
 /** What a lease reads to make the delivery's body, in bytes: the row's own, or its payment's stored detail. */
-function bodyBytesOf(d: typeof webhookDeliveries): SQL<number> {
+function bodyBytesOf(d: typeof webhookDeliveries | Aliased<typeof webhookDeliveries>): SQL<number> {
   return sql<number>`coalesce(case when ${d.flags} is null then length(cast(${d.body} as blob)) else (select length(cast(${payments.detail} as blob)) from ${payments} where ${payments.id} = ${d.paymentId}) end, 0)`;
 }
 
@@ -154,30 +155,58 @@ function leaseColumns(token: string, now: number, leaseMs: SQL) {
   };
 }
 
+/** How long a run's leases hold: while its deliveries wait their turn in the lane, which ends within the invocation's waitUntil. */
+export const RUN_LEASE_MS = LEASE_MS + WAIT_UNTIL_MS;
+
 /**
- * Leases, for LEASE_MS under `token`, the next ordered delivery of each payment given (outbox/order.ts
- * `nextOf`) that is leasable, never attempted, whose subscription sends and whose body reads
- * `bodyBytes` at most: the consumer that recorded the end of the one before it attempts it at once,
- * with no message and no admission read. Its first attempt is counted and logged on its row, as
- * any lease's. (One attempted before, which a delivery that waited for its payment's earlier ones
- * never is, keeps its own schedule.) Returns the rows leased.
+ * Leases, for RUN_LEASE_MS under `token`, a run of each payment given (outbox/order.ts `runOf`):
+ * its first ordered deliveries not yet ended, up to the first that is not `runnable` (attempted
+ * before, not due, leased, or its body past `bodyBytes`), while its subscription sends. So a run
+ * always starts at the payment's next delivery and has no gap. The consumer that recorded the end
+ * of the one before them attempts them one after another, with no message and no admission read.
+ * Their first attempts are counted and logged on their rows, as any lease's; those the run does
+ * not reach are given back (`giveBack`). One attempted before, which a delivery that waited for
+ * its payment's earlier ones never is, keeps its own schedule. Returns the rows leased.
  */
-export function leaseNext(db: Db, next: SQL, token: string, now: number, bodyBytes: number) {
+export function leaseRun(db: Db, of: OfPayment[], token: string, now: number, bodyBytes: number) {
   // Never attempted and its subscription sends (the conditions below): this lease starts its first attempt.
-  const firstAttempt = { leasedUntil: now + LEASE_MS, leaseToken: token, attempts: 1, firstStartedAt: now, firstDurationMs: 0, firstEnded: 0 };
+  const firstAttempt = { leasedUntil: now + RUN_LEASE_MS, leaseToken: token, attempts: 1, firstStartedAt: now, firstDurationMs: 0, firstEnded: 0 };
   return db
     .update(webhookDeliveries)
     .set(firstAttempt)
     .where(
       and(
-        sql`${webhookDeliveries.id} in ${next}`,
-        eq(webhookDeliveries.attempts, 0),
+        sql`${webhookDeliveries.id} in ${runOf(of, (row) => runnable(row, now, bodyBytes))}`,
         leasable(now),
         sql`${activeOf(webhookDeliveries.subscriptionId)} = 1`,
-        sql`${bodyBytesOf(webhookDeliveries)} <= ${bodyBytes}`,
       ),
     )
     .returning();
+}
+
+/** Whether a run may take the delivery `d` names: never attempted, due, unleased, its body within `bodyBytes`. */
+function runnable(d: Aliased<typeof webhookDeliveries>, now: number, bodyBytes: number): SQL {
+  return sql`(${d.attempts} = 0 and coalesce(${d.leasedUntil}, 0) < ${now} and coalesce(${d.nextAttemptAt}, ${now + EARLY_SLACK_MS + 1}) <= ${now + EARLY_SLACK_MS}
+    and ${bodyBytesOf(d)} <= ${bodyBytes})`;
+}
+
+/**
+ * Gives back, unattempted, the deliveries among `rows` a run leased and did not reach: unleased,
+ * their attempt uncounted, as they were before it. Each under its own lease (the rows and their
+ * tokens are one bound value, whatever their number).
+ */
+export function giveBack(db: Db, rows: DeliveryRow[]) {
+  const leases = JSON.stringify(rows.map((row) => [row.id, row.leaseToken]));
+  return db
+    .update(webhookDeliveries)
+    .set({ leasedUntil: null, leaseToken: null, attempts: 0, firstStartedAt: null, firstDurationMs: null, firstEnded: null })
+    .where(
+      and(
+        sql`(${webhookDeliveries.id}, ${webhookDeliveries.leaseToken}) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${leases}))`,
+        eq(webhookDeliveries.attempts, 1),
+        eq(webhookDeliveries.status, "pending"),
+      ),
+    );
 }
 
 /** Logs a later attempt, started now and not yet answered, for each delivery among `ids` leased under `token` whose subscription is active. */

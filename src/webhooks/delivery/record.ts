@@ -8,16 +8,16 @@ import { healthStatements, toldPending } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
-import { nextOf, releaseNext } from "../outbox/order";
+import { releaseNext, RUN_AT_MOST, runOf, type OfPayment } from "../outbox/order";
 import { applyBodies } from "../outbox/bodies";
-import { leaseNext, selectLeasedSources, type DeliveryRow } from "./lease";
+import { giveBack, leaseRun, selectLeasedSources, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
 
 export type { Attempted } from "./attempted";
 
 /**
- * How many of the next deliveries that ordered ends let go the caller can attempt itself at once
- * (`lanes`), and the bytes their bodies may read at most each (`bodyBytes`).
+ * How many runs of the next deliveries that ordered ends let go the caller can attempt itself at
+ * once (`lanes`, a run each), and the bytes each run's bodies may read at most (`bodyBytes`).
  */
 export interface Chain {
   lanes: number;
@@ -32,8 +32,10 @@ export const NO_CHAIN: Chain = { lanes: 0, bodyBytes: 0 };
  * that made the attempt: a redelivery asked for meanwhile stands), and each subscription's
  * failure streak as its latest attempt left it. An ordered delivery that ended lets the next of its
  * payment go (outbox/order.ts): after a success, while the caller has `chain` lanes for it, that
- * next one is leased in the same batch (lease.ts `leaseNext`) and returned for the caller to
- * attempt; otherwise it is released (`releaseNext`) and handed to the queue. Then hands the
+ * next one and those after it are leased in the same batch as a run (lease.ts `leaseRun`) and
+ * returned for the caller to attempt; otherwise it is released (`releaseNext`) and handed to the
+ * queue. One whose run goes on (`handsOn`) lets none go: the next is the run's. What a run did not
+ * reach (`givenBack`) is given back first, unattempted, and so is let go like any. Then hands the
  * deliveries to retry to the queue with their delays, and the released ones at once; if that send
  * fails, their rows say so and the sweeper sends them when due.
  */
@@ -44,19 +46,22 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const values = attemptValues(attempted);
   // Ordered deliveries these attempts ended: each lets the next of its payment go, the first
   // successes' next ones to this caller's free lanes, the others' by the queue.
-  const ended = attempted.filter(({ delivery, outcome }) => delivery.ordered && outcome.status !== "pending");
+  const ended = attempted.filter(({ delivery, outcome, handsOn }) => delivery.ordered && outcome.status !== "pending" && !handsOn);
   const chained = ended.filter(({ outcome }) => outcome.status === "succeeded").slice(0, chain.lanes);
-  const next = nextOf(chained.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })));
+  const runs = chained.map(({ delivery }) => paymentOf(delivery));
+  const givenBack = attempted.flatMap((item) => item.givenBack ?? []);
   const token = crypto.randomUUID();
   const succeededOn = [...new Set(attempted.filter(({ outcome }) => outcome.status === "succeeded").map(({ delivery }) => delivery.subscriptionId))];
   const recorded = await runNamedBatch(db, {
     // A first attempt is logged on its row (deliveryStates): only later ones have a log row to write.
     laterAttempts: attempted.some(({ outcome }) => outcome.number > 1) ? [laterAttemptOutcomes(db, values)] : [],
     deliveries: deliveryStates(db, values),
-    // After the states: the next of the payment of each first success among the ordered, leased
-    // for this caller to attempt, with what rebuilds its body.
-    chained: chained.length > 0 ? [leaseNext(db, next, token, recordedAt, chain.bodyBytes)] : [],
-    chainSources: chained.length > 0 ? [selectLeasedSources(db, next, token)] : [],
+    // Before any is let go: what runs did not reach, unleased again.
+    givenBack: givenBack.length > 0 ? [giveBack(db, givenBack)] : [],
+    // After the states: a run of the payment of each first success among the ordered, leased for
+    // this caller to attempt, with what rebuilds their bodies.
+    chained: chained.length > 0 ? [leaseRun(db, runs, token, recordedAt, Math.floor(chain.bodyBytes / RUN_AT_MOST))] : [],
+    chainSources: chained.length > 0 ? [selectLeasedSources(db, runOf(runs), token)] : [],
     // After the chained lease: the next of the payment of every ordered delivery that ended, when
     // it is left to go now and the lease did not take it (not due, leased elsewhere, its body past
     // what is left), is released to the queue (only then: an unordered batch costs no statement more).
@@ -65,7 +70,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
         ? [
             releaseNext(
               db,
-              ended.map(({ delivery }) => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId })),
+              ended.map(({ delivery }) => paymentOf(delivery)),
               recordedAt,
             ),
           ]
@@ -111,6 +116,9 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   ]);
   return applyBodies(recorded.chained.flat(), recorded.chainSources.flat());
 }
+
+/** The payment, on its subscription, a delivery is of. Pure. */
+const paymentOf = (delivery: DeliveryRow): OfPayment => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId });
 
 /** Each subscription's attempt that ended last among `attempted`. */
 function latestBySubscription(attempted: Attempted[]): Map<string, Attempted> {

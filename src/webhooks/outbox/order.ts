@@ -12,17 +12,20 @@
  *   and is not leased; nothing is written for it: its message is acked, and it waits with no lane
  *   nor connection.
  * - The batch that records an attempt ending a delivery lets the next one of its payment go at
- *   once (`nextOf` finds it): after a success, while the consumer has a free lane and time, it is
- *   leased in that batch and attempted by the same consumer (delivery/lease.ts `leaseNext`);
- *   otherwise it is marked handed over now, when it is due and unleased (`releaseNext`), and the
- *   consumer hands it to the queue. Marked in the batch, it is the sweeper's should the send fail
- *   or the worker die before it: one handed over and not leased within minutes is sent again.
+ *   once (`nextOf` finds it): after a success, while the consumer has a free lane and time, that
+ *   one and the payment's next ones after it (`runOf`, RUN_AT_MOST at most) are leased in that
+ *   batch, a run the same consumer attempts one after another in one lane, each only once the one
+ *   before it succeeded (delivery/lease.ts `leaseRun`); otherwise it is marked handed over now,
+ *   when it is due and unleased (`releaseNext`), and the consumer hands it to the queue. Marked in
+ *   the batch, it is the sweeper's should the send fail or the worker die before it: one handed
+ *   over and not leased within minutes is sent again. What a run does not reach (an attempt that
+ *   did not succeed, or no time left) is given back unattempted where its outcome is recorded.
  */
 import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { aliased, type Aliased } from "../../db/aliased";
 import { jsonColumn, jsonRows } from "../../db/json-rows";
-import { NOT_ENDED, orderedNotEnded, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
+import { NOT_ENDED, ORDER_INDEX, orderedNotEnded, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
 
 /** A delivery as the order rule sees it. */
 export interface Ordered {
@@ -64,6 +67,25 @@ export function nextOf(payments: OfPayment[]): SQL {
   const first = sql`(select ${n.id} from ${n.from} where ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")}
     and ${sql.raw(orderedNotEnded("next"))} order by ${n.sequence} limit 1)`;
   return sql`(select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`;
+}
+
+/** The deliveries a run takes at most: the next of a payment and those after it, attempted one after another in one lane. */
+export const RUN_AT_MOST = 8;
+
+/**
+ * The ids of the first `atMost` ordered deliveries not yet ended of each (subscription, payment),
+ * in the payment's order, up to the first that `runnable` refuses: a run's candidates, from the
+ * payment's next delivery on and without a gap. Read on the order index (named: with the payments
+ * as JSON, SQLite would otherwise read each subscription's every delivery by its primary key).
+ */
+export function runOf(payments: OfPayment[], runnable: (row: Aliased<typeof webhookDeliveries>) => SQL = () => sql`1`, atMost = RUN_AT_MOST): SQL {
+  const n = aliased(webhookDeliveries, "next");
+  const v = jsonColumn;
+  const inOrder = sql`over (partition by ${n.subscriptionId}, ${n.paymentId} order by ${n.sequence})`;
+  return sql`(select id from (select ${n.id} as id, row_number() ${inOrder} as place, sum(case when ${runnable(n)} then 0 else 1 end) ${inOrder} as refused
+    from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")} cross join ${n.from} indexed by ${sql.identifier(ORDER_INDEX)}
+    on ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")} and ${sql.raw(orderedNotEnded("next"))})
+    where place <= ${atMost} and refused = 0)`;
 }
 
 /**
