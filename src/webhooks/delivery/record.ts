@@ -8,9 +8,9 @@ import { healthStatements, toldPending } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
-import { releaseNext, RUN_AT_MOST, runOf, type OfPayment } from "../outbox/order";
+import { releaseNext, RUN_AT_MOST, type OfPayment } from "../outbox/order";
 import { applyBodies } from "../outbox/bodies";
-import { giveBack, leaseRun, selectLeasedSources, type DeliveryRow } from "./lease";
+import { giveBack, leaseRun, withSources, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
 
 export type { Attempted } from "./attempted";
@@ -59,9 +59,8 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     // Before any is let go: what runs did not reach, unleased again.
     givenBack: givenBack.length > 0 ? [giveBack(db, givenBack)] : [],
     // After the states: a run of the payment of each first success among the ordered, leased for
-    // this caller to attempt, with what rebuilds their bodies.
+    // this caller to attempt, each row with what rebuilds its body.
     chained: chained.length > 0 ? [leaseRun(db, runs, token, recordedAt, Math.floor(chain.bodyBytes / RUN_AT_MOST))] : [],
-    chainSources: chained.length > 0 ? [selectLeasedSources(db, runOf(runs), token)] : [],
     // After the chained lease: the next of the payment of every ordered delivery that ended, when
     // it is left to go now and the lease did not take it (not due, leased elsewhere, its body past
     // what is left), is released to the queue (only then: an unordered batch costs no statement more).
@@ -114,7 +113,8 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     ...told,
     ...recorded.released.flat().map((row) => row.id),
   ]);
-  return applyBodies(recorded.chained.flat(), recorded.chainSources.flat());
+  const run = withSources(recorded.chained.flat());
+  return applyBodies(run.rows, run.sources);
 }
 
 /** The payment, on its subscription, a delivery is of. Pure. */

@@ -78,7 +78,7 @@ export const RUN_AT_MOST = 8;
  * payment's next delivery on and without a gap. Read on the order index (named: with the payments
  * as JSON, SQLite would otherwise read each subscription's every delivery by its primary key).
  */
-export function runOf(payments: OfPayment[], runnable: (row: Aliased<typeof webhookDeliveries>) => SQL = () => sql`1`, atMost = RUN_AT_MOST): SQL {
+export function runOf(payments: OfPayment[], runnable: (row: Aliased<typeof webhookDeliveries>) => SQL, atMost = RUN_AT_MOST): SQL {
   const n = aliased(webhookDeliveries, "next");
   const v = jsonColumn;
   const inOrder = sql`over (partition by ${n.subscriptionId}, ${n.paymentId} order by ${n.sequence})`;
