@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
 import { blockedSql, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
-import { leaseRun } from "../../src/webhooks/delivery/lease";
+import { leaseRun, type DeliveryRow } from "../../src/webhooks/delivery/lease";
+import { runsOf } from "../../src/webhooks/delivery/consumer";
 import { recordAttempts } from "../../src/webhooks/delivery/record";
 import { createDb } from "../../src/db/client";
 import { webhookDeliveries } from "../../src/db/schema";
@@ -434,6 +435,21 @@ describe("ordering: per_payment", () => {
     });
     expect(res.status).toBe(400);
     expect(Object.keys(res.json)).toEqual([key]);
+  });
+});
+
+describe("the runs among leased rows (consumer.ts runsOf)", () => {
+  const row = (id: string, subscriptionId: string, paymentId: string, sequence: number) => ({ id, subscriptionId, paymentId, sequence }) as DeliveryRow;
+  it.each([
+    ["none", [], []],
+    ["one payment's, out of order", [row("c", "s", "p", 9), row("a", "s", "p", 2), row("b", "s", "p", 5)], [["a", "b", "c"]]],
+    [
+      "two payments of one subscription, and one payment's on two subscriptions",
+      [row("a", "s", "p", 1), row("b", "s", "q", 2), row("c", "t", "p", 1), row("d", "s", "p", 3)],
+      [["a", "d"], ["b"], ["c"]],
+    ],
+  ] as [string, DeliveryRow[], string[][]][])("%s", (_, rows, runs) => {
+    expect(runsOf(rows).map((run) => run.map((r) => r.id))).toEqual(runs);
   });
 });
 

@@ -41,10 +41,10 @@ import {
   ATTEMPTS_AT_ONCE,
   chainRoom,
   LEASE_BODY_BYTES,
-  startsInTime,
   leaseMsAt,
   OVERFLOW_DELAY_MS,
   startOrder,
+  startsInTime,
   UNPROVEN_AT_ONCE,
   withinBodyBytes,
 } from "./lanes";
