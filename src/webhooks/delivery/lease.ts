@@ -4,19 +4,9 @@ import { aliased, type Aliased } from "../../db/aliased";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
-import {
-  paymentEvents,
-  payments,
-  sends,
-  sendsSql,
-  webhookAttempts,
-  webhookDeliveries,
-  webhookSubscriptions,
-  type DeliveryRow,
-  type SubscriptionRow,
-} from "../../db/schema";
+import { payments, sends, sendsSql, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type SubscriptionRow } from "../../db/schema";
 import type { LeasePlan } from "./admission";
-import { applyBodies, bodySources, eventOfDelivery } from "../outbox/bodies";
+import { applyBodies, bodySources, eventOfDelivery, sourceColumns } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { LEASE_MS, queueDelay } from "../wire/retry-schedule";
 import { WAIT_UNTIL_MS } from "../../lib/platform-limits";
@@ -191,38 +181,7 @@ export function leaseRun(db: Db, of: OfPayment[], token: string, now: number, bo
         sql`${activeOf(webhookDeliveries.subscriptionId)} = 1`,
       ),
     )
-    .returning({ ...getTableColumns(webhookDeliveries), ...sourceOfRow() });
-}
-
-/**
- * What rebuilds the body of the row an UPDATE … RETURNING is at, as two columns: its event (as
- * bodySources picks it: the payment's event at the row's version, or the one it names) and the
- * payment's stored detail.
- */
-function sourceOfRow() {
-  const d = aliased(webhookDeliveries, "webhook_deliveries");
-  const e = aliased(paymentEvents, "e");
-  const seq = sql`coalesce(${d.paymentVersion}, (select x.seq from ${paymentEvents} x where x.payment_id = ${d.paymentId} and x.id = ${d.eventId}))`;
-  return {
-    sourceEvent: sql<
-      string | null
-    >`(select json_object('id', ${e.id}, 'paymentId', ${e.paymentId}, 'seq', ${e.seq}, 'instrumentNumber', ${e.instrumentNumber}, 'refundReason', ${e.refundReason})
-      from ${e.from} where ${d.flags} is not null and ${e.paymentId} = ${d.paymentId} and ${e.seq} = ${seq})`,
-    sourceDetail: sql<string | null>`(select ${payments.detail} from ${payments} where ${d.flags} is not null and ${payments.id} = ${d.paymentId})`,
-  };
-}
-
-/** Splits rows that carry their body's source (sourceOfRow) into the rows and the sources. Pure. */
-export function withSources(rows: (DeliveryRow & { sourceEvent: string | null; sourceDetail: string | null })[]) {
-  return {
-    rows: rows.map(({ sourceEvent: _event, sourceDetail: _detail, ...row }) => row),
-    sources: rows
-      .filter((row) => row.sourceEvent !== null)
-      .map((row) => ({
-        ...(JSON.parse(row.sourceEvent!) as { id: string; paymentId: string; seq: number; instrumentNumber: string | null; refundReason: string | null }),
-        detail: row.sourceDetail,
-      })),
-  };
+    .returning({ ...getTableColumns(webhookDeliveries), ...sourceColumns(aliased(webhookDeliveries, "webhook_deliveries")) });
 }
 
 /** Whether a run may take the delivery `d` names: never attempted, due, unleased, its body within `bodyBytes`. */

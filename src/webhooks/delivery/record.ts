@@ -9,8 +9,8 @@ import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
 import { releaseNext, RUN_AT_MOST, type OfPayment } from "../outbox/order";
-import { applyBodies } from "../outbox/bodies";
-import { giveBack, leaseRun, withSources, type DeliveryRow } from "./lease";
+import { applyBodies, splitSources } from "../outbox/bodies";
+import { giveBack, leaseRun, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
 
 export type { Attempted } from "./attempted";
@@ -113,7 +113,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     ...told,
     ...recorded.released.flat().map((row) => row.id),
   ]);
-  const run = withSources(recorded.chained.flat());
+  const run = splitSources(recorded.chained.flat());
   return applyBodies(run.rows, run.sources);
 }
 

@@ -1,4 +1,5 @@
 import { eq, sql, type SQL } from "drizzle-orm";
+import { aliased, type Aliased } from "../../db/aliased";
 import type { Db } from "../../db/client";
 import { paymentEvents, payments, webhookDeliveries } from "../../db/schema";
 import type { webhookDeliveries as Deliveries } from "../../db/schema";
@@ -40,9 +41,42 @@ export function bodySources(db: Db, which: EventRef[] | SQL) {
     .innerJoin(payments, eq(payments.id, paymentEvents.paymentId))
     .where(
       sql`(${paymentEvents.paymentId}, ${paymentEvents.seq}) in (
-        select r.payment_id, coalesce(r.payment_version, (select x.seq from ${paymentEvents} x where x.payment_id = r.payment_id and x.id = r.event_id))
+        select r.payment_id, ${eventSeqOf({ paymentId: sql.raw("r.payment_id"), paymentVersion: sql.raw("r.payment_version"), eventId: sql.raw("r.event_id") })}
         from (${refs}) r)`,
     );
+}
+
+/** The number of the event that rebuilds a delivery's body: its payment version, or on a row made before it kept one, the event it names. */
+function eventSeqOf(ref: { paymentId: SQL; paymentVersion: SQL; eventId: SQL }): SQL {
+  return sql`coalesce(${ref.paymentVersion}, (select x.seq from ${paymentEvents} x where x.payment_id = ${ref.paymentId} and x.id = ${ref.eventId}))`;
+}
+
+/**
+ * What rebuilds the body of the delivery row `d` names, as two columns for its statement's
+ * RETURNING (a lease that reads no sources beside it): its event, as bodySources picks it, and
+ * the payment's stored detail; both null for a row that holds its body.
+ */
+export function sourceColumns(d: Aliased<typeof webhookDeliveries>) {
+  const e = aliased(paymentEvents, "e");
+  return {
+    sourceEvent: sql<
+      string | null
+    >`(select json_object('id', ${e.id}, 'paymentId', ${e.paymentId}, 'seq', ${e.seq}, 'instrumentNumber', ${e.instrumentNumber}, 'refundReason', ${e.refundReason})
+      from ${e.from} where ${d.flags} is not null and ${e.paymentId} = ${d.paymentId} and ${e.seq} = ${eventSeqOf(d)})`,
+    sourceDetail: sql<string | null>`(select ${payments.detail} from ${payments} where ${d.flags} is not null and ${payments.id} = ${d.paymentId})`,
+  };
+}
+
+/** Rows read with sourceColumns, as the rows and the sources applyBodies takes. Pure. */
+export function splitSources<Row extends DeliveryRow>(
+  read: (Row & { sourceEvent: string | null; sourceDetail: string | null })[],
+): { rows: Row[]; sources: Source[] } {
+  return {
+    rows: read.map(({ sourceEvent: _event, sourceDetail: _detail, ...row }) => row as unknown as Row),
+    sources: read
+      .filter((row) => row.sourceEvent !== null)
+      .map((row) => ({ ...(JSON.parse(row.sourceEvent!) as Omit<Source, "detail">), detail: row.sourceDetail })),
+  };
 }
 
 /** The event that rebuilds the body of the delivery `ofRow` picks (scoped as the caller scopes it), as SQL for bodySources. */
