@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { call, makeInvoice, makePayment, makeTenant, shardD1, shardOf } from "./helpers/api";
 import type { DeliveryMessage } from "../src/webhooks";
 import { recordingD1 } from "./helpers/recording-d1";
-import { subscribeToReceiver } from "./helpers/webhooks";
+import { subscribeToReceiver, waitFor } from "./helpers/webhooks";
 import { sweepOutbox } from "../src/webhooks/upkeep/sweeper";
 import { applyRetention } from "../src/webhooks/upkeep/retention";
 import { createDb } from "../src/db/client";
@@ -17,6 +17,12 @@ const { payment, buyer, supplier, invoice } = await makePayment(tenant.client);
 await makePayment(tenant.client, { buyer, supplier }); // pages of two payments read their details by an id list
 await makeInvoice(tenant.client, buyer.id, supplier.id);
 const firstPage = await call("GET", "/v1/invoices/?page_size=1", { headers: tenant.client.headers });
+// The two payments' deliveries go out in the background: recorded before the tests below, so
+// that no consumer is still at work (and logging) when the file ends.
+await waitFor(
+  () => call("GET", `/v1/webhooks/${subscription.id}/deliveries/`, { headers: tenant.client.headers }),
+  (res) => res.json.results.length === 2 && res.json.results.every((delivery: { status: string }) => delivery.status === "succeeded"),
+);
 /** The tenant's shard: every list reads there (the directory answers only the credential check). */
 const shard = await shardD1(tenant.account.id);
 const shardKey = `SHARD_${await shardOf(tenant.account.id)}`;
