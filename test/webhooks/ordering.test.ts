@@ -4,7 +4,8 @@ import type { DeliveryMessage } from "../../src/webhooks";
 import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
-import { blockedSql, releaseNext, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { blockedSql, releaseNext, RUN_AT_MOST, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { countingD1 } from "../../src/db/counting-d1";
 import { leaseRun, type DeliveryRow } from "../../src/webhooks/delivery/lease";
 import { runsOf } from "../../src/webhooks/delivery/consumer";
 import { recordAttempts } from "../../src/webhooks/delivery/record";
@@ -295,6 +296,30 @@ describe("ordering: per_payment", () => {
     const leased = await leaseRun(createDb(d1), runs, "chain-token", now, 1_000_000);
     expect(leased.map((r) => [r.id, r.attempts])).toEqual([[fresh, 1]]);
     // Deleted after: the sweeps of the tests after this one find none of its rows.
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("leases a run of 8 at most, reading no more of a payment's waiting deliveries however many wait", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const waiting = Array.from({ length: 300 }, () => crypto.randomUUID());
+    await d1.batch(
+      waiting.map((id, i) =>
+        d1
+          .prepare(
+            `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
+             values (?1, ?2, ?3, 'pmt_many', '{}', 'pending', 0, ?4, ?4, 1, ?5, ?5, ?5, ?5)`,
+          )
+          .bind(id, subscription.id, client.accountId, i + 1, now - 60_000 + i),
+      ),
+    );
+    const { db, tally } = countingD1(d1);
+    const leased = await leaseRun(createDb(db), [{ subscriptionId: subscription.id, paymentId: "pmt_many" }], "run-token", now, 1_000_000);
+    expect([...leased].sort((a, b) => a.sequence! - b.sequence!).map((row) => row.id)).toEqual(waiting.slice(0, RUN_AT_MOST));
+    // The run's 8 candidates and what each lease reads beside them, never the 300.
+    expect(tally.rowsRead).toBeLessThan(150);
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
   });
 

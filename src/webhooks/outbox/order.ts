@@ -75,16 +75,22 @@ export const RUN_AT_MOST = 8;
 /**
  * The ids of the first `atMost` ordered deliveries not yet ended of each (subscription, payment),
  * in the payment's order, up to the first that `runnable` refuses: a run's candidates, from the
- * payment's next delivery on and without a gap. Read on the order index (named: with the payments
- * as JSON, SQLite would otherwise read each subscription's every delivery by its primary key).
+ * payment's next delivery on and without a gap. Read on the order index, `atMost` entries a
+ * payment at most (named: with the payments as JSON, SQLite would otherwise read each
+ * subscription's every delivery by its primary key).
  */
 export function runOf(payments: OfPayment[], runnable: (row: Aliased<typeof webhookDeliveries>) => SQL, atMost = RUN_AT_MOST): SQL {
   const n = aliased(webhookDeliveries, "next");
+  const k = aliased(webhookDeliveries, "k");
   const v = jsonColumn;
+  const ofPayment = (d: Aliased<typeof webhookDeliveries>) => sql`${d.subscriptionId} = ${v("subscriptionId")} and ${d.paymentId} = ${v("paymentId")}`;
+  // The payment's atMost-th not yet ended: no more of them are read, however many wait.
+  const last = sql`coalesce((select ${k.sequence} from ${k.from} indexed by ${sql.identifier(ORDER_INDEX)} where ${ofPayment(k)} and ${sql.raw(orderedNotEnded("k"))}
+    order by ${k.sequence} limit 1 offset ${atMost - 1}), ${Number.MAX_SAFE_INTEGER})`;
   const inOrder = sql`over (partition by ${n.subscriptionId}, ${n.paymentId} order by ${n.sequence})`;
   return sql`(select id from (select ${n.id} as id, row_number() ${inOrder} as place, sum(case when ${runnable(n)} then 0 else 1 end) ${inOrder} as refused
     from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")} cross join ${n.from} indexed by ${sql.identifier(ORDER_INDEX)}
-    on ${n.subscriptionId} = ${v("subscriptionId")} and ${n.paymentId} = ${v("paymentId")} and ${sql.raw(orderedNotEnded("next"))})
+    on ${ofPayment(n)} and ${sql.raw(orderedNotEnded("next"))} and ${n.sequence} <= ${last})
     where place <= ${atMost} and refused = 0)`;
 }
 
