@@ -41,6 +41,25 @@ async function payments(user: User, count: number): Promise<string[]> {
   return made;
 }
 
+/**
+ * `count` ordered deliveries of one payment, pending and never attempted, numbered 1, 2, 3, …,
+ * made a millisecond apart from `from`, each body naming the payment and its version; their ids.
+ */
+async function waitingDeliveries(d1: D1Database, subscriptionId: string, accountId: string, paymentId: string, count: number, from: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => crypto.randomUUID());
+  await d1.batch(
+    ids.map((id, i) =>
+      d1
+        .prepare(
+          `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
+           values (?1, ?2, ?3, ?4, ?5, 'pending', 0, ?6, ?6, 1, ?7, ?7, ?7, ?7)`,
+        )
+        .bind(id, subscriptionId, accountId, paymentId, JSON.stringify({ object_id: paymentId, version: i + 1 }), i + 1, from + i),
+    ),
+  );
+  return ids;
+}
+
 describe("ordering: per_payment", () => {
   it("delivers each payment's changes once each, in version order, from 8 concurrent writers over 200 payments, while one payment's receiver fails and the others flow", async () => {
     const { client, processor } = await makeTenant();
@@ -184,17 +203,7 @@ describe("ordering: per_payment", () => {
     await mailbox({ secret: subscription.secret, ...HOOK_USER, failing: '"version":3' }, box.path);
     const d1 = env.SHARD_B!;
     const now = Date.now();
-    const ids = Array.from({ length: 5 }, () => crypto.randomUUID());
-    await d1.batch(
-      ids.map((id, i) =>
-        d1
-          .prepare(
-            `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
-             values (?1, ?2, ?3, 'pmt_run', ?4, 'pending', 0, ?5, ?5, 1, ?6, ?6, ?6, ?6)`,
-          )
-          .bind(id, subscription.id, client.accountId, JSON.stringify({ object_id: "pmt_run", version: i + 1 }), i + 1, now - 1000 + i),
-      ),
-    );
+    const ids = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_run", 5, now - 1000);
     // The first's message only: its end leases the other four as a run, attempted in order until the third fails.
     const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
       { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
@@ -304,17 +313,7 @@ describe("ordering: per_payment", () => {
     const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
     const d1 = env.SHARD_B!;
     const now = Date.now();
-    const waiting = Array.from({ length: 300 }, () => crypto.randomUUID());
-    await d1.batch(
-      waiting.map((id, i) =>
-        d1
-          .prepare(
-            `insert into webhook_deliveries (id, subscription_id, account_id, payment_id, body, status, attempts, sequence, payment_version, ordered, next_attempt_at, enqueued_at, created_at, updated_at)
-             values (?1, ?2, ?3, 'pmt_many', '{}', 'pending', 0, ?4, ?4, 1, ?5, ?5, ?5, ?5)`,
-          )
-          .bind(id, subscription.id, client.accountId, i + 1, now - 60_000 + i),
-      ),
-    );
+    const waiting = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_many", 300, now - 60_000);
     const { db, tally } = countingD1(d1);
     const leased = await leaseRun(createDb(db), [{ subscriptionId: subscription.id, paymentId: "pmt_many" }], "run-token", now, 1_000_000);
     expect([...leased].sort((a, b) => a.sequence! - b.sequence!).map((row) => row.id)).toEqual(waiting.slice(0, RUN_AT_MOST));
