@@ -113,13 +113,15 @@ function planned(rows: { id: string }[], field: "cap" | "rank" | "at" | "leaseMs
   return sql`(select json_extract(value, ${`$.${field}`}) from json_each(${JSON.stringify(rows)}) where json_extract(value, '$.id') = ${DELIVERY_ROW_ID})`;
 }
 
-/** A delivery a lease may take at `now`: pending, due, not leased by another copy of its message, not held by a move. */
-function leasable(now: number): SQL {
+/** A delivery a lease may take at `now` (the row `d` names): pending, due, not leased by another copy of its message, not held by a move. */
+function leasable(now: number, row: typeof webhookDeliveries | Aliased<typeof webhookDeliveries> = webhookDeliveries): SQL {
+  // The table's columns and an alias's render alike in SQL: read both as the alias's.
+  const d = row as Aliased<typeof webhookDeliveries>;
   return and(
-    eq(webhookDeliveries.status, "pending"),
-    lte(webhookDeliveries.nextAttemptAt, now + EARLY_SLACK_MS),
-    or(isNull(webhookDeliveries.leasedUntil), lt(webhookDeliveries.leasedUntil, now)),
-    notHeldByMove(webhookDeliveries.accountId),
+    eq(d.status, "pending"),
+    lte(d.nextAttemptAt, now + EARLY_SLACK_MS),
+    or(isNull(d.leasedUntil), lt(d.leasedUntil, now)),
+    notHeldByMove(d.accountId),
   )!;
 }
 
@@ -160,8 +162,8 @@ export const RUN_LEASE_MS = LEASE_MS + WAIT_UNTIL_MS;
 
 /**
  * Leases, for RUN_LEASE_MS under `token`, a run of each payment given (outbox/order.ts `runOf`):
- * its first ordered deliveries not yet ended, up to the first that is not `runnable` (attempted
- * before, not due, leased, or its body past `bodyBytes`), while its subscription sends. So a run
+ * its first ordered deliveries not yet ended, up to the first that is not `runnable` (not
+ * leasable, attempted before, its subscription not sending, or its body past `bodyBytes`). So a run
  * always starts at the payment's next delivery and has no gap. The consumer that recorded the end
  * of the one before them attempts them one after another, with no message and no admission read.
  * Their first attempts are counted and logged on their rows, as any lease's; those the run does
@@ -169,25 +171,18 @@ export const RUN_LEASE_MS = LEASE_MS + WAIT_UNTIL_MS;
  * its payment's earlier ones never is, keeps its own schedule. Returns the rows leased.
  */
 export function leaseRun(db: Db, of: OfPayment[], token: string, now: number, bodyBytes: number) {
-  // Never attempted and its subscription sends (the conditions below): this lease starts its first attempt.
+  // Never attempted and its subscription sends (`runnable`): this lease starts its first attempt.
   const firstAttempt = { leasedUntil: now + RUN_LEASE_MS, leaseToken: token, attempts: 1, firstStartedAt: now, firstDurationMs: 0, firstEnded: 0 };
   return db
     .update(webhookDeliveries)
     .set(firstAttempt)
-    .where(
-      and(
-        sql`${webhookDeliveries.id} in ${runOf(of, (row) => runnable(row, now, bodyBytes))}`,
-        leasable(now),
-        sql`${activeOf(webhookDeliveries.subscriptionId)} = 1`,
-      ),
-    )
+    .where(sql`${webhookDeliveries.id} in ${runOf(of, (row) => runnable(row, now, bodyBytes))}`)
     .returning({ ...getTableColumns(webhookDeliveries), ...sourceColumns(aliased(webhookDeliveries, "webhook_deliveries")) });
 }
 
-/** Whether a run may take the delivery `d` names: never attempted, due, unleased, its body within `bodyBytes`. */
+/** Whether a run may take the delivery `d` names: leasable, never attempted, its subscription sending, its body within `bodyBytes`. */
 function runnable(d: Aliased<typeof webhookDeliveries>, now: number, bodyBytes: number): SQL {
-  return sql`(${d.attempts} = 0 and coalesce(${d.leasedUntil}, 0) < ${now} and coalesce(${d.nextAttemptAt}, ${now + EARLY_SLACK_MS + 1}) <= ${now + EARLY_SLACK_MS}
-    and ${bodyBytesOf(d)} <= ${bodyBytes})`;
+  return and(leasable(now, d), eq(d.attempts, 0), sql`${activeOf(d.subscriptionId)} = 1`, sql`${bodyBytesOf(d)} <= ${bodyBytes}`)!;
 }
 
 /**
