@@ -15,6 +15,7 @@ import { eq, sql } from "drizzle-orm";
 import { LOST_AFTER_MS, sweepOutbox } from "../../src/webhooks/upkeep/sweeper";
 import { continueMoves } from "../../src/services/moves";
 import { ADMIN } from "../helpers/api";
+import { recordingQueue } from "../helpers/cron";
 
 /** A payment's id in a delivery's body. */
 const paymentOf = (received: Received) => (JSON.parse(received.body) as { object_id: string }).object_id;
@@ -183,12 +184,9 @@ describe("ordering: per_payment", () => {
       ids.map((id) => ({ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
     );
     const sent: string[] = [];
-    const queue = {
-      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
-      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
-    };
+    const queue = recordingQueue(sent);
     const ctx = createExecutionContext();
-    await worker.queue(batch, { ...env, DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, ctx);
+    await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
     await waitOnExecutionContext(ctx);
     expect((await getQueueResult(batch, ctx)).retryMessages).toEqual([]);
     expect((await receivedAt(box)).map((r) => r.headers["webhook-id"])).toEqual(ids);
@@ -209,12 +207,9 @@ describe("ordering: per_payment", () => {
       { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
     ]);
     const sent: string[] = [];
-    const queue = {
-      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
-      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
-    };
+    const queue = recordingQueue(sent);
     const ctx = createExecutionContext();
-    await worker.queue(batch, { ...env, DELIVERIES: queue as unknown as Queue<DeliveryMessage> }, ctx);
+    await worker.queue(batch, { ...env, DELIVERIES: queue }, ctx);
     await waitOnExecutionContext(ctx);
     expect((await receivedAt(box)).map((r) => [r.headers["webhook-id"], r.status])).toEqual([
       [ids[0], 200],
@@ -256,14 +251,11 @@ describe("ordering: per_payment", () => {
       .bind(crypto.randomUUID(), subscription.id, client.accountId, payment, now - 1000, now + 60_000)
       .run();
     const sent: string[] = [];
-    const queue = {
-      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
-      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
-    };
+    const queue = recordingQueue(sent);
     const res = await call("POST", `/v2/payments/${payment}/events/`, {
       body: { event_code: "PU10", description: "Sent", status: "in-progress" },
       headers: processor.headers,
-      bindings: { DELIVERIES: queue as unknown as Queue<DeliveryMessage> },
+      bindings: { DELIVERIES: queue },
     });
     expect(res.status).toBe(201);
     const made = await d1
@@ -339,10 +331,7 @@ describe("ordering: per_payment", () => {
     const db = createDb(d1);
     const delivery = (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, ending)).get())!;
     const sent: string[] = [];
-    const queue = {
-      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
-      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
-    };
+    const queue = recordingQueue(sent);
     const attempted = {
       delivery,
       result: { startedAt: now, durationMs: 5, responseStatus: 200, timedOut: false, error: null, excerpt: "", retryAfter: null, headers: null },
@@ -357,9 +346,54 @@ describe("ordering: per_payment", () => {
       },
     };
     // A free lane, but 1 byte of bodies left: the next one is not leased here.
-    const chained = await recordAttempts(db, { queue: queue as unknown as Queue, shard: "B" }, [attempted], { lanes: 1, bodyBytes: 1 });
+    const chained = await recordAttempts(db, { queue, shard: "B" }, [attempted], { lanes: 1, bodyBytes: 1 });
     expect(chained).toEqual([]);
     expect(sent).toEqual([next]);
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("hands to the queue at once what a run leaves for lack of time: given back unattempted, then released", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const [ended, ...rest] = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_late", 3, now - 60_000);
+    // The first attempted under its run's lease; the two after it leased by the run, not reached.
+    await d1
+      .prepare(
+        "update webhook_deliveries set attempts = 1, leased_until = ?1, lease_token = 'run-token', first_started_at = ?2, first_ended = 0 where payment_id = 'pmt_late'",
+      )
+      .bind(now + 60_000, now)
+      .run();
+    const db = createDb(d1);
+    const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, "pmt_late")).orderBy(webhookDeliveries.sequence);
+    const attempted = {
+      delivery: rows[0]!,
+      result: { startedAt: now, durationMs: 5, responseStatus: 200, timedOut: false, error: null, excerpt: "", retryAfter: null, headers: null },
+      outcome: {
+        number: 1,
+        status: "succeeded" as const,
+        retryInSeconds: null,
+        scheduleStartedAt: now,
+        scheduleFirstAttempt: 1,
+        failingSince: null,
+        deactivate: false,
+      },
+      handsOn: false,
+      givenBack: rows.slice(1),
+    };
+    const sent: string[] = [];
+    // No lane and no time left: nothing is chained.
+    expect(await recordAttempts(db, { queue: recordingQueue(sent), shard: "B" }, [attempted], { lanes: 0, bodyBytes: 0 })).toEqual([]);
+    expect(sent).toEqual([rest[0]]);
+    const after = await d1
+      .prepare("select id, status, attempts, lease_token, first_started_at from webhook_deliveries where payment_id = 'pmt_late' order by sequence")
+      .all();
+    expect(after.results).toEqual([
+      { id: ended, status: "succeeded", attempts: 1, lease_token: null, first_started_at: now },
+      { id: rest[0], status: "pending", attempts: 0, lease_token: null, first_started_at: null },
+      { id: rest[1], status: "pending", attempts: 0, lease_token: null, first_started_at: null },
+    ]);
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
   });
 
@@ -381,14 +415,11 @@ describe("ordering: per_payment", () => {
     const db = createDb(d1);
     expect(await releaseNext(db, [{ subscriptionId: subscription.id, paymentId: "pmt_died" }], now)).toEqual([{ id: next }]);
     const sent: string[] = [];
-    const queue = {
-      send: async (body: { delivery_id: string }) => void sent.push(body.delivery_id),
-      sendBatch: async (messages: { body: { delivery_id: string } }[]) => void sent.push(...messages.map((m) => m.body.delivery_id)),
-    };
+    const queue = recordingQueue(sent);
     // Within minutes the sweeper takes it for lost and sends it.
-    await sweepOutbox(db, { queue: queue as unknown as Queue, shard: "B" }, now + 1000);
+    await sweepOutbox(db, { queue, shard: "B" }, now + 1000);
     expect(sent).toEqual([]);
-    await sweepOutbox(db, { queue: queue as unknown as Queue, shard: "B" }, now + LOST_AFTER_MS + 1000);
+    await sweepOutbox(db, { queue, shard: "B" }, now + LOST_AFTER_MS + 1000);
     expect(sent).toEqual([next]);
   });
 
