@@ -61,6 +61,23 @@ async function waitingDeliveries(d1: D1Database, subscriptionId: string, account
   return ids;
 }
 
+/** A first attempt of `delivery` that got a 200 at `now`, as the consumer hands it to recordAttempts. */
+function succeeded(delivery: DeliveryRow, now: number) {
+  return {
+    delivery,
+    result: { startedAt: now, durationMs: 5, responseStatus: 200, timedOut: false, error: null, excerpt: "", retryAfter: null, headers: null },
+    outcome: {
+      number: 1,
+      status: "succeeded" as const,
+      retryInSeconds: null,
+      scheduleStartedAt: now,
+      scheduleFirstAttempt: 1,
+      failingSince: null,
+      deactivate: false,
+    },
+  };
+}
+
 describe("ordering: per_payment", () => {
   it("delivers each payment's changes once each, in version order, from 8 concurrent writers over 200 payments, while one payment's receiver fails and the others flow", async () => {
     const { client, processor } = await makeTenant();
@@ -332,19 +349,7 @@ describe("ordering: per_payment", () => {
     const delivery = (await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, ending)).get())!;
     const sent: string[] = [];
     const queue = recordingQueue(sent);
-    const attempted = {
-      delivery,
-      result: { startedAt: now, durationMs: 5, responseStatus: 200, timedOut: false, error: null, excerpt: "", retryAfter: null, headers: null },
-      outcome: {
-        number: 1,
-        status: "succeeded" as const,
-        retryInSeconds: null,
-        scheduleStartedAt: now,
-        scheduleFirstAttempt: 1,
-        failingSince: null,
-        deactivate: false,
-      },
-    };
+    const attempted = succeeded(delivery, now);
     // A free lane, but 1 byte of bodies left: the next one is not leased here.
     const chained = await recordAttempts(db, { queue, shard: "B" }, [attempted], { lanes: 1, bodyBytes: 1 });
     expect(chained).toEqual([]);
@@ -367,21 +372,7 @@ describe("ordering: per_payment", () => {
       .run();
     const db = createDb(d1);
     const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.paymentId, "pmt_late")).orderBy(webhookDeliveries.sequence);
-    const attempted = {
-      delivery: rows[0]!,
-      result: { startedAt: now, durationMs: 5, responseStatus: 200, timedOut: false, error: null, excerpt: "", retryAfter: null, headers: null },
-      outcome: {
-        number: 1,
-        status: "succeeded" as const,
-        retryInSeconds: null,
-        scheduleStartedAt: now,
-        scheduleFirstAttempt: 1,
-        failingSince: null,
-        deactivate: false,
-      },
-      handsOn: false,
-      givenBack: rows.slice(1),
-    };
+    const attempted = { ...succeeded(rows[0]!, now), handsOn: false, givenBack: rows.slice(1) };
     const sent: string[] = [];
     // No lane and no time left: nothing is chained.
     expect(await recordAttempts(db, { queue: recordingQueue(sent), shard: "B" }, [attempted], { lanes: 0, bodyBytes: 0 })).toEqual([]);
