@@ -1,6 +1,7 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { WEBHOOK_CONTENT_TYPES, webhookSubscriptions } from "./webhook-subscriptions";
+import { equalsLiteral } from "../literal";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "held"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -155,12 +156,9 @@ export const webhookAttempts = sqliteTable(
   (t) => [primaryKey({ columns: [t.deliveryId, t.number] })],
 );
 
-/**
- * `status = '<status>'` with the status written out, not bound: SQLite uses a partial index (the
- * due and held indexes above) only for a query whose WHERE names the index's own condition.
- */
-export function deliveryStatusIs(status: "pending" | "failed" | "held") {
-  return sql`${webhookDeliveries.status} = ${sql.raw(`'${status}'`)}`;
+/** `status = '<status>'` over the row `row` names (the table, or an alias's columns), written out for the partial indexes above (db/literal.ts). */
+export function deliveryStatusIs(status: DeliveryStatus, row: Pick<typeof webhookDeliveries, "status"> | { status: SQL } = webhookDeliveries) {
+  return equalsLiteral(row.status, status);
 }
 
 /**

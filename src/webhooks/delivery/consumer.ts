@@ -21,7 +21,7 @@ import { createDb, runBatch, type Db } from "../../db/client";
 import { shardBinding, shardNotConfigured } from "../../db/shards";
 import { atMost } from "../../lib/at-most";
 import { groupBy } from "../../lib/group-by";
-import { sends, webhookDeliveries } from "../../db/schema";
+import { deliveryStatusIs, sends, webhookDeliveries } from "../../db/schema";
 import type { Env } from "../../env";
 import { refuseWebhookUrl } from "../../lib/url-policy";
 import { signingSecrets, UNREADABLE } from "../subscriptions/subscriptions";
@@ -371,7 +371,7 @@ function endStatement(db: Db, deliveryId: string, now: number) {
   return db
     .update(webhookDeliveries)
     .set({ status: "failed", nextAttemptAt: null, leasedUntil: null, updatedAt: now })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.status, "pending")));
+    .where(and(eq(webhookDeliveries.id, deliveryId), deliveryStatusIs("pending")));
 }
 
 /** The dead-letter queue's consumer: a message that ran out of queue retries marks its delivery failed, on its shard. */

@@ -4,7 +4,17 @@ import { aliased, type Aliased } from "../../db/aliased";
 import { guardedInsert } from "../../db/guarded-insert";
 import { inList } from "../../db/in-list";
 import { notHeldByMove } from "../../db/moving";
-import { payments, sends, sendsSql, webhookAttempts, webhookDeliveries, webhookSubscriptions, type DeliveryRow, type SubscriptionRow } from "../../db/schema";
+import {
+  deliveryStatusIs,
+  payments,
+  sends,
+  sendsSql,
+  webhookAttempts,
+  webhookDeliveries,
+  webhookSubscriptions,
+  type DeliveryRow,
+  type SubscriptionRow,
+} from "../../db/schema";
 import type { LeasePlan } from "./admission";
 import { applyBodies, bodySources, eventOfDelivery, sourceColumns } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
@@ -118,7 +128,7 @@ function leasable(now: number, row: typeof webhookDeliveries | Aliased<typeof we
   // The table's columns and an alias's render alike in SQL: read both as the alias's.
   const d = row as Aliased<typeof webhookDeliveries>;
   return and(
-    eq(d.status, "pending"),
+    deliveryStatusIs("pending", d),
     lte(d.nextAttemptAt, now + EARLY_SLACK_MS),
     or(isNull(d.leasedUntil), lt(d.leasedUntil, now)),
     notHeldByMove(d.accountId),
@@ -199,7 +209,7 @@ export function giveBack(db: Db, rows: DeliveryRow[]) {
       and(
         sql`(${webhookDeliveries.id}, ${webhookDeliveries.leaseToken}) in (select json_extract(value, '$[0]'), json_extract(value, '$[1]') from json_each(${leases}))`,
         eq(webhookDeliveries.attempts, 1),
-        eq(webhookDeliveries.status, "pending"),
+        deliveryStatusIs("pending"),
       ),
     );
 }

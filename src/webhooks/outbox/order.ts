@@ -21,11 +21,11 @@
  *   over and not leased within minutes is sent again. What a run does not reach (an attempt that
  *   did not succeed, or no time left) is given back unattempted where its outcome is recorded.
  */
-import { and, eq, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { aliased, type Aliased } from "../../db/aliased";
 import { jsonColumn, jsonRows } from "../../db/json-rows";
-import { NOT_ENDED, ORDER_INDEX, orderedNotEnded, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
+import { deliveryStatusIs, NOT_ENDED, ORDER_INDEX, orderedNotEnded, webhookDeliveries, type DeliveryStatus } from "../../db/schema";
 
 /** A delivery as the order rule sees it. */
 export interface Ordered {
@@ -105,6 +105,6 @@ export function releaseNext(db: Db, payments: OfPayment[], now: number) {
   return db
     .update(d)
     .set({ enqueuedAt: now })
-    .where(and(sql`${d.id} in ${nextOf(payments)}`, eq(d.status, "pending"), lte(d.nextAttemptAt, now), or(isNull(d.leasedUntil), lt(d.leasedUntil, now))))
+    .where(and(sql`${d.id} in ${nextOf(payments)}`, deliveryStatusIs("pending"), lte(d.nextAttemptAt, now), or(isNull(d.leasedUntil), lt(d.leasedUntil, now))))
     .returning({ id: d.id });
 }

@@ -2,6 +2,7 @@
 import { and, count, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
+import { equalsLiteral } from "../../db/literal";
 import { guardedInsert } from "../../db/guarded-insert";
 import { aliased } from "../../db/aliased";
 import { webhookDeliveries, webhookReplayItems, webhookReplays, type ReplayPhase, type ReplayStatus } from "../../db/schema";
@@ -61,7 +62,7 @@ export function updateReplay(
   return db
     .update(r)
     .set(changes)
-    .where(and(eq(r.id, replayId), eq(r.status, "running"), eq(r.phase, at)))
+    .where(and(eq(r.id, replayId), equalsLiteral(r.status, "running"), eq(r.phase, at)))
     .returning({ id: r.id });
 }
 
@@ -71,7 +72,7 @@ export function finishReplay(db: Db, replay: ReplayRow, now: number) {
   return db
     .update(r)
     .set({ status: "done" satisfies ReplayStatus, count: replay.sent, updatedAt: now })
-    .where(and(eq(r.id, replay.id), eq(r.status, "running"), eq(r.sentSequence, replay.sentSequence)));
+    .where(and(eq(r.id, replay.id), equalsLiteral(r.status, "running"), eq(r.sentSequence, replay.sentSequence)));
 }
 
 /** Cancels one of the account's subscription's replays while it runs; returns it as it is after. */
@@ -80,7 +81,7 @@ export function cancelReplayRow(db: Db, accountId: string, subscriptionId: strin
   return db
     .update(r)
     .set({ status: "canceled" satisfies ReplayStatus, updatedAt: now })
-    .where(and(eq(r.id, replayId), eq(r.accountId, accountId), eq(r.subscriptionId, subscriptionId), eq(r.status, "running")))
+    .where(and(eq(r.id, replayId), eq(r.accountId, accountId), eq(r.subscriptionId, subscriptionId), equalsLiteral(r.status, "running")))
     .returning();
 }
 
@@ -243,7 +244,7 @@ export function countSent(db: Db, replay: ReplayRow, limit: number, now: number)
       sentSequence: sql`coalesce((select max("sequence") from ${nextItems(replay.id, replay.sentSequence, limit)}), ${replay.sentSequence})`,
       updatedAt: now,
     })
-    .where(and(eq(r.id, replay.id), eq(r.status, "running"), eq(r.sentSequence, replay.sentSequence)));
+    .where(and(eq(r.id, replay.id), equalsLiteral(r.status, "running"), eq(r.sentSequence, replay.sentSequence)));
 }
 
 /** After countSent in its batch: the items sent go (those up to the record's last sequence sent). */

@@ -87,6 +87,6 @@ export function sendFailedAgain(db: Db, failed: ReturnType<typeof selectFailedIn
       ordered: false,
       updatedAt: now,
     })
-    .where(and(guard, inArray(webhookDeliveries.id, failed), eq(webhookDeliveries.status, "failed")))
+    .where(and(guard, inArray(webhookDeliveries.id, failed), deliveryStatusIs("failed")))
     .returning({ id: webhookDeliveries.id });
 }

@@ -9,6 +9,7 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { fixedLimit } from "../../db/fixed-limit";
+import { equalsLiteral } from "../../db/literal";
 import { webhookSubscriptions, type SubscriptionRow, type Verification } from "../../db/schema";
 import { conflict, notFound } from "../../errors";
 import { constantTimeEqual } from "../../lib/crypto";
@@ -73,7 +74,7 @@ export function recordChallenge(db: Db, id: string, startedAt: number, columns: 
   return db
     .update(s)
     .set({ ...columns, updatedAt: now })
-    .where(and(eq(s.id, id), eq(s.verification, "pending"), eq(s.verificationStartedAt, startedAt)))
+    .where(and(eq(s.id, id), equalsLiteral(s.verification, "pending"), eq(s.verificationStartedAt, startedAt)))
     .returning({ id: s.id, accountId: s.accountId, verification: s.verification });
 }
 
@@ -83,7 +84,7 @@ export function takeChallenge(db: Db, id: string, startedAt: number, now: number
   return db
     .update(s)
     .set({ verificationNextAt: now + 2 * CHALLENGE_TIMEOUT_MS })
-    .where(and(eq(s.id, id), eq(s.verification, "pending"), eq(s.verificationStartedAt, startedAt), lte(s.verificationNextAt, now)))
+    .where(and(eq(s.id, id), equalsLiteral(s.verification, "pending"), eq(s.verificationStartedAt, startedAt), lte(s.verificationNextAt, now)))
     .returning({ id: s.id });
 }
 
