@@ -4,7 +4,7 @@ import type { DeliveryMessage } from "../../src/webhooks";
 import { describe, expect, it } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
-import { blockedSql, releaseNext, RUN_AT_MOST, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
+import { behindOf, blockedSql, releaseNext, RUN_AT_MOST, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
 import { countingD1 } from "../../src/db/counting-d1";
 import { leaseRun, type DeliveryRow } from "../../src/webhooks/delivery/lease";
 import { runsOf } from "../../src/webhooks/delivery/consumer";
@@ -316,6 +316,82 @@ describe("ordering: per_payment", () => {
     expect(leased.map((r) => [r.id, r.attempts])).toEqual([[fresh, 1]]);
     // Deleted after: the sweeps of the tests after this one find none of its rows.
     expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("leases, with a payment's next delivery, those waiting behind it as its run: one message, one lease, one record for all", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const { db, statements } = recordingD1(d1);
+    const ids = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_behind", 4, Date.now() - 1000);
+    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
+      { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
+    ]);
+    const sent: string[] = [];
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, SHARD_B: db, DELIVERIES: recordingQueue(sent) }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect((await receivedAt(box)).map((r) => [r.headers["webhook-id"], r.status])).toEqual(ids.map((id) => [id, 200]));
+    expect(sent).toEqual([]);
+    const rows = await d1.prepare("select status, attempts from webhook_deliveries where payment_id = 'pmt_behind' order by sequence").all();
+    expect(rows.results).toEqual(ids.map(() => ({ status: "succeeded", attempts: 1 })));
+    // The three behind the first were leased in the first's lease (beside its admission read, two
+    // round trips), and the four attempts recorded by one statement of one batch.
+    const recorded = statements.filter(({ sql }) => /^update "webhook_deliveries" set "status" = case/.test(sql));
+    expect(recorded).toHaveLength(1);
+    expect(JSON.parse(recorded[0]!.params.find((p) => typeof p === "string" && p.startsWith("[{"))! as string)).toHaveLength(4);
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("leases a run behind a delivery only while its own lease holds that delivery", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const d1 = env.SHARD_B!;
+    const now = Date.now();
+    const [head, ...rest] = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_held", 3, now - 60_000);
+    const start = behindOf({ subscriptionId: subscription.id, paymentId: "pmt_held", id: head!, sequence: 1 });
+    // Not leased, or leased by another: nothing behind it is taken.
+    expect(await leaseRun(createDb(d1), [start], "run-token", now, 1_000_000)).toEqual([]);
+    await d1
+      .prepare("update webhook_deliveries set leased_until = ?, lease_token = 'other-token' where id = ?")
+      .bind(now + 60_000, head)
+      .run();
+    expect(await leaseRun(createDb(d1), [start], "run-token", now, 1_000_000)).toEqual([]);
+    // Leased under the run's token: the two behind it, never itself.
+    await d1.prepare("update webhook_deliveries set lease_token = 'run-token' where id = ?").bind(head).run();
+    const leased = await leaseRun(createDb(d1), [start], "run-token", now, 1_000_000);
+    expect(leased.map((row) => row.id).sort()).toEqual([...rest].sort());
+    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  });
+
+  it("attempts a run's next delivery behind the attempts already queued, so that no lease lapses while its attempt waits for a lane", async () => {
+    const { client } = await makeTenant({ shard: "B" });
+    const ordered = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const slow = await subscribeToReceiver(client);
+    await mailbox({ secret: slow.subscription.secret, ...HOOK_USER, delayMs: 1000 }, slow.box.path);
+    const d1 = env.SHARD_B!;
+    // Both have been answering: the invocation starts all it admits (lanes.ts).
+    for (const { subscription } of [ordered, slow])
+      await d1.prepare("update webhook_subscriptions set recent_answers = 5, recent_since = ? where id = ?").bind(Date.now(), subscription.id).run();
+    const now = Date.now();
+    const [head, ...behind] = await waitingDeliveries(d1, ordered.subscription.id, client.accountId, "pmt_turn", 3, now - 10_000);
+    // Five slow ones after it: the first four take the lanes beside the head, the fifth waits.
+    const others = await waitingDeliveries(d1, slow.subscription.id, client.accountId, "pmt_other", 5, now - 5_000);
+    await d1.prepare("update webhook_deliveries set ordered = 0 where payment_id = 'pmt_other'").run();
+    const batch = createMessageBatch<DeliveryMessage>(
+      "payments-deliveries",
+      [head!, ...others].map((id) => ({ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
+    );
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, DELIVERIES: recordingQueue([]) }, ctx);
+    await waitOnExecutionContext(ctx);
+    const run = await receivedAt(ordered.box);
+    expect(run.map((r) => [r.headers["webhook-id"], r.status])).toEqual([head!, ...behind].map((id) => [id, 200]));
+    const fifth = (await receivedAt(slow.box)).find((r) => r.headers["webhook-id"] === others[4]);
+    // The fifth, queued when the head ended, started before the run went on, which waited for a lane.
+    expect(fifth!.received_at).toBeLessThan(run[1]!.received_at);
+    for (const { subscription } of [ordered, slow])
+      expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
   });
 
   it("leases a run of 8 at most, reading no more of a payment's waiting deliveries however many wait", async () => {

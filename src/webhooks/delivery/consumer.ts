@@ -2,8 +2,9 @@
  * The delivery queue's consumer, in four stages over a whole batch:
  *   admit   (admission.ts) one round trip reads the batch's subscriptions and their attempts in
  *                         flight; the admission rule says how many of each may be leased now;
- *   lease   (lease.ts)    one round trip leases those, puts the others off unleased, and reads
- *                         what rebuilds their bodies;
+ *   lease   (lease.ts)    one round trip leases those (with the deliveries of their payments
+ *                         that wait behind ordered ones, as runs), puts the others off unleased,
+ *                         and reads what rebuilds their bodies;
  *   attempt (attempt.ts)  each leased delivery is signed and POSTed, ATTEMPTS_AT_ONCE at a time,
  *                         the subscriptions taking turns (lanes.ts);
  *   outcome (outcome.ts)  a pure decision per attempt: succeeded, retry in n seconds, or failed;
@@ -29,6 +30,7 @@ import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planLeases, type Asking, type LeasePlan } from "./admission";
 import { leaseDeliveries, readAdmission, type AdmissionRow, type LeaseResult, type DeliveryRow, type SubscriptionRow } from "./lease";
 import type { DeliveryMessage, QueueMessage, ShardQueue } from "../outbox/message";
+import { behindOf, RUN_AT_MOST } from "../outbox/order";
 import { isReplayStep, runReplaySteps } from "./replay-messages";
 import { HELD } from "../subscriptions/holds";
 import { openSecrets } from "../subscriptions/opened-secrets";
@@ -56,7 +58,8 @@ const ERROR_RETRY_SECONDS = 30;
 /** When no ENCRYPTION_KEY can open any secret, a leased delivery comes back this much later. */
 export const NOT_CONFIGURED_RETRY_SECONDS = 60;
 
-type Started = { delivery: DeliveryRow; subscription: SubscriptionRow; shard: ShardWork; quick: boolean };
+/** A leased delivery to attempt, and the run leased behind it (its payment's deliveries that wait for it, in order). */
+type Started = { delivery: DeliveryRow; subscription: SubscriptionRow; shard: ShardWork; quick: boolean; behind?: DeliveryRow[] };
 /** What one invocation has taken so far of its bodies' bytes and its unproven attempts (lanes.ts). */
 type Taken = { bodies: { left: number; taken: number }; unproven: number };
 type ShardWork = { db: Db; queue: ShardQueue };
@@ -107,8 +110,9 @@ async function leaseShard(shard: string, messages: readonly Message<DeliveryMess
   const ids = [...new Set(messages.map((message) => message.body?.delivery_id).filter((id) => typeof id === "string"))];
   let leases;
   let quick: Set<string>;
+  let runs: Map<string, DeliveryRow[]>;
   try {
-    ({ leases, quick } = await admitAndLease(work.db, ids, env, now, position, taken));
+    ({ leases, quick, runs } = await admitAndLease(work.db, ids, env, now, position, taken));
   } catch (error) {
     console.error(JSON.stringify({ type: "delivery_error", shard, delivery_ids: ids, error: String(error) }));
     for (const message of messages) message.retry({ delaySeconds: ERROR_RETRY_SECONDS });
@@ -132,7 +136,14 @@ async function leaseShard(shard: string, messages: readonly Message<DeliveryMess
       const { delivery, subscription } = lease;
       if (!subscription) ended.push(delivery.id);
       else if (!sends(subscription)) held.push(delivery);
-      else started.push({ delivery, subscription, shard: work, quick: quick.has(subscription.id) });
+      else
+        started.push({
+          delivery,
+          subscription,
+          shard: work,
+          quick: quick.has(subscription.id),
+          behind: delivery.ordered ? runs.get(paymentKey(delivery)) : undefined,
+        });
     }
     message.ack();
   }
@@ -153,8 +164,10 @@ async function leaseShard(shard: string, messages: readonly Message<DeliveryMess
  * The admission rule, then the lease: the batch's subscriptions and their attempts in flight are
  * read, each subscription's oldest due deliveries are leased up to what the rule admits, and the
  * others are put off, unleased. One that waits for an earlier delivery of its payment
- * (outbox/order.ts) takes no place, and nothing is written for it. A deleted subscription's deliveries are leased to be ended, a
- * paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
+ * (outbox/order.ts) takes no place, and nothing is written for it; behind each ordered delivery
+ * leased to be attempted, those of its payment that wait for it are leased as its run, their
+ * bodies within an even share of what the invocation has left. A deleted subscription's
+ * deliveries are leased to be ended, a paused one's to be held; those of a subscription whose secrets no key can open (ENCRYPTION_KEY
  * missing) are put off a minute, unleased and unattempted, until the key is deployed.
  */
 async function admitAndLease(
@@ -164,7 +177,7 @@ async function admitAndLease(
   now: number,
   position: number,
   taken: Taken,
-): Promise<{ leases: Map<string, LeaseResult>; quick: Set<string> }> {
+): Promise<{ leases: Map<string, LeaseResult>; quick: Set<string>; runs: Map<string, DeliveryRow[]> }> {
   const { rows: read, subscriptions } = await readAdmission(db, ids, now);
   // Those that wait for an earlier delivery of their payment take no place in the plan (order.ts).
   const waiting = read.filter((row) => row.waiting);
@@ -191,7 +204,7 @@ async function admitAndLease(
   // Every delivery of the batch waits for an earlier one of its payment: nothing to lease, nothing read again.
   if (rows.length === 0 && waiting.length > 0) {
     const waits = new Set(waiting.map((row) => row.id));
-    return { leases: new Map(ids.map((id) => [id, waits.has(id) ? { kind: "waiting" } : { kind: "done" }])), quick: new Set() };
+    return { leases: new Map(ids.map((id) => [id, waits.has(id) ? { kind: "waiting" } : { kind: "done" }])), quick: new Set(), runs: new Map() };
   }
   const ruled = planLeases(asking, now, Math.random);
   // Subscriptions that answer quickly first; those not known to, one wave of lanes an invocation.
@@ -214,14 +227,18 @@ async function admitAndLease(
   const place = new Map(leased.map((row, i) => [row.id, position + i]));
   const attempts = ruled.lease.filter((lease) => place.has(lease.id)).map((lease) => ({ ...lease, leaseMs: leaseMsAt(place.get(lease.id)!) }));
   const overflow = [...over.map((row) => row.id), ...tooMany].map((id) => ({ id, at: now + OVERFLOW_DELAY_MS }));
-  const leases = await leaseDeliveries(
+  // Behind each ordered delivery to attempt, its payment's that wait for it, as its run.
+  const behind = leased.flatMap((row) => (row.ordered && row.sequence !== null ? [behindOf({ ...row, sequence: row.sequence })] : []));
+  const { leases, runs } = await leaseDeliveries(
     db,
     ids,
     { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow], waiting: waiting.map((row) => row.id) },
     subscriptions,
     now,
+    { behind, bodyBytes: behind.length > 0 ? Math.floor(taken.bodies.left / (behind.length * RUN_AT_MOST)) : 0 },
   );
-  return { leases, quick };
+  taken.bodies.left -= runs.reduce((sum, row) => sum + row.body.length, 0);
+  return { leases, quick, runs: new Map(runsOf(runs).map((run) => [paymentKey(run[0]!), run])) };
 }
 
 /** A subscription's state as the admission rule reads it. Pure. */
@@ -244,12 +261,12 @@ function quickFirst<T extends { id: string; subscriptionId: string; createdAt: n
 /**
  * Attempts the leased deliveries ATTEMPTS_AT_ONCE at a time, in the start order their leases were
  * leased for, and records those that end close together in one batch, one shard at a time: the
- * one connection the attempts leave. A record that ends an ordered delivery with a success leases
- * a run of the next of its payment in its batch while a lane is free and time is left (lanes.ts
- * `chainRoom`), and that run is attempted here at once in one lane, with no message and no
- * admission read: each of its deliveries once the one before it succeeded and while an attempt
- * still ends in time (`startsInTime`); what it does not reach is given back where the last one it
- * made is recorded.
+ * one connection the attempts leave. A run (a delivery and those of its payment leased behind
+ * it, at the lease or by a record that ends an ordered delivery with a success while a lane is
+ * free and time is left: lanes.ts `chainRoom`) is attempted here with no message and no admission
+ * read: each of its deliveries once the one before it succeeded and while an attempt still ends in
+ * time (`startsInTime`), waiting its turn behind the attempts already queued; what it does not
+ * reach is given back where the last one it made is recorded.
  */
 async function deliverAll(env: Env, started: Started[], retryScale: number, startedAt: number, bodies: { left: number }): Promise<void> {
   const records = gather<Attempted & Started>(
@@ -261,37 +278,36 @@ async function deliverAll(env: Env, started: Started[], retryScale: number, star
         const subscriptionOf = new Map(attempted.map((item) => [item.subscription.id, item.subscription]));
         for (const run of runsOf(next)) {
           bodies.left -= run.reduce((sum, delivery) => sum + delivery.body.length, 0);
-          lanes.add(run.map((delivery) => ({ delivery, subscription: subscriptionOf.get(delivery.subscriptionId)!, shard, quick: true })));
+          lanes.add({ run: run.map((delivery) => ({ delivery, subscription: subscriptionOf.get(delivery.subscriptionId)!, shard, quick: true })), made: [] });
         }
       }
     },
     // Left leased: the lease lapses and the sweeper sends them again.
     (items, error) => console.error(JSON.stringify({ type: "delivery_error", delivery_ids: items.map((item) => item.delivery.id), error: String(error) })),
   );
-  const lanes = atMost<Started[]>(ATTEMPTS_AT_ONCE, async (run) => {
-    // A run's attempts are recorded together once it ends: one batch for the run, not one each.
-    const made: (Attempted & Started)[] = [];
-    for (const [i, item] of run.entries()) {
-      const { delivery, subscription } = item;
-      const result = await attempt(delivery, subscription, env);
-      const outcome = decideOutcome({
-        attempts: delivery.attempts - 1, // the lease counted this one
-        scheduleStartedAt: delivery.scheduleStartedAt,
-        scheduleFirstAttempt: delivery.scheduleFirstAttempt,
-        failingSince: subscription.failingSince,
-        responseStatus: result.responseStatus,
-        retryAfter: result.retryAfter,
-        startedAt: result.startedAt,
-        endedAt: result.startedAt + result.durationMs,
-        random: Math.random,
-        scale: retryScale,
-      });
-      const rest = run.slice(i + 1);
-      const handsOn = rest.length > 0 && outcome.status === "succeeded" && startsInTime(startedAt, Date.now());
-      made.push({ ...item, result, outcome, handsOn, givenBack: handsOn ? [] : rest.map((later) => later.delivery) });
-      if (!handsOn) break;
-    }
-    for (const item of made) records.add(item);
+  // A lane attempts a run's first delivery; once it succeeds, the rest of the run waits its turn
+  // behind what is queued (so a lease never lapses while its attempt waits for a lane: lanes.ts
+  // `leaseMsAt`). A run's attempts are recorded together once it ends: one batch, not one each.
+  const lanes = atMost<{ run: Started[]; made: (Attempted & Started)[] }>(ATTEMPTS_AT_ONCE, async ({ run, made }) => {
+    const [item, ...rest] = run;
+    const { delivery, subscription } = item!;
+    const result = await attempt(delivery, subscription, env);
+    const outcome = decideOutcome({
+      attempts: delivery.attempts - 1, // the lease counted this one
+      scheduleStartedAt: delivery.scheduleStartedAt,
+      scheduleFirstAttempt: delivery.scheduleFirstAttempt,
+      failingSince: subscription.failingSince,
+      responseStatus: result.responseStatus,
+      retryAfter: result.retryAfter,
+      startedAt: result.startedAt,
+      endedAt: result.startedAt + result.durationMs,
+      random: Math.random,
+      scale: retryScale,
+    });
+    const handsOn = rest.length > 0 && outcome.status === "succeeded" && startsInTime(startedAt, Date.now());
+    const done = [...made, { ...item!, result, outcome, handsOn, givenBack: handsOn ? [] : rest.map((later) => later.delivery) }];
+    if (handsOn) lanes.add({ run: rest, made: done });
+    else for (const attempted of done) records.add(attempted);
   });
   // Shard by shard, as their leases were taken: a delivery never starts later than its lease allows.
   const order = [...groupBy(started, (item) => item.shard.queue.shard).values()].flatMap((list) =>
@@ -300,7 +316,11 @@ async function deliverAll(env: Env, started: Started[], retryScale: number, star
       new Set(list.filter((item) => item.quick).map((item) => item.subscription.id)),
     ),
   );
-  for (const item of order) lanes.add([item]);
+  for (const item of order)
+    lanes.add({
+      run: [item, ...(item.behind ?? []).map((delivery) => ({ delivery, subscription: item.subscription, shard: item.shard, quick: item.quick }))],
+      made: [],
+    });
   // Until no attempt is under way and every record is written (a record may start a run).
   do {
     await lanes.idle();
@@ -308,9 +328,12 @@ async function deliverAll(env: Env, started: Started[], retryScale: number, star
   } while (lanes.busy > 0);
 }
 
+/** The payment, on its subscription, a delivery is of, as a key. Pure. */
+const paymentKey = (row: Pick<DeliveryRow, "subscriptionId" | "paymentId">) => `${row.subscriptionId} ${row.paymentId}`;
+
 /** The runs among leased rows: each payment's, on its subscription, in sequence order. Pure. */
 export function runsOf(rows: DeliveryRow[]): DeliveryRow[][] {
-  const runs = groupBy(rows, (row) => `${row.subscriptionId} ${row.paymentId}`);
+  const runs = groupBy(rows, paymentKey);
   return [...runs.values()].map((run) => [...run].sort((a, b) => (a.sequence ?? 0) - (b.sequence ?? 0)));
 }
 

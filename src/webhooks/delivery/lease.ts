@@ -16,11 +16,11 @@ import {
   type SubscriptionRow,
 } from "../../db/schema";
 import type { LeasePlan } from "./admission";
-import { applyBodies, bodySources, eventOfDelivery, sourceColumns } from "../outbox/bodies";
+import { applyBodies, bodySources, eventOfDelivery, sourceColumns, splitSources } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { LEASE_MS, queueDelay } from "../wire/retry-schedule";
 import { WAIT_UNTIL_MS } from "../../lib/platform-limits";
-import { blockedSql, runOf, type OfPayment } from "../outbox/order";
+import { blockedSql, runOf, type RunStart } from "../outbox/order";
 
 /** A message whose account's move is at its cut-over comes back this much later (from the new shard's rows by then). */
 export const MOVE_HOLD_SECONDS = 5;
@@ -40,16 +40,24 @@ export type LeaseResult =
 /** A subscription as the admission rule sees it: its row, its attempts in flight now and when the oldest of them started. */
 export type AdmissionRow = SubscriptionRow & { inFlight: number; oldestStart: number | null };
 
+/** A delivery as admission reads it: its subscription, age, body's bytes, whether it waits, and its payment's order. */
+export type AdmittedRow = {
+  id: string;
+  subscriptionId: string;
+  paymentId: string;
+  createdAt: number;
+  bodyBytes: number;
+  waiting: boolean;
+  ordered: boolean;
+  sequence: number | null;
+};
+
 /**
  * What the admission rule needs of a batch, in one round trip: each delivery's subscription and
  * age, whether it waits for an earlier delivery of its payment (outbox/order.ts), and the
  * subscriptions of those that do not wait, with their attempts in flight (leases not yet lapsed).
  */
-export async function readAdmission(
-  db: Db,
-  ids: string[],
-  now: number,
-): Promise<{ rows: { id: string; subscriptionId: string; createdAt: number; bodyBytes: number; waiting: boolean }[]; subscriptions: AdmissionRow[] }> {
+export async function readAdmission(db: Db, ids: string[], now: number): Promise<{ rows: AdmittedRow[]; subscriptions: AdmissionRow[] }> {
   return runNamedBatch(db, { rows: selectAdmissionRows(db, ids), subscriptions: selectAdmissionSubscriptions(db, ids, now) });
 }
 
@@ -67,9 +75,12 @@ export function selectAdmissionRows(db: Db, ids: string[]) {
     .select({
       id: d.id,
       subscriptionId: d.subscriptionId,
+      paymentId: d.paymentId,
       createdAt: d.createdAt,
       waiting: sql<number>`${waits}`.mapWith(Boolean),
       bodyBytes: bodyBytesOf(d),
+      ordered: d.ordered,
+      sequence: d.sequence,
     })
     .from(d)
     .where(inList(d.id, ids));
@@ -172,21 +183,23 @@ export const RUN_LEASE_MS = LEASE_MS + WAIT_UNTIL_MS;
 
 /**
  * Leases, for RUN_LEASE_MS under `token`, a run of each payment given (outbox/order.ts `runOf`):
- * its first ordered deliveries not yet ended, up to the first that is not `runnable` (not
- * leasable, attempted before, its subscription not sending, or its body past `bodyBytes`). So a run
- * always starts at the payment's next delivery and has no gap. The consumer that recorded the end
- * of the one before them attempts them one after another, with no message and no admission read.
+ * its first ordered deliveries not yet ended, or those behind the next one when this lease holds
+ * that one, up to the first that is not `runnable` (not leasable, attempted before, its
+ * subscription not sending, or its body past `bodyBytes`). So a run always starts at the payment's
+ * next delivery, or right behind it, and has no gap. The consumer that recorded the end of the one
+ * before them, or leased the one before them, attempts them one after another, with no message and
+ * no admission read.
  * Their first attempts are counted and logged on their rows, as any lease's; those the run does
  * not reach are given back (`giveBack`). One attempted before, which a delivery that waited for
  * its payment's earlier ones never is, keeps its own schedule. Returns the rows leased.
  */
-export function leaseRun(db: Db, of: OfPayment[], token: string, now: number, bodyBytes: number) {
+export function leaseRun(db: Db, of: RunStart[], token: string, now: number, bodyBytes: number) {
   // Never attempted and its subscription sends (`runnable`): this lease starts its first attempt.
   const firstAttempt = { leasedUntil: now + RUN_LEASE_MS, leaseToken: token, attempts: 1, firstStartedAt: now, firstDurationMs: 0, firstEnded: 0 };
   return db
     .update(webhookDeliveries)
     .set(firstAttempt)
-    .where(sql`${webhookDeliveries.id} in ${runOf(of, (row) => runnable(row, now, bodyBytes))}`)
+    .where(sql`${webhookDeliveries.id} in ${runOf(of, (row) => runnable(row, now, bodyBytes), token)}`)
     .returning({ ...getTableColumns(webhookDeliveries), ...sourceColumns(aliased(webhookDeliveries, "webhook_deliveries")) });
 }
 
@@ -273,7 +286,9 @@ export function selectLeasedSources(db: Db, ids: string[] | SQL, token: string, 
  * rebuilds the leased bodies, in one round trip. A leased delivery whose subscription is active
  * gets its attempt counted and logged as started here, before anything is sent: if the worker
  * dies mid-attempt, the log still shows the attempt (never answered), and the next attempt has
- * the next number. Returns each id's lease.
+ * the next number. Behind each ordered delivery of `runs.behind` that it leases, the deliveries of
+ * its payment that wait for it are leased as its run (`leaseRun`), each body within
+ * `runs.bodyBytes`, in the same round trip. Returns each id's lease, and the runs.
  */
 export async function leaseDeliveries(
   db: Db,
@@ -281,12 +296,15 @@ export async function leaseDeliveries(
   plan: LeasePlan,
   subscriptions: SubscriptionRow[],
   now: number,
-): Promise<Map<string, LeaseResult>> {
+  runs: { behind: RunStart[]; bodyBytes: number } = { behind: [], bodyBytes: 0 },
+): Promise<{ leases: Map<string, LeaseResult>; runs: DeliveryRow[] }> {
   const token = crypto.randomUUID();
   // The subscriptions whose leased deliveries are attempted (the others are ended or held).
   const attempted = new Set(subscriptions.filter(sends).map((row) => row.id));
-  const { leased, putOff, states, sources } = await runNamedBatch(db, {
+  const { leased, run, putOff, states, sources } = await runNamedBatch(db, {
     leased: leasePlanned(db, plan.lease, token, now),
+    // After the lease: behind each of its ordered deliveries, the run of those waiting for it.
+    run: runs.behind.length > 0 ? [leaseRun(db, runs.behind, token, now, runs.bodyBytes)] : [],
     logged: logLaterAttempts(db, ids, token, now),
     putOff: putOffPlanned(db, plan.putOff, now),
     states: selectLeaseStates(db, ids),
@@ -299,15 +317,19 @@ export async function leaseDeliveries(
       sources,
     ).map((row) => [row.id, row]),
   );
-  return sortLeases(
-    ids,
-    leased.map((row) => bodies.get(row.id) ?? row),
-    subscriptions,
-    states,
-    now,
-    putOff,
-    plan.waiting,
-  );
+  const behind = splitSources(run.flat());
+  return {
+    leases: sortLeases(
+      ids,
+      leased.map((row) => bodies.get(row.id) ?? row),
+      subscriptions,
+      states,
+      now,
+      putOff,
+      plan.waiting,
+    ),
+    runs: applyBodies(behind.rows, behind.sources),
+  };
 }
 
 /** Each id's lease, from what the lease statement took and the rows' states after it. Pure. */

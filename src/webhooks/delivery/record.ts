@@ -8,7 +8,7 @@ import { healthStatements, toldPending } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
-import { releaseNext, RUN_AT_MOST, type OfPayment } from "../outbox/order";
+import { paymentOf, releaseNext, RUN_AT_MOST } from "../outbox/order";
 import { applyBodies, splitSources } from "../outbox/bodies";
 import { giveBack, leaseRun, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
@@ -116,9 +116,6 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
   const run = splitSources(recorded.chained.flat());
   return applyBodies(run.rows, run.sources);
 }
-
-/** The payment, on its subscription, a delivery is of. Pure. */
-const paymentOf = (delivery: DeliveryRow): OfPayment => ({ subscriptionId: delivery.subscriptionId, paymentId: delivery.paymentId });
 
 /** Each subscription's attempt that ended last among `attempted`. */
 function latestBySubscription(attempted: Attempted[]): Map<string, Attempted> {

@@ -10,7 +10,9 @@
  *   and are never ordered; a redelivery or recovery clears `ordered` (it goes out when asked).
  * - At the admission read, an ordered delivery that an earlier one still holds back takes no place
  *   and is not leased; nothing is written for it: its message is acked, and it waits with no lane
- *   nor connection.
+ *   nor connection. The lease that takes a payment's next delivery takes, in its round trip, the
+ *   deliveries waiting behind it as its run (`runOf` from behind it, RUN_AT_MOST at most): the
+ *   consumer attempts them after it, one after another, each only once the one before succeeded.
  * - The batch that records an attempt ending a delivery lets the next one of its payment go at
  *   once (`nextOf` finds it): after a success, while the consumer has a free lane and time, that
  *   one and the payment's next ones after it (`runOf`, RUN_AT_MOST at most) are leased in that
@@ -60,6 +62,9 @@ export function blockedSql(row: Aliased<typeof webhookDeliveries> | typeof webho
 /** A payment's deliveries on one subscription. */
 export type OfPayment = { subscriptionId: string; paymentId: string };
 
+/** The payment, on its subscription, a delivery is of. Pure. */
+export const paymentOf = (row: OfPayment): OfPayment => ({ subscriptionId: row.subscriptionId, paymentId: row.paymentId });
+
 /** The ids of the first ordered delivery not yet ended of each (subscription, payment), read on the order index. */
 export function nextOf(payments: OfPayment[]): SQL {
   const n = aliased(webhookDeliveries, "next");
@@ -73,24 +78,49 @@ export function nextOf(payments: OfPayment[]): SQL {
 export const RUN_AT_MOST = 8;
 
 /**
- * The ids of the first `atMost` ordered deliveries not yet ended of each (subscription, payment),
- * in the payment's order, up to the first that `runnable` refuses: a run's candidates, from the
- * payment's next delivery on and without a gap. Read on the order index, `atMost` entries a
- * payment at most (named: with the payments as JSON, SQLite would otherwise read each
+ * Where a run starts: at its payment's next delivery (the first not yet ended), or, with `behind`,
+ * right after that next one, which the statement's own lease holds (`heldBy`): the run then goes
+ * on from a delivery leased beside it, never from one another lease or nothing holds.
+ */
+export type RunStart = OfPayment & { behind?: { id: string; sequence: number } };
+
+/** The start of a run right behind `head`, its payment's next delivery. Pure. */
+export const behindOf = (head: OfPayment & { id: string; sequence: number }): RunStart => ({
+  ...paymentOf(head),
+  behind: { id: head.id, sequence: head.sequence },
+});
+
+/**
+ * The ids of the first `atMost` ordered deliveries not yet ended of each start's payment, in the
+ * payment's order, from its next delivery (or after the one it is `behind`) up to the first that
+ * `runnable` refuses: a run's candidates, without a gap. Read on the order index, `atMost` entries
+ * a payment at most (named: with the payments as JSON, SQLite would otherwise read each
  * subscription's every delivery by its primary key).
  */
-export function runOf(payments: OfPayment[], runnable: (row: Aliased<typeof webhookDeliveries>) => SQL, atMost = RUN_AT_MOST): SQL {
+export function runOf(starts: RunStart[], runnable: (row: Aliased<typeof webhookDeliveries>) => SQL, heldBy: string, atMost = RUN_AT_MOST): SQL {
   const n = aliased(webhookDeliveries, "next");
   const k = aliased(webhookDeliveries, "k");
+  const h = aliased(webhookDeliveries, "head");
   const v = jsonColumn;
-  const ofPayment = (d: Aliased<typeof webhookDeliveries>) => sql`${d.subscriptionId} = ${v("subscriptionId")} and ${d.paymentId} = ${v("paymentId")}`;
-  // The payment's atMost-th not yet ended: no more of them are read, however many wait.
-  const last = sql`coalesce((select ${k.sequence} from ${k.from} indexed by ${sql.identifier(ORDER_INDEX)} where ${ofPayment(k)} and ${sql.raw(orderedNotEnded("k"))}
+  const rows = starts.map(({ subscriptionId, paymentId, behind }) => ({
+    subscriptionId,
+    paymentId,
+    head: behind?.id ?? null,
+    after: behind?.sequence ?? null,
+  }));
+  // The start's payment's deliveries not yet ended, from its start on, as the row `d` (named `name`) reads them.
+  const from = (d: Aliased<typeof webhookDeliveries>, name: string) =>
+    sql`${d.subscriptionId} = ${v("subscriptionId")} and ${d.paymentId} = ${v("paymentId")} and ${sql.raw(orderedNotEnded(name))}
+      and (${v("after")} is null or ${d.sequence} > ${v("after")})`;
+  // The head, when there is one, is held by this lease.
+  const headHeld = sql`(${v("head")} is null or exists (select 1 from ${h.from} where ${h.id} = ${v("head")} and ${h.leaseToken} = ${heldBy}))`;
+  // The payment's atMost-th not yet ended from the start: no more of them are read, however many wait.
+  const last = sql`coalesce((select ${k.sequence} from ${k.from} indexed by ${sql.identifier(ORDER_INDEX)} where ${from(k, "k")}
     order by ${k.sequence} limit 1 offset ${atMost - 1}), ${Number.MAX_SAFE_INTEGER})`;
   const inOrder = sql`over (partition by ${n.subscriptionId}, ${n.paymentId} order by ${n.sequence})`;
   return sql`(select id from (select ${n.id} as id, row_number() ${inOrder} as place, sum(case when ${runnable(n)} then 0 else 1 end) ${inOrder} as refused
-    from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")} cross join ${n.from} indexed by ${sql.identifier(ORDER_INDEX)}
-    on ${ofPayment(n)} and ${sql.raw(orderedNotEnded("next"))} and ${n.sequence} <= ${last})
+    from ${jsonRows(JSON.stringify(rows), "subscriptionId", "paymentId", "head", "after")} cross join ${n.from} indexed by ${sql.identifier(ORDER_INDEX)}
+    on ${from(n, "next")} and ${n.sequence} <= ${last} and ${headHeld})
     where place <= ${atMost} and refused = 0)`;
 }
 
