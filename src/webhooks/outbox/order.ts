@@ -74,7 +74,7 @@ export function nextOf(payments: OfPayment[]): SQL {
   return sql`(select ${first} from ${jsonRows(JSON.stringify(payments), "subscriptionId", "paymentId")})`;
 }
 
-/** The deliveries a run takes at most: the next of a payment and those after it, attempted one after another in one lane. */
+/** The deliveries one lease of a run takes at most: the next of a payment (or those behind it) and those after it, attempted one after another. */
 export const RUN_AT_MOST = 8;
 
 /**
@@ -105,21 +105,21 @@ export function runOf(starts: RunStart[], runnable: (row: Aliased<typeof webhook
   const rows = starts.map(({ subscriptionId, paymentId, behind }) => ({
     subscriptionId,
     paymentId,
-    head: behind?.id ?? null,
-    after: behind?.sequence ?? null,
+    headId: behind?.id ?? null,
+    headSequence: behind?.sequence ?? null,
   }));
   // The start's payment's deliveries not yet ended, from its start on, as the row `d` (named `name`) reads them.
   const from = (d: Aliased<typeof webhookDeliveries>, name: string) =>
     sql`${d.subscriptionId} = ${v("subscriptionId")} and ${d.paymentId} = ${v("paymentId")} and ${sql.raw(orderedNotEnded(name))}
-      and (${v("after")} is null or ${d.sequence} > ${v("after")})`;
+      and (${v("headSequence")} is null or ${d.sequence} > ${v("headSequence")})`;
   // The head, when there is one, is held by this lease.
-  const headHeld = sql`(${v("head")} is null or exists (select 1 from ${h.from} where ${h.id} = ${v("head")} and ${h.leaseToken} = ${heldBy}))`;
+  const headHeld = sql`(${v("headId")} is null or exists (select 1 from ${h.from} where ${h.id} = ${v("headId")} and ${h.leaseToken} = ${heldBy}))`;
   // The payment's atMost-th not yet ended from the start: no more of them are read, however many wait.
   const last = sql`coalesce((select ${k.sequence} from ${k.from} indexed by ${sql.identifier(ORDER_INDEX)} where ${from(k, "k")}
     order by ${k.sequence} limit 1 offset ${atMost - 1}), ${Number.MAX_SAFE_INTEGER})`;
   const inOrder = sql`over (partition by ${n.subscriptionId}, ${n.paymentId} order by ${n.sequence})`;
   return sql`(select id from (select ${n.id} as id, row_number() ${inOrder} as place, sum(case when ${runnable(n)} then 0 else 1 end) ${inOrder} as refused
-    from ${jsonRows(JSON.stringify(rows), "subscriptionId", "paymentId", "head", "after")} cross join ${n.from} indexed by ${sql.identifier(ORDER_INDEX)}
+    from ${jsonRows(JSON.stringify(rows), "subscriptionId", "paymentId", "headId", "headSequence")} cross join ${n.from} indexed by ${sql.identifier(ORDER_INDEX)}
     on ${from(n, "next")} and ${n.sequence} <= ${last} and ${headHeld})
     where place <= ${atMost} and refused = 0)`;
 }
