@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, env, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import worker from "../../src/index";
 import type { DeliveryMessage } from "../../src/webhooks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { call, makeCounterparty, makeInvoice, makeTenant, shardD1, type User } from "../helpers/api";
 import { mailbox, receivedAt, subscribeToReceiver, waitFor, HOOK_USER, type Received } from "../helpers/webhooks";
 import { behindOf, blockedSql, releaseNext, RUN_AT_MOST, waitsFor, type Ordered } from "../../src/webhooks/outbox/order";
@@ -60,6 +60,39 @@ async function waitingDeliveries(d1: D1Database, subscriptionId: string, account
     ),
   );
   return ids;
+}
+
+/**
+ * A run behind a queue of slow attempts: a `per_payment` subscription with `count` waiting
+ * deliveries of one payment, the first the oldest, and a subscription whose receiver answers after
+ * a second with 5 deliveries after it; both have been answering (an invocation starts all it
+ * admits: lanes.ts). The batch holds the first's message and the 5 others'; in the start order the
+ * first and four slow ones take the lanes, the fifth waits.
+ */
+async function runBehindSlowOnes(count: number) {
+  const { client } = await makeTenant({ shard: "B" });
+  const ordered = await subscribeToReceiver(client, { ordering: "per_payment" });
+  const slow = await subscribeToReceiver(client);
+  await mailbox({ secret: slow.subscription.secret, ...HOOK_USER, delayMs: 1000 }, slow.box.path);
+  const d1 = env.SHARD_B!;
+  for (const { subscription } of [ordered, slow])
+    await d1.prepare("update webhook_subscriptions set recent_answers = 5, recent_since = ? where id = ?").bind(Date.now(), subscription.id).run();
+  const now = Date.now();
+  const run = await waitingDeliveries(d1, ordered.subscription.id, client.accountId, `pmt_${crypto.randomUUID()}`, count, now - 10_000);
+  const others = await waitingDeliveries(d1, slow.subscription.id, client.accountId, `pmt_${crypto.randomUUID()}`, 5, now - 5_000);
+  await d1
+    .prepare(`update webhook_deliveries set ordered = 0 where id in (${others.map(() => "?").join(", ")})`)
+    .bind(...others)
+    .run();
+  const batch = createMessageBatch<DeliveryMessage>(
+    "payments-deliveries",
+    [run[0]!, ...others].map((id) => ({ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
+  );
+  const done = async () => {
+    for (const { subscription } of [ordered, slow])
+      expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  };
+  return { ordered, slow, run, others, batch, done };
 }
 
 /** A first attempt of `delivery` that got a 200 at `now`, as the consumer hands it to recordAttempts. */
@@ -365,33 +398,49 @@ describe("ordering: per_payment", () => {
   });
 
   it("attempts a run's next delivery behind the attempts already queued, so that no lease lapses while its attempt waits for a lane", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const ordered = await subscribeToReceiver(client, { ordering: "per_payment" });
-    const slow = await subscribeToReceiver(client);
-    await mailbox({ secret: slow.subscription.secret, ...HOOK_USER, delayMs: 1000 }, slow.box.path);
-    const d1 = env.SHARD_B!;
-    // Both have been answering: the invocation starts all it admits (lanes.ts).
-    for (const { subscription } of [ordered, slow])
-      await d1.prepare("update webhook_subscriptions set recent_answers = 5, recent_since = ? where id = ?").bind(Date.now(), subscription.id).run();
-    const now = Date.now();
-    const [head, ...behind] = await waitingDeliveries(d1, ordered.subscription.id, client.accountId, "pmt_turn", 3, now - 10_000);
-    // Five slow ones after it: the first four take the lanes beside the head, the fifth waits.
-    const others = await waitingDeliveries(d1, slow.subscription.id, client.accountId, "pmt_other", 5, now - 5_000);
-    await d1.prepare("update webhook_deliveries set ordered = 0 where payment_id = 'pmt_other'").run();
-    const batch = createMessageBatch<DeliveryMessage>(
-      "payments-deliveries",
-      [head!, ...others].map((id) => ({ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
-    );
+    const { ordered, slow, run, others, batch, done } = await runBehindSlowOnes(3);
     const ctx = createExecutionContext();
     await worker.queue(batch, { ...env, DELIVERIES: recordingQueue([]) }, ctx);
     await waitOnExecutionContext(ctx);
-    const run = await receivedAt(ordered.box);
-    expect(run.map((r) => [r.headers["webhook-id"], r.status])).toEqual([head!, ...behind].map((id) => [id, 200]));
+    const received = await receivedAt(ordered.box);
+    expect(received.map((r) => [r.headers["webhook-id"], r.status])).toEqual(run.map((id) => [id, 200]));
     const fifth = (await receivedAt(slow.box)).find((r) => r.headers["webhook-id"] === others[4]);
     // The fifth, queued when the head ended, started before the run went on, which waited for a lane.
-    expect(fifth!.received_at).toBeLessThan(run[1]!.received_at);
-    for (const { subscription } of [ordered, slow])
-      expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    expect(fifth!.received_at).toBeLessThan(received[1]!.received_at);
+    await done();
+  });
+
+  it("gives back, unattempted, the rest of a run whose turn for a lane comes too late for one more attempt, and releases it to the queue", async () => {
+    const { ordered, slow, run, batch, done } = await runBehindSlowOnes(2);
+    const [head, next] = run;
+    const sent: string[] = [];
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, DELIVERIES: recordingQueue(sent) }, ctx);
+    // The fifth slow one started in the head's lane once the head succeeded: the rest of the run
+    // now waits behind the slow ones (a second each), and the invocation's time runs out (the
+    // clock moved a minute on).
+    await waitFor(
+      () => receivedAt(slow.box),
+      (got) => got.length === 5,
+    );
+    const real = Date.now.bind(Date);
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => real() + 60_000);
+    try {
+      await waitOnExecutionContext(ctx);
+    } finally {
+      clock.mockRestore();
+    }
+    expect((await receivedAt(ordered.box)).map((r) => r.headers["webhook-id"])).toEqual([head]);
+    const rows = await env
+      .SHARD_B!.prepare("select id, status, attempts, lease_token, first_started_at from webhook_deliveries where id in (?, ?) order by sequence")
+      .bind(head, next)
+      .all();
+    expect(rows.results).toEqual([
+      { id: head, status: "succeeded", attempts: 1, lease_token: null, first_started_at: expect.any(Number) },
+      { id: next, status: "pending", attempts: 0, lease_token: null, first_started_at: null },
+    ]);
+    expect(sent).toContain(next);
+    await done();
   });
 
   it("leases a run of 8 at most, reading no more of a payment's waiting deliveries however many wait", async () => {

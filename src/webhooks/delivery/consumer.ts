@@ -289,6 +289,12 @@ async function deliverAll(env: Env, started: Started[], retryScale: number, star
   // behind what is queued (so a lease never lapses while its attempt waits for a lane: lanes.ts
   // `leaseMsAt`). A run's attempts are recorded together once it ends: one batch, not one each.
   const lanes = atMost<{ run: Started[]; made: (Attempted & Started)[] }>(ATTEMPTS_AT_ONCE, async ({ run, made }) => {
+    // The rest of a run whose turn came too late for one more attempt is given back, unattempted.
+    if (made.length > 0 && !startsInTime(startedAt, Date.now())) {
+      const last = { ...made.at(-1)!, handsOn: false, givenBack: run.map((later) => later.delivery) };
+      for (const attempted of [...made.slice(0, -1), last]) records.add(attempted);
+      return;
+    }
     const [item, ...rest] = run;
     const { delivery, subscription } = item!;
     const result = await attempt(delivery, subscription, env);

@@ -16,7 +16,7 @@
  * - The batch that records an attempt ending a delivery lets the next one of its payment go at
  *   once (`nextOf` finds it): after a success, while the consumer has a free lane and time, that
  *   one and the payment's next ones after it (`runOf`, RUN_AT_MOST at most) are leased in that
- *   batch, a run the same consumer attempts one after another in one lane, each only once the one
+ *   batch, a run the same consumer attempts one after another, each only once the one
  *   before it succeeded (delivery/lease.ts `leaseRun`); otherwise it is marked handed over now,
  *   when it is due and unleased (`releaseNext`), and the consumer hands it to the queue. Marked in
  *   the batch, it is the sweeper's should the send fail or the worker die before it: one handed
