@@ -63,22 +63,42 @@ async function waitingDeliveries(d1: D1Database, subscriptionId: string, account
 }
 
 /**
+ * A tenant on shard B with a `per_payment` subscription (its receiver answering 200) and `count`
+ * waiting deliveries of `paymentId` (waitingDeliveries, from `from`); `done` deletes the
+ * subscription, so that the sweeps of the tests after it find none of its rows.
+ */
+async function orderedPayment(paymentId: string, count: number, from: number) {
+  const { client } = await makeTenant({ shard: "B" });
+  const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+  const ids = await waitingDeliveries(env.SHARD_B!, subscription.id, client.accountId, paymentId, count, from);
+  const done = async () => expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+  return { client, subscription, box, ids, done };
+}
+
+/** A queue batch of one message, for the delivery `id` on shard B. */
+const messageFor = (id: string) =>
+  createMessageBatch<DeliveryMessage>("payments-deliveries", [{ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } }]);
+
+/** How long the slow receiver of runBehindSlowOnes takes to answer. */
+const SLOW_MS = 2000;
+
+/**
  * A run behind a queue of slow attempts: a `per_payment` subscription with `count` waiting
  * deliveries of one payment, the first the oldest, and a subscription whose receiver answers after
- * a second with 5 deliveries after it; both have been answering (an invocation starts all it
+ * SLOW_MS with 5 deliveries after it; both have been answering (an invocation starts all it
  * admits: lanes.ts). The batch holds the first's message and the 5 others'; in the start order the
- * first and four slow ones take the lanes, the fifth waits.
+ * first and four slow ones take the lanes, the fifth waits. SLOW_MS is long beside a local
+ * attempt, so that what a test orders by it holds on a busy machine.
  */
 async function runBehindSlowOnes(count: number) {
-  const { client } = await makeTenant({ shard: "B" });
-  const ordered = await subscribeToReceiver(client, { ordering: "per_payment" });
+  const now = Date.now();
+  const { client, subscription, box, ids: run, done: unsubscribe } = await orderedPayment(`pmt_${crypto.randomUUID()}`, count, now - 10_000);
+  const ordered = { subscription, box };
   const slow = await subscribeToReceiver(client);
-  await mailbox({ secret: slow.subscription.secret, ...HOOK_USER, delayMs: 1000 }, slow.box.path);
+  await mailbox({ secret: slow.subscription.secret, ...HOOK_USER, delayMs: SLOW_MS }, slow.box.path);
   const d1 = env.SHARD_B!;
   for (const { subscription } of [ordered, slow])
     await d1.prepare("update webhook_subscriptions set recent_answers = 5, recent_since = ? where id = ?").bind(Date.now(), subscription.id).run();
-  const now = Date.now();
-  const run = await waitingDeliveries(d1, ordered.subscription.id, client.accountId, `pmt_${crypto.randomUUID()}`, count, now - 10_000);
   const others = await waitingDeliveries(d1, slow.subscription.id, client.accountId, `pmt_${crypto.randomUUID()}`, 5, now - 5_000);
   await d1
     .prepare(`update webhook_deliveries set ordered = 0 where id in (${others.map(() => "?").join(", ")})`)
@@ -89,8 +109,8 @@ async function runBehindSlowOnes(count: number) {
     [run[0]!, ...others].map((id) => ({ id: `msg-${id}`, timestamp: new Date(), attempts: 1, body: { delivery_id: id, shard: "B" } })),
   );
   const done = async () => {
-    for (const { subscription } of [ordered, slow])
-      expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await unsubscribe();
+    expect((await call("DELETE", `/v1/webhooks/${slow.subscription.id}/`, { headers: client.headers })).status).toBe(204);
   };
   return { ordered, slow, run, others, batch, done };
 }
@@ -247,16 +267,11 @@ describe("ordering: per_payment", () => {
   });
 
   it("attempts a payment's waiting deliveries one after another as a run, and gives back unattempted what follows one that fails", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const { client, subscription, box, ids, done } = await orderedPayment("pmt_run", 5, Date.now() - 1000);
     await mailbox({ secret: subscription.secret, ...HOOK_USER, failing: '"version":3' }, box.path);
     const d1 = env.SHARD_B!;
-    const now = Date.now();
-    const ids = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_run", 5, now - 1000);
     // The first's message only: its end leases the other four as a run, attempted in order until the third fails.
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
-      { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
-    ]);
+    const batch = messageFor(ids[0]!);
     const sent: string[] = [];
     const queue = recordingQueue(sent);
     const ctx = createExecutionContext();
@@ -284,7 +299,7 @@ describe("ordering: per_payment", () => {
     );
     const stats = await call("GET", `/v1/webhooks/${subscription.id}/stats/`, { headers: client.headers });
     expect(stats.json.waiting_for_order).toBe(2);
-    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await done();
   });
 
   it("sends no message at the commit for a delivery made behind an earlier one of its payment: it is taken as handed over, and waits", async () => {
@@ -352,14 +367,10 @@ describe("ordering: per_payment", () => {
   });
 
   it("leases, with a payment's next delivery, those waiting behind it as its run: one message, one lease, one record for all", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const { box, ids, done } = await orderedPayment("pmt_behind", 4, Date.now() - 1000);
     const d1 = env.SHARD_B!;
     const { db, statements } = recordingD1(d1);
-    const ids = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_behind", 4, Date.now() - 1000);
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
-      { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
-    ]);
+    const batch = messageFor(ids[0]!);
     const sent: string[] = [];
     const ctx = createExecutionContext();
     await worker.queue(batch, { ...env, SHARD_B: db, DELIVERIES: recordingQueue(sent) }, ctx);
@@ -373,15 +384,14 @@ describe("ordering: per_payment", () => {
     const recorded = statements.filter(({ sql }) => /^update "webhook_deliveries" set "status" = case/.test(sql));
     expect(recorded).toHaveLength(1);
     expect(JSON.parse(recorded[0]!.params.find((p) => typeof p === "string" && p.startsWith("[{"))! as string)).toHaveLength(4);
-    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await done();
   });
 
   it("leases a run behind a delivery only while its own lease holds that delivery", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
-    const d1 = env.SHARD_B!;
     const now = Date.now();
-    const [head, ...rest] = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_held", 3, now - 60_000);
+    const { subscription, ids, done } = await orderedPayment("pmt_held", 3, now - 60_000);
+    const [head, ...rest] = ids;
+    const d1 = env.SHARD_B!;
     const start = behindOf({ subscriptionId: subscription.id, paymentId: "pmt_held", id: head!, sequence: 1 });
     // Not leased, or leased by another: nothing behind it is taken.
     expect(await leaseRun(createDb(d1), [start], "run-token", now, 1_000_000)).toEqual([]);
@@ -394,7 +404,7 @@ describe("ordering: per_payment", () => {
     await d1.prepare("update webhook_deliveries set lease_token = 'run-token' where id = ?").bind(head).run();
     const leased = await leaseRun(createDb(d1), [start], "run-token", now, 1_000_000);
     expect(leased.map((row) => row.id).sort()).toEqual([...rest].sort());
-    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await done();
   });
 
   it("attempts a run's next delivery behind the attempts already queued, so that no lease lapses while its attempt waits for a lane", async () => {
@@ -417,7 +427,7 @@ describe("ordering: per_payment", () => {
     const ctx = createExecutionContext();
     await worker.queue(batch, { ...env, DELIVERIES: recordingQueue(sent) }, ctx);
     // The fifth slow one started in the head's lane once the head succeeded: the rest of the run
-    // now waits behind the slow ones (a second each), and the invocation's time runs out (the
+    // now waits behind the slow ones (SLOW_MS each), and the invocation's time runs out (the
     // clock moved a minute on).
     await waitFor(
       () => receivedAt(slow.box),
@@ -444,17 +454,14 @@ describe("ordering: per_payment", () => {
   });
 
   it("leases a run of 8 at most, reading no more of a payment's waiting deliveries however many wait", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
-    const d1 = env.SHARD_B!;
     const now = Date.now();
-    const waiting = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_many", 300, now - 60_000);
-    const { db, tally } = countingD1(d1);
+    const { subscription, ids: waiting, done } = await orderedPayment("pmt_many", 300, now - 60_000);
+    const { db, tally } = countingD1(env.SHARD_B!);
     const leased = await leaseRun(createDb(db), [{ subscriptionId: subscription.id, paymentId: "pmt_many" }], "run-token", now, 1_000_000);
     expect([...leased].sort((a, b) => a.sequence! - b.sequence!).map((row) => row.id)).toEqual(waiting.slice(0, RUN_AT_MOST));
     // The run's 8 candidates and what each lease reads beside them, never the 300.
     expect(tally.rowsRead).toBeLessThan(150);
-    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await done();
   });
 
   it("releases to the queue at once a next delivery the chained lease could not take (its body past what the invocation has left)", async () => {
@@ -484,11 +491,10 @@ describe("ordering: per_payment", () => {
   });
 
   it("hands to the queue at once what a run leaves for lack of time: given back unattempted, then released", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const { subscription } = await subscribeToReceiver(client, { ordering: "per_payment" });
-    const d1 = env.SHARD_B!;
     const now = Date.now();
-    const [ended, ...rest] = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_late", 3, now - 60_000);
+    const { ids, done } = await orderedPayment("pmt_late", 3, now - 60_000);
+    const [ended, ...rest] = ids;
+    const d1 = env.SHARD_B!;
     // The first attempted under its run's lease; the two after it leased by the run, not reached.
     await d1
       .prepare(
@@ -511,19 +517,15 @@ describe("ordering: per_payment", () => {
       { id: rest[0], status: "pending", attempts: 0, lease_token: null, first_started_at: null },
       { id: rest[1], status: "pending", attempts: 0, lease_token: null, first_started_at: null },
     ]);
-    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await done();
   });
 
   it("compares no delivery's status to a bound value in a run, its give-back and its release: SQLite would prepare each such statement twice", async () => {
-    const { client } = await makeTenant({ shard: "B" });
-    const { subscription, box } = await subscribeToReceiver(client, { ordering: "per_payment" });
+    const { subscription, box, ids, done } = await orderedPayment("pmt_bound", 5, Date.now() - 1000);
     await mailbox({ secret: subscription.secret, ...HOOK_USER, failing: '"version":3' }, box.path);
     const d1 = env.SHARD_B!;
     const { db, statements } = recordingD1(d1);
-    const ids = await waitingDeliveries(d1, subscription.id, client.accountId, "pmt_bound", 5, Date.now() - 1000);
-    const batch = createMessageBatch<DeliveryMessage>("payments-deliveries", [
-      { id: `msg-${ids[0]}`, timestamp: new Date(), attempts: 1, body: { delivery_id: ids[0]!, shard: "B" } },
-    ]);
+    const batch = messageFor(ids[0]!);
     const ctx = createExecutionContext();
     await worker.queue(batch, { ...env, SHARD_B: db, DELIVERIES: recordingQueue([]) }, ctx);
     await waitOnExecutionContext(ctx);
@@ -538,7 +540,7 @@ describe("ordering: per_payment", () => {
     for (const part of [/row_number\(\) over/, /json_extract\(value, '\$\[1\]'\)/, /^update "webhook_deliveries" set "enqueued_at" = \? where/])
       expect(delivering.some((sql) => part.test(sql))).toBe(true);
     expect(delivering.filter((sql) => /\b(where|and|or|\()\s*("?\w+"?\.)?"?status"?\s*(=|<>|!=|in)\s*\(?\s*\?/i.test(sql))).toEqual([]);
-    expect((await call("DELETE", `/v1/webhooks/${subscription.id}/`, { headers: client.headers })).status).toBe(204);
+    await done();
   });
 
   it("leaves a released delivery to the sweeper when the worker dies between the end of the one before it and the send", async () => {

@@ -16,7 +16,7 @@ import {
   type SubscriptionRow,
 } from "../../db/schema";
 import type { LeasePlan } from "./admission";
-import { applyBodies, bodySources, eventOfDelivery, sourceColumns, splitSources } from "../outbox/bodies";
+import { sourceColumns, withBodies } from "../outbox/bodies";
 import { inFlightOf, SUBSCRIPTION_ROW } from "../subscriptions/rows";
 import { LEASE_MS, queueDelay } from "../wire/retry-schedule";
 import { WAIT_UNTIL_MS } from "../../lib/platform-limits";
@@ -150,15 +150,19 @@ function leasable(now: number, row: typeof webhookDeliveries | Aliased<typeof we
  * Leases the plan's leasable deliveries under `token`, each only while its subscription's attempts
  * in flight plus its rank stay within the cap the admission rule chose (another consumer may have
  * taken slots since the rule read them). One whose subscription is active gets its attempt
- * counted, and a first attempt logged as started on the row itself. Returns the rows leased.
+ * counted, and a first attempt logged as started on the row itself. Returns the rows leased, each
+ * with what rebuilds its body (`sourceColumns`).
  */
 export function leasePlanned(db: Db, plan: { id: string }[], token: string, now: number) {
   return db
     .update(webhookDeliveries)
     .set(leaseColumns(token, now, sql`coalesce(${planned(plan, "leaseMs")}, ${LEASE_MS})`))
     .where(and(idIn(plan), leasable(now), sql`${inFlightOf(DELIVERY_ROW_SUBSCRIPTION, now)} + ${planned(plan, "rank")} <= ${planned(plan, "cap")}`))
-    .returning();
+    .returning(LEASED_ROW);
 }
+
+/** What a lease returns of each row it takes: the row, and what rebuilds its body (outbox/bodies.ts `sourceColumns`). */
+const LEASED_ROW = { ...getTableColumns(webhookDeliveries), ...sourceColumns(aliased(webhookDeliveries, "webhook_deliveries")) };
 
 /**
  * A lease's columns: held `leaseMs` from `now` under `token`; if its subscription is active, its
@@ -200,7 +204,7 @@ export function leaseRun(db: Db, of: RunStart[], token: string, now: number, bod
     .update(webhookDeliveries)
     .set(firstAttempt)
     .where(sql`${webhookDeliveries.id} in ${runOf(of, (row) => runnable(row, now, bodyBytes), token)}`)
-    .returning({ ...getTableColumns(webhookDeliveries), ...sourceColumns(aliased(webhookDeliveries, "webhook_deliveries")) });
+    .returning(LEASED_ROW);
 }
 
 /** Whether a run may take the delivery `d` names: leasable, never attempted, its subscription sending, its body within `bodyBytes`. */
@@ -273,13 +277,6 @@ export function selectLeaseStates(db: Db, ids: string[]) {
     .where(inList(webhookDeliveries.id, ids));
 }
 
-/** Reads what rebuilds the bodies of the deliveries among `ids` (a list, or their SQL) leased under `token` whose subscription is among `attempted` (all: undefined). */
-export function selectLeasedSources(db: Db, ids: string[] | SQL, token: string, attempted?: Set<string>) {
-  const among = Array.isArray(ids) ? inList(webhookDeliveries.id, ids) : sql`${webhookDeliveries.id} in ${ids}`;
-  const attemptedOnly = attempted ? inList(webhookDeliveries.subscriptionId, [...attempted, ""]) : undefined;
-  return bodySources(db, eventOfDelivery(and(among, eq(webhookDeliveries.leaseToken, token), attemptedOnly)));
-}
-
 /**
  * Leases the plan's deliveries that are pending, due and not held by another copy of their
  * message (leasePlanned); puts off the plan's others, unleased, to their time; and reads what
@@ -301,34 +298,26 @@ export async function leaseDeliveries(
   const token = crypto.randomUUID();
   // The subscriptions whose leased deliveries are attempted (the others are ended or held).
   const attempted = new Set(subscriptions.filter(sends).map((row) => row.id));
-  const { leased, run, putOff, states, sources } = await runNamedBatch(db, {
+  const { leased, run, putOff, states } = await runNamedBatch(db, {
     leased: leasePlanned(db, plan.lease, token, now),
     // After the lease: behind each of its ordered deliveries, the run of those waiting for it.
     run: runs.behind.length > 0 ? [leaseRun(db, runs.behind, token, now, runs.bodyBytes)] : [],
     logged: logLaterAttempts(db, ids, token, now),
     putOff: putOffPlanned(db, plan.putOff, now),
     states: selectLeaseStates(db, ids),
-    // In the same round trip (one ended or held unattempted needs none).
-    sources: selectLeasedSources(db, ids, token, attempted),
   });
-  const bodies = new Map(
-    applyBodies(
-      leased.filter((row) => attempted.has(row.subscriptionId)),
-      sources,
-    ).map((row) => [row.id, row]),
-  );
-  const behind = splitSources(run.flat());
   return {
+    // A body is made for the attempts only (one ended or held unattempted needs none).
     leases: sortLeases(
       ids,
-      leased.map((row) => bodies.get(row.id) ?? row),
+      withBodies(leased, (row) => attempted.has(row.subscriptionId)),
       subscriptions,
       states,
       now,
       putOff,
       plan.waiting,
     ),
-    runs: applyBodies(behind.rows, behind.sources),
+    runs: withBodies(run.flat()),
   };
 }
 

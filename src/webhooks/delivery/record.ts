@@ -9,7 +9,7 @@ import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
 import { paymentOf, releaseNext, RUN_AT_MOST } from "../outbox/order";
-import { applyBodies, splitSources } from "../outbox/bodies";
+import { withBodies } from "../outbox/bodies";
 import { giveBack, leaseRun, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
 
@@ -113,8 +113,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     ...told,
     ...recorded.released.flat().map((row) => row.id),
   ]);
-  const run = splitSources(recorded.chained.flat());
-  return applyBodies(run.rows, run.sources);
+  return withBodies(recorded.chained.flat());
 }
 
 /** Each subscription's attempt that ended last among `attempted`. */

@@ -67,16 +67,17 @@ export function sourceColumns(d: Aliased<typeof webhookDeliveries>) {
   };
 }
 
-/** Rows read with sourceColumns, as the rows and the sources applyBodies takes. Pure. */
-export function splitSources<Row extends DeliveryRow>(
+/** Rows read with sourceColumns, each with its body (applyBodies) when `rebuilt` says so, as it was read otherwise. Pure. */
+export function withBodies<Row extends DeliveryRow>(
   read: (Row & { sourceEvent: string | null; sourceDetail: string | null })[],
-): { rows: Row[]; sources: Source[] } {
-  return {
-    rows: read.map(({ sourceEvent: _event, sourceDetail: _detail, ...row }) => row as unknown as Row),
-    sources: read
-      .filter((row) => row.sourceEvent !== null)
-      .map((row) => ({ ...(JSON.parse(row.sourceEvent!) as Omit<Source, "detail">), detail: row.sourceDetail })),
-  };
+  rebuilt: (row: Row) => boolean = () => true,
+): Row[] {
+  const rows = read.map(({ sourceEvent: _event, sourceDetail: _detail, ...row }) => row as unknown as Row);
+  const sources = read
+    .filter((row) => row.sourceEvent !== null && rebuilt(row))
+    .map((row) => ({ ...(JSON.parse(row.sourceEvent!) as Omit<Source, "detail">), detail: row.sourceDetail }));
+  const bodies = new Map(applyBodies(rows.filter(rebuilt), sources).map((row) => [row.id, row]));
+  return rows.map((row) => bodies.get(row.id) ?? row);
 }
 
 /** The event that rebuilds the body of the delivery `ofRow` picks (scoped as the caller scopes it), as SQL for bodySources. */
