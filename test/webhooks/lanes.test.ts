@@ -3,6 +3,7 @@ import {
   answersQuickly,
   ATTEMPTS_AT_ONCE,
   chainRoom,
+  runBodyBytes,
   leaseMsAt,
   RECORD_MS,
   startOrder,
@@ -12,6 +13,7 @@ import {
 import { HEALTH_WINDOW_MS, SLOW_MS } from "../../src/webhooks/delivery/admission";
 import { WAIT_UNTIL_MS } from "../../src/lib/platform-limits";
 import { ATTEMPT_TIMEOUT_MS, LEASE_MS } from "../../src/webhooks/wire/retry-schedule";
+import { RUN_AT_MOST } from "../../src/webhooks/outbox/order";
 
 const row = (id: string, subscriptionId: string, createdAt: number) => ({ id, subscriptionId, createdAt });
 
@@ -70,6 +72,18 @@ describe("a consumer invocation's lanes", () => {
   it("lets an invocation's attempts to receivers not known to answer quickly all time out within waitUntil's 30 s, with a timeout's time to spare for the others", () => {
     const waves = Math.ceil(UNPROVEN_AT_ONCE / ATTEMPTS_AT_ONCE);
     expect(waves * ATTEMPT_TIMEOUT_MS + ATTEMPT_TIMEOUT_MS).toBeLessThanOrEqual(WAIT_UNTIL_MS);
+  });
+});
+
+describe("the bytes each delivery of a run may read of its body (runBodyBytes)", () => {
+  it.each([
+    ["one run: an even part for each of its RUN_AT_MOST", 8_000_000, 1, Math.floor(8_000_000 / RUN_AT_MOST)],
+    ["five runs share them", 8_000_000, 5, Math.floor(8_000_000 / (5 * RUN_AT_MOST))],
+    ["no run", 8_000_000, 0, 0],
+    ["nothing left", 0, 3, 0],
+    ["less than nothing left (a delivery alone past the budget)", -500, 2, 0],
+  ])("%s", (_, bytes, runs, expected) => {
+    expect(runBodyBytes(bytes, runs)).toBe(expected);
   });
 });
 

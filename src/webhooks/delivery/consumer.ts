@@ -30,7 +30,7 @@ import { attemptDelivery, type AttemptResult } from "./attempt";
 import { planLeases, type Asking, type LeasePlan } from "./admission";
 import { leaseDeliveries, readAdmission, type AdmissionRow, type LeaseResult, type DeliveryRow, type SubscriptionRow } from "./lease";
 import type { DeliveryMessage, QueueMessage, ShardQueue } from "../outbox/message";
-import { behindOf, RUN_AT_MOST } from "../outbox/order";
+import { behindOf } from "../outbox/order";
 import { isReplayStep, runReplaySteps } from "./replay-messages";
 import { HELD } from "../subscriptions/holds";
 import { openSecrets } from "../subscriptions/opened-secrets";
@@ -44,6 +44,7 @@ import {
   chainRoom,
   LEASE_BODY_BYTES,
   leaseMsAt,
+  runBodyBytes,
   OVERFLOW_DELAY_MS,
   startOrder,
   startsInTime,
@@ -235,7 +236,7 @@ async function admitAndLease(
     { lease: [...plan.lease, ...attempts], putOff: [...plan.putOff, ...ruled.putOff, ...overflow], waiting: waiting.map((row) => row.id) },
     subscriptions,
     now,
-    { behind, bodyBytes: behind.length > 0 ? Math.floor(taken.bodies.left / (behind.length * RUN_AT_MOST)) : 0 },
+    { behind, bodyBytes: runBodyBytes(taken.bodies.left, behind.length) },
   );
   taken.bodies.left -= runs.reduce((sum, row) => sum + row.body.length, 0);
   return { leases, quick, runs: new Map(runsOf(runs).map((run) => [paymentKey(run[0]!), run])) };

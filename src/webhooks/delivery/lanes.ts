@@ -10,6 +10,7 @@ import { SIMULTANEOUS_CONNECTIONS, WAIT_UNTIL_MS } from "../../lib/platform-limi
 import { ATTEMPT_TIMEOUT_MS, LEASE_MS } from "../wire/retry-schedule";
 import { healthAt, SLOW_MS, type AdmissionState } from "./admission";
 import { withinBytes } from "../../lib/within-bytes";
+import { RUN_AT_MOST } from "../outbox/order";
 
 export const ATTEMPTS_AT_ONCE = SIMULTANEOUS_CONNECTIONS - 1;
 
@@ -97,12 +98,17 @@ export function startsInTime(startedAt: number, now: number): boolean {
   return now + ATTEMPT_TIMEOUT_MS + RECORD_MS <= startedAt + WAIT_UNTIL_MS;
 }
 
+/** The bytes each delivery of `runs` runs may read of its body, from the `bytes` they share: an even part for each of a run's RUN_AT_MOST. Pure. */
+export function runBodyBytes(bytes: number, runs: number): number {
+  return runs > 0 && bytes > 0 ? Math.floor(bytes / (runs * RUN_AT_MOST)) : 0;
+}
+
 /**
  * The lanes an invocation gives, when it records attempts at `now`, to the next deliveries of the
  * ordered payments they end (record.ts): the lanes free now (none are queued while one is free),
  * while an attempt started now still ends, and is recorded, within the 30 s after the invocation
- * started at `startedAt`; and the bytes each of their bodies may read, from what is left of
- * LEASE_BODY_BYTES. Pure.
+ * started at `startedAt`; and the bytes each of their runs may read, from what is left of
+ * LEASE_BODY_BYTES (`runBodyBytes` shares them out over a run's deliveries). Pure.
  */
 export function chainRoom(startedAt: number, now: number, busy: number, bodiesLeft: number): { lanes: number; bodyBytes: number } {
   const lanes = startsInTime(startedAt, now) ? Math.max(0, ATTEMPTS_AT_ONCE - busy) : 0;

@@ -8,7 +8,8 @@ import { healthStatements, toldPending } from "./health";
 import { endOf, type Attempted } from "./attempted";
 import { attemptValues, deliveryStates, laterAttemptOutcomes, replacedFirstAttempts } from "./record-deliveries";
 import { backOffHanging, subscriptionState } from "./record-subscriptions";
-import { paymentOf, releaseNext, RUN_AT_MOST } from "../outbox/order";
+import { paymentOf, releaseNext } from "../outbox/order";
+import { runBodyBytes } from "./lanes";
 import { withBodies } from "../outbox/bodies";
 import { giveBack, leaseRun, type DeliveryRow } from "./lease";
 import { applyLagSteps, lagReads } from "./lag-alert";
@@ -60,7 +61,7 @@ export async function recordAttempts(db: Db, queue: ShardQueue, attempted: Attem
     givenBack: givenBack.length > 0 ? [giveBack(db, givenBack)] : [],
     // After the states: a run of the payment of each first success among the ordered, leased for
     // this caller to attempt, each row with what rebuilds its body.
-    chained: chained.length > 0 ? [leaseRun(db, runs, token, recordedAt, Math.floor(chain.bodyBytes / RUN_AT_MOST))] : [],
+    chained: chained.length > 0 ? [leaseRun(db, runs, token, recordedAt, runBodyBytes(chain.bodyBytes, 1))] : [],
     // After the chained lease: the next of the payment of every ordered delivery that ended, when
     // it is left to go now and the lease did not take it (not due, leased elsewhere, its body past
     // what is left), is released to the queue (only then: an unordered batch costs no statement more).
